@@ -1,0 +1,70 @@
+// Typed errors. Every failure eagerflow reports is one of these; the message names
+// the op, the offending argument and the shapes/dtypes involved, and — when the
+// error comes from a public op function — the caller's file:line.
+#pragma once
+
+#include <source_location>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace ef {
+
+// Where a public op function was called from. Every public op takes
+// `CallSite where = CallSite::current()` last, so its errors name the user's own line.
+using CallSite = std::source_location;
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message), message_(message) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+  // The message without the call site.
+  const std::string& message() const { return message_; }
+  // Appends " (called from file:line)" once; later calls are ignored so the
+  // innermost public call the user made is the one reported.
+  void add_call_site(const std::source_location& where);
+  bool has_call_site() const { return has_call_site_; }
+
+ private:
+  std::string message_;
+  bool has_call_site_ = false;
+};
+
+// The arguments were wrong: bad shapes, dtypes, axes, values.
+class InvalidArgumentError : public Error { using Error::Error; };
+// The system is not in a state where this can be done (e.g. a released tape).
+class FailedPreconditionError : public Error { using Error::Error; };
+// An index or a value fell outside its valid range.
+class OutOfRangeError : public Error { using Error::Error; };
+// The operation exists but not for this device or dtype.
+class UnimplementedError : public Error { using Error::Error; };
+// Memory or another resource ran out, or a size overflowed what can be allocated.
+class ResourceExhaustedError : public Error { using Error::Error; };
+// Something that was looked up (an op name, a file) does not exist.
+class NotFoundError : public Error { using Error::Error; };
+// A broken invariant inside eagerflow: always a bug to report.
+class InternalError : public Error { using Error::Error; };
+
+namespace detail {
+// Streams every argument into one string: str("axis ", 3, " out of range").
+template <class... Args>
+std::string str(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+}  // namespace detail
+
+// Throws ErrorType with the streamed arguments as message.
+template <class ErrorType = InvalidArgumentError, class... Args>
+[[noreturn]] void fail(const Args&... args) {
+  throw ErrorType(detail::str(args...));
+}
+
+// Throws InvalidArgumentError(message...) unless `condition` holds. Never compiled out.
+#define EF_CHECK(condition, ...)                            \
+  do {                                                      \
+    if (!(condition)) [[unlikely]] ::ef::fail(__VA_ARGS__); \
+  } while (0)
+
+}  // namespace ef

@@ -1,0 +1,92 @@
+// Elementwise math: binary ops with NumPy broadcasting, and unary ops.
+//
+//   ef::Tensor y = ef::exp(x) * 2 + ef::maximum(x, 0);
+//
+// Binary ops require both operands to have the same dtype (TensorFlow's rule: mixing
+// float32 with float64 is an InvalidArgumentError naming both; use ef::cast). A C++
+// number takes the dtype of the tensor beside it. Shapes broadcast as in NumPy;
+// incompatible shapes throw InvalidArgumentError naming both.
+#pragma once
+
+#include "eagerflow/core/tensor.h"
+#include "eagerflow/ops/scalar.h"
+
+namespace ef {
+
+// ---- Binary arithmetic (float32, float64, int32, int64) ----
+Tensor add(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor subtract(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor multiply(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+// x / y. For integers this is truncating division; division by zero throws.
+Tensor divide(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+// floor(x / y) (Python's //). Integer division by zero throws InvalidArgumentError.
+Tensor floordiv(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+// x - floordiv(x, y) * y: the result has the sign of y (Python's %). Integer modulo by zero throws.
+Tensor floormod(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+// x ** y. For integers a negative exponent throws InvalidArgumentError.
+Tensor pow(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor maximum(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor minimum(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+// (x - y)^2.
+Tensor squared_difference(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+
+// ---- Comparisons (any dtype; equality also for bool) → bool ----
+Tensor equal(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor not_equal(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor less(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor less_equal(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor greater(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor greater_equal(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+
+// ---- Logical (bool only) ----
+Tensor logical_and(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor logical_or(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor logical_xor(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where = CallSite::current());
+Tensor logical_not(const Tensor& x, CallSite where = CallSite::current());
+
+// ---- Unary, any numeric dtype ----
+Tensor negative(const Tensor& x, CallSite where = CallSite::current());
+Tensor abs(const Tensor& x, CallSite where = CallSite::current());
+// -1, 0 or 1 (0 for NaN stays NaN).
+Tensor sign(const Tensor& x, CallSite where = CallSite::current());
+Tensor square(const Tensor& x, CallSite where = CallSite::current());
+
+// ---- Unary, float32/float64 only (integer inputs throw InvalidArgumentError) ----
+Tensor reciprocal(const Tensor& x, CallSite where = CallSite::current());
+Tensor exp(const Tensor& x, CallSite where = CallSite::current());
+// exp(x) - 1, accurate near 0.
+Tensor expm1(const Tensor& x, CallSite where = CallSite::current());
+Tensor log(const Tensor& x, CallSite where = CallSite::current());
+// log(1 + x), accurate near 0.
+Tensor log1p(const Tensor& x, CallSite where = CallSite::current());
+Tensor sqrt(const Tensor& x, CallSite where = CallSite::current());
+// 1 / sqrt(x).
+Tensor rsqrt(const Tensor& x, CallSite where = CallSite::current());
+Tensor sin(const Tensor& x, CallSite where = CallSite::current());
+Tensor cos(const Tensor& x, CallSite where = CallSite::current());
+Tensor tan(const Tensor& x, CallSite where = CallSite::current());
+Tensor asin(const Tensor& x, CallSite where = CallSite::current());
+Tensor acos(const Tensor& x, CallSite where = CallSite::current());
+Tensor atan(const Tensor& x, CallSite where = CallSite::current());
+Tensor sinh(const Tensor& x, CallSite where = CallSite::current());
+Tensor cosh(const Tensor& x, CallSite where = CallSite::current());
+Tensor tanh(const Tensor& x, CallSite where = CallSite::current());
+Tensor erf(const Tensor& x, CallSite where = CallSite::current());
+Tensor floor(const Tensor& x, CallSite where = CallSite::current());
+Tensor ceil(const Tensor& x, CallSite where = CallSite::current());
+// Rounds half to even, as TensorFlow and NumPy do.
+Tensor round(const Tensor& x, CallSite where = CallSite::current());
+
+// ---- Predicates (float → bool) ----
+Tensor isnan(const Tensor& x, CallSite where = CallSite::current());
+Tensor isinf(const Tensor& x, CallSite where = CallSite::current());
+Tensor isfinite(const Tensor& x, CallSite where = CallSite::current());
+
+// min(max(x, clip_min), clip_max), clip bounds broadcasting against x.
+Tensor clip_by_value(const Tensor& x, const TensorOrScalar& clip_min, const TensorOrScalar& clip_max,
+                     CallSite where = CallSite::current());
+
+// Converts to `dtype`: floats to integers truncate toward zero; to bool is x != 0.
+Tensor cast(const Tensor& x, DType dtype, CallSite where = CallSite::current());
+
+}  // namespace ef

@@ -1,0 +1,72 @@
+// The per-thread execution context.
+//
+// Note [thread-local context]: whether op calls execute (eager) or add graph nodes,
+// which tapes record them, and the default device are properties of the calling
+// thread, so several threads can use eagerflow at once, each in its own mode. The
+// layers above install themselves through the two interfaces below (graph building
+// and recording) with RAII scopes; the runtime does not depend on them.
+#pragma once
+
+#include <span>
+
+#include "eagerflow/core/device.h"
+#include "eagerflow/runtime/op_def.h"
+
+namespace ef {
+
+// Receives op calls instead of executing them: graph mode, or shape-only inference.
+class OpBuilder {
+ public:
+  virtual ~OpBuilder() = default;
+  // Returns symbolic outputs matching `outputs` (inference has already run).
+  virtual std::vector<Tensor> build(const OpCall& call, const OutputMetas& outputs) = 0;
+};
+
+// Sees every op call that produced outputs while it is installed: gradient tapes.
+class OpRecorder {
+ public:
+  virtual ~OpRecorder() = default;
+  virtual void record(const OpCall& call, std::span<const Tensor> outputs) = 0;
+};
+
+struct Context {
+  OpBuilder* builder = nullptr;    // non-null: op calls build instead of execute
+  OpRecorder* recorder = nullptr;  // non-null: op calls are recorded
+  Device device = kCPU;            // where creation ops place new tensors
+
+  static Context& current() {
+    thread_local Context context;
+    return context;
+  }
+};
+
+// Installs `builder` for the current thread for the lifetime of the scope.
+class BuildScope {
+ public:
+  explicit BuildScope(OpBuilder* builder) : saved_(Context::current().builder) {
+    Context::current().builder = builder;
+  }
+  ~BuildScope() { Context::current().builder = saved_; }
+  BuildScope(const BuildScope&) = delete;
+  BuildScope& operator=(const BuildScope&) = delete;
+
+ private:
+  OpBuilder* saved_;
+};
+
+// Builds symbolic tensors that carry only dtype and shape: runs any op sequence
+// through inference alone. Proves that dispatch serves graph mode, and lets tools
+// ask for output shapes without computing.
+class InferenceOnlyBuilder : public OpBuilder {
+ public:
+  std::vector<Tensor> build(const OpCall& call, const OutputMetas& outputs) override;
+  int ops_built() const { return ops_built_; }
+
+ private:
+  int ops_built_ = 0;
+};
+
+// A symbolic tensor of `dtype` and (possibly partial) `shape`, attached to nothing.
+Tensor symbolic_tensor(DType dtype, Shape shape);
+
+}  // namespace ef

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every system dependency eagerflow needs from Debian's apt.
+# Idempotent and fast when everything is present: it only calls apt when a
+# package is missing. Called by the top-level Makefile; never needed by hand.
+#   scripts/setup.sh          build + test dependencies
+#   scripts/setup.sh bench    also the PyTorch peer used by `make bench`
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libopenblas-dev
+  libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
+)
+if [[ "${1:-}" == "bench" ]]; then
+  packages+=(libbenchmark-dev python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,179 @@
+// range, linspace and eye: tensors computed from attributes alone.
+#include <cmath>
+
+#include "eagerflow/ops/creation.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+// ---- range(start, limit, delta) ----
+enum RangeAttr { kStart, kLimit, kDelta, kRangeDType };
+
+double attr_number(const AttrValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  return std::get<double>(v);
+}
+
+int64_t range_length(const OpCall& call) {
+  const Attrs& a = call.attrs;
+  DType dtype = a.get_dtype(kRangeDType);
+  if (is_integer(dtype)) {
+    int64_t start = a.get_int(kStart), limit = a.get_int(kLimit), delta = a.get_int(kDelta);
+    if (delta == 0) fail(call.op.name, ": argument 'delta' must not be 0");
+    if ((delta > 0 && start >= limit) || (delta < 0 && start <= limit)) return 0;
+    // ceil(|limit - start| / |delta|) without overflow.
+    __int128 span = static_cast<__int128>(limit) - start;
+    __int128 d = delta;
+    __int128 n = (span + d - (delta > 0 ? 1 : -1)) / d;
+    return static_cast<int64_t>(n);
+  }
+  double start = attr_number(a[kStart]), limit = attr_number(a[kLimit]), delta = attr_number(a[kDelta]);
+  if (delta == 0) fail(call.op.name, ": argument 'delta' must not be 0");
+  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    fail(call.op.name, ": start, limit and delta must be finite (got ", start, ", ", limit, ", ", delta, ")");
+  double n = std::ceil((limit - start) / delta);
+  if (n <= 0) return 0;
+  if (n > 9e18) fail<ResourceExhaustedError>(call.op.name, ": the range has too many elements (", n, ")");
+  return static_cast<int64_t>(n);
+}
+
+void infer_range(const OpCall& call, OutputMetas& out) {
+  DType dtype = call.attrs.get_dtype(kRangeDType);
+  detail::check_dtype(call, dtype, cpu::kNumericTypes, "dtype");
+  Shape shape{range_length(call)};
+  validate_shape(shape, call.op.name, "output", size_of(dtype));
+  out.add(dtype, shape);
+}
+
+void range_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = cpu::typed_output<T>(out);
+    int64_t n = out.num_elements();
+    if constexpr (std::is_integral_v<T>) {
+      int64_t start = call.attrs.get_int(kStart), delta = call.attrs.get_int(kDelta);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * delta);
+    } else {
+      double start = attr_number(call.attrs[kStart]), delta = attr_number(call.attrs[kDelta]);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * delta);
+    }
+  });
+}
+
+const OpDef& kRange = define_op({
+    .name = "range",
+    .attr_names = {"start", "limit", "delta", "dtype"},
+    .infer = infer_range,
+    .kernels = {range_cpu},
+    .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
+});
+
+// ---- linspace(start, stop, num) ----
+enum LinspaceAttr { kLinStart, kLinStop, kNum, kLinDType };
+
+void infer_linspace(const OpCall& call, OutputMetas& out) {
+  DType dtype = call.attrs.get_dtype(kLinDType);
+  detail::check_dtype(call, dtype, cpu::kFloatTypes, "dtype");
+  int64_t num = call.attrs.get_int(kNum);
+  if (num < 0) fail(call.op.name, ": argument 'num' must be non-negative, got ", num);
+  Shape shape{num};
+  validate_shape(shape, call.op.name, "output", size_of(dtype));
+  out.add(dtype, shape);
+}
+
+void linspace_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  double start = call.attrs.get_float(kLinStart), stop = call.attrs.get_float(kLinStop);
+  int64_t num = call.attrs.get_int(kNum);
+  cpu::dispatch_in<cpu::kFloatTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = cpu::typed_output<T>(outputs[0]);
+    double step = num > 1 ? (stop - start) / static_cast<double>(num - 1) : 0;
+    for (int64_t i = 0; i < num; ++i) p[i] = static_cast<T>(start + step * static_cast<double>(i));
+    if (num > 1) p[num - 1] = static_cast<T>(stop);  // exact end point, as NumPy
+  });
+}
+
+const OpDef& kLinspace = define_op({
+    .name = "linspace",
+    .attr_names = {"start", "stop", "num", "dtype"},
+    .infer = infer_linspace,
+    .kernels = {linspace_cpu},
+    .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
+});
+
+// ---- eye(rows, columns) ----
+enum EyeAttr { kRows, kColumns, kEyeDType };
+
+void infer_eye(const OpCall& call, OutputMetas& out) {
+  int64_t rows = call.attrs.get_int(kRows), cols = call.attrs.get_int(kColumns);
+  if (rows < 0) fail(call.op.name, ": argument 'num_rows' must be non-negative, got ", rows);
+  if (cols < 0) fail(call.op.name, ": argument 'num_columns' must be non-negative, got ", cols);
+  Shape shape{rows, cols};
+  validate_shape(shape, call.op.name, "output", size_of(call.attrs.get_dtype(kEyeDType)));
+  out.add(call.attrs.get_dtype(kEyeDType), shape);
+}
+
+void eye_cpu(const OpCall&, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  int64_t rows = out.shape()[0], cols = out.shape()[1];
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = cpu::typed_output<T>(out);
+    std::fill(p, p + rows * cols, T(0));
+    for (int64_t i = 0; i < std::min(rows, cols); ++i) p[i * cols + i] = T(1);
+  });
+}
+
+const OpDef& kEye = define_op({
+    .name = "eye",
+    .attr_names = {"num_rows", "num_columns", "dtype"},
+    .infer = infer_eye,
+    .kernels = {eye_cpu},
+    .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
+});
+
+AttrValue number_attr(const TensorOrScalar& v, DType dtype) {
+  if (is_integer(dtype)) return scalar_tensor(v, dtype, "range").item<int64_t>();
+  return v.is_integral() ? static_cast<double>(v.int_value()) : v.value();
+}
+
+}  // namespace
+
+Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta, DType dtype,
+             CallSite where) {
+  try {
+    if (start.is_tensor() || limit.is_tensor() || delta.is_tensor())
+      fail("range: start, limit and delta must be numbers");
+    return run_op(kRange, {},
+                  {number_attr(start, dtype), number_attr(limit, dtype), number_attr(delta, dtype), dtype}, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta,
+             CallSite where) {
+  // Like TensorFlow: all-integer arguments give int32, any float gives float32.
+  bool integral = start.is_integral() && limit.is_integral() && delta.is_integral();
+  DType dtype = integral ? DType::Int32 : DType::Float32;
+  if (start.value_dtype() == DType::Float64 || limit.value_dtype() == DType::Float64 ||
+      delta.value_dtype() == DType::Float64)
+    dtype = DType::Float64;
+  else if (integral && (start.value_dtype() == DType::Int64 || limit.value_dtype() == DType::Int64 ||
+                        delta.value_dtype() == DType::Int64))
+    dtype = DType::Int64;
+  return range(start, limit, delta, dtype, where);
+}
+
+Tensor linspace(double start, double stop, int64_t num, DType dtype, CallSite where) {
+  return run_op(kLinspace, {}, {start, stop, num, dtype}, where);
+}
+
+Tensor eye(int64_t num_rows, int64_t num_columns, DType dtype, CallSite where) {
+  return run_op(kEye, {}, {num_rows, num_columns == -1 ? num_rows : num_columns, dtype}, where);
+}
+
+}  // namespace ef

@@ -1,0 +1,223 @@
+// Binary elementwise ops: arithmetic, comparisons, logical. Each op is one functor;
+// src/backends/cpu/elementwise.h does dtypes, broadcasting, vectorization and threads.
+// Gradients: see the autodiff layer's slot in each OpDef (filled where the op is defined).
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <type_traits>
+
+#include "eagerflow/ops/math.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+using namespace cpu;
+using detail::binary_op;
+
+// Integer arithmetic wraps on overflow (as TensorFlow's does) instead of being
+// undefined behaviour: it is computed on the unsigned type.
+template <class T, class Op>
+T wrapping(T a, T b, Op op) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return op(a, b);
+  }
+}
+
+struct AddFn { template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::plus<>{}); } };
+struct SubtractFn { template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::minus<>{}); } };
+struct MultiplyFn {
+  template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::multiplies<>{}); }
+};
+struct SquaredDifferenceFn {
+  template <class T> T operator()(T a, T b) const {
+    T d = wrapping(a, b, std::minus<>{});
+    return wrapping(d, d, std::multiplies<>{});
+  }
+};
+
+// Integer division and modulo: divisors are checked for zero before the kernel runs
+// (see checked_division_kernel), and x / -1 is computed as a wrapping negation because
+// INT_MIN / -1 traps on x86.
+template <class T>
+T wrapping_negate(T a) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(U(0) - static_cast<U>(a));
+}
+
+struct DivideFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return b == -1 ? wrapping_negate(a) : a / b;
+    else return a / b;
+  }
+};
+struct FloorDivFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == -1) return wrapping_negate(a);
+      T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else {
+      return std::floor(a / b);
+    }
+  }
+};
+struct FloorModFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == -1) return 0;
+      T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+      T r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    }
+  }
+};
+struct PowFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Exponents are non-negative (checked before the kernel); wrap like C unsigned math.
+      using U = std::make_unsigned_t<T>;
+      U result = 1, base = static_cast<U>(a);
+      for (T e = b; e > 0; e >>= 1) {
+        if (e & 1) result *= base;
+        base *= base;
+      }
+      return static_cast<T>(result);
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+// NaN propagates through maximum and minimum, as in TensorFlow and PyTorch.
+struct MaximumFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
+    else return a > b ? a : b;
+  }
+};
+struct MinimumFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
+    else return a < b ? a : b;
+  }
+};
+
+struct EqualFn { template <class T> bool operator()(T a, T b) const { return a == b; } };
+struct NotEqualFn { template <class T> bool operator()(T a, T b) const { return a != b; } };
+struct LessFn { template <class T> bool operator()(T a, T b) const { return a < b; } };
+struct LessEqualFn { template <class T> bool operator()(T a, T b) const { return a <= b; } };
+struct GreaterFn { template <class T> bool operator()(T a, T b) const { return a > b; } };
+struct GreaterEqualFn { template <class T> bool operator()(T a, T b) const { return a >= b; } };
+struct LogicalAndFn { bool operator()(bool a, bool b) const { return a && b; } };
+struct LogicalOrFn { bool operator()(bool a, bool b) const { return a || b; } };
+struct LogicalXorFn { bool operator()(bool a, bool b) const { return a != b; } };
+
+// Runs `reject(value)` on every element of the integer input `y`, and throws
+// InvalidArgumentError with `what` if it returns true for any.
+template <class Reject>
+void check_integer_operand(const OpCall& call, const char* what, Reject reject) {
+  const Tensor& y = call.inputs[1];
+  if (!is_integer(y.dtype())) return;
+  dispatch_in<kIntTypes>(y.dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const TensorImpl& impl = *y.impl();
+    int64_t n = y.num_elements();
+    bool bad = false;
+    if (impl.is_contiguous()) {
+      const T* p = static_cast<const T*>(impl.storage->data()) + impl.offset;
+      for (int64_t i = 0; i < n; ++i) bad |= reject(p[i]);
+    } else {
+      for (int64_t i = 0; i < n && !bad; ++i) bad = reject(detail::read_element<T>(impl, i));
+    }
+    if (bad)
+      fail(call.op.name, ": ", what, " (x shape ", call.inputs[0].shape(), ", y shape ", y.shape(),
+           ", dtype ", y.dtype(), ")");
+  });
+}
+
+template <class F>
+void checked_division_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  check_integer_operand(call, "integer division by zero", [](auto v) { return v == 0; });
+  binary_kernel<F, kNumericTypes>(call, outputs);
+}
+
+void checked_pow_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  check_integer_operand(call, "integers cannot be raised to negative integer powers",
+                        [](auto v) { return v < 0; });
+  binary_kernel<PowFn, kNumericTypes, true>(call, outputs);
+}
+
+OpDef with_cpu_kernel(OpDef def, KernelFn kernel) {
+  def.kernels[static_cast<int>(DeviceType::CPU)] = kernel;
+  return def;
+}
+
+const OpDef& kAdd = define_op(binary_op<AddFn, kNumericTypes>("add"));
+const OpDef& kSubtract = define_op(binary_op<SubtractFn, kNumericTypes>("subtract"));
+const OpDef& kMultiply = define_op(binary_op<MultiplyFn, kNumericTypes>("multiply"));
+const OpDef& kDivide = define_op(
+    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>));
+const OpDef& kFloorDiv = define_op(
+    with_cpu_kernel(binary_op<FloorDivFn, kNumericTypes>("floordiv"), checked_division_kernel<FloorDivFn>));
+const OpDef& kFloorMod = define_op(
+    with_cpu_kernel(binary_op<FloorModFn, kNumericTypes>("floormod"), checked_division_kernel<FloorModFn>));
+const OpDef& kPow = define_op(with_cpu_kernel(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel));
+const OpDef& kMaximum = define_op(binary_op<MaximumFn, kNumericTypes>("maximum"));
+const OpDef& kMinimum = define_op(binary_op<MinimumFn, kNumericTypes>("minimum"));
+const OpDef& kSquaredDifference = define_op(binary_op<SquaredDifferenceFn, kNumericTypes>("squared_difference"));
+
+const OpDef& kEqual = define_op(binary_op<EqualFn, kAllTypes, true>("equal"));
+const OpDef& kNotEqual = define_op(binary_op<NotEqualFn, kAllTypes, true>("not_equal"));
+const OpDef& kLess = define_op(binary_op<LessFn, kNumericTypes, true>("less"));
+const OpDef& kLessEqual = define_op(binary_op<LessEqualFn, kNumericTypes, true>("less_equal"));
+const OpDef& kGreater = define_op(binary_op<GreaterFn, kNumericTypes, true>("greater"));
+const OpDef& kGreaterEqual = define_op(binary_op<GreaterEqualFn, kNumericTypes, true>("greater_equal"));
+const OpDef& kLogicalAnd = define_op(binary_op<LogicalAndFn, kBoolType, true>("logical_and"));
+const OpDef& kLogicalOr = define_op(binary_op<LogicalOrFn, kBoolType, true>("logical_or"));
+const OpDef& kLogicalXor = define_op(binary_op<LogicalXorFn, kBoolType, true>("logical_xor"));
+
+// Resolves numbers to tensors of the other operand's dtype, then dispatches.
+Tensor call_binary(const OpDef& op, const TensorOrScalar& x, const TensorOrScalar& y, CallSite where) {
+  if (x.is_tensor() && y.is_tensor()) return run_op(op, {x.tensor(), y.tensor()}, {}, where);
+  try {
+    auto [a, b] = resolve_operands(x, y, op.name);
+    return run_op(op, {a, b}, {}, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace
+
+#define EF_BINARY_OP(function, def)                                                      \
+  Tensor function(const TensorOrScalar& x, const TensorOrScalar& y, CallSite where) {   \
+    return call_binary(def, x, y, where);                                                \
+  }
+EF_BINARY_OP(add, kAdd)
+EF_BINARY_OP(subtract, kSubtract)
+EF_BINARY_OP(multiply, kMultiply)
+EF_BINARY_OP(divide, kDivide)
+EF_BINARY_OP(floordiv, kFloorDiv)
+EF_BINARY_OP(floormod, kFloorMod)
+EF_BINARY_OP(pow, kPow)
+EF_BINARY_OP(maximum, kMaximum)
+EF_BINARY_OP(minimum, kMinimum)
+EF_BINARY_OP(squared_difference, kSquaredDifference)
+EF_BINARY_OP(equal, kEqual)
+EF_BINARY_OP(not_equal, kNotEqual)
+EF_BINARY_OP(less, kLess)
+EF_BINARY_OP(less_equal, kLessEqual)
+EF_BINARY_OP(greater, kGreater)
+EF_BINARY_OP(greater_equal, kGreaterEqual)
+EF_BINARY_OP(logical_and, kLogicalAnd)
+EF_BINARY_OP(logical_or, kLogicalOr)
+EF_BINARY_OP(logical_xor, kLogicalXor)
+#undef EF_BINARY_OP
+
+}  // namespace ef

@@ -1,0 +1,62 @@
+// cast: converts between dtypes. Float → integer truncates toward zero; values outside
+// the integer range (and NaN) saturate instead of being undefined behaviour.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "eagerflow/ops/math.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+enum CastAttr { kDType };
+
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    if (v != v) return 0;
+    if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+void infer_cast(const OpCall& call, OutputMetas& out) {
+  out.add(call.attrs.get_dtype(kDType), call.inputs[0].shape());
+}
+
+void cast_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  dispatch_dtype(x.dtype(), [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    dispatch_dtype(outputs[0].dtype(), [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      struct ConvertFn {
+        To operator()(From v) const { return convert<To>(v); }
+      };
+      cpu::run_unary<ConvertFn, From>(ConvertFn{}, x, outputs[0], cpu::kCheapElementNs);
+    });
+  });
+}
+
+const OpDef& kCast = define_op({
+    .name = "cast",
+    .attr_names = {"dtype"},
+    .infer = infer_cast,
+    .kernels = {cast_cpu},
+    .traits = {.elementwise = true},
+});
+
+}  // namespace
+
+Tensor cast(const Tensor& x, DType dtype, CallSite where) {
+  if (x.defined() && x.dtype() == dtype) return x;
+  return run_op(kCast, {x}, {dtype}, where);
+}
+
+}  // namespace ef

@@ -1,0 +1,64 @@
+// Helpers shared by op definitions: dtype checks for inference, and OpDef builders for
+// elementwise ops (inference + CPU kernel from one functor). Internal to src/ops.
+#pragma once
+
+#include <string>
+
+#include "backends/cpu/elementwise.h"
+#include "eagerflow/runtime/dispatch.h"
+#include "eagerflow/runtime/op_def.h"
+
+namespace ef::detail {
+
+using cpu::DTypeSet;
+
+// "float32, float64" for error messages.
+std::string dtype_set_names(DTypeSet set);
+
+// Throws InvalidArgumentError naming op, argument and dtype unless `t` is in `allowed`.
+void check_dtype(const OpCall& call, DType t, DTypeSet allowed, std::string_view arg);
+
+// Throws InvalidArgumentError naming both unless inputs i and j have the same dtype.
+void check_same_dtype(const OpCall& call, size_t i, size_t j, std::string_view arg_i,
+                      std::string_view arg_j);
+
+// Inference of a binary elementwise op: same dtype in `Set`, broadcast shapes; the
+// output is bool when BoolOutput, else the input dtype.
+template <DTypeSet Set, bool BoolOutput = false>
+void infer_binary(const OpCall& call, OutputMetas& out) {
+  check_dtype(call, call.inputs[0].dtype(), Set, "x");
+  check_same_dtype(call, 0, 1, "x", "y");
+  out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(),
+          broadcast_shapes(call.inputs[0].shape(), call.inputs[1].shape(), call.op.name));
+}
+
+template <DTypeSet Set, bool BoolOutput = false>
+void infer_unary(const OpCall& call, OutputMetas& out) {
+  check_dtype(call, call.inputs[0].dtype(), Set, "x");
+  out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(), call.inputs[0].shape());
+}
+
+// OpDef of a binary elementwise op computed by functor F on the dtypes in Set.
+template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
+OpDef binary_op(std::string_view name) {
+  OpDef def;
+  def.name = name;
+  def.infer = infer_binary<Set, BoolOutput>;
+  def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::binary_kernel<F, Set, Expensive>;
+  def.traits.elementwise = true;
+  return def;
+}
+
+// OpDef of a unary elementwise op computed by functor F on the dtypes in Set.
+template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
+OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names = {}) {
+  OpDef def;
+  def.name = name;
+  def.attr_names = std::move(attr_names);
+  def.infer = infer_unary<Set, BoolOutput>;
+  def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::unary_kernel<F, Set, Expensive>;
+  def.traits.elementwise = true;
+  return def;
+}
+
+}  // namespace ef::detail
