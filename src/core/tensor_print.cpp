@@ -83,6 +83,11 @@ std::vector<std::string> format_floats(const std::vector<double>& values, bool i
     std::snprintf(buf, sizeof buf, "%.*f", own, v);
     std::string s = buf;
     if (own == 0) s += ".";
+    // Cut at 8 digits, a value can end in zeros: NumPy drops them ("7.3890561").
+    while (own > 0 && s.back() == '0') {
+      s.pop_back();
+      --own;
+    }
     s.append(static_cast<size_t>(digits - own), ' ');  // pad on the right, as NumPy does
     out.push_back(s);
   }

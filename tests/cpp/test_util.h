@@ -1,0 +1,52 @@
+// Helpers shared by the C++ tests.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <eagerflow/eagerflow.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ef::testing {
+
+// Expects `t` to have `shape` and `dtype`.
+inline void expect_meta(const Tensor& t, const Shape& shape, DType dtype) {
+  EXPECT_EQ(t.shape(), shape) << t.to_string();
+  EXPECT_EQ(t.dtype(), dtype) << t.to_string();
+}
+
+// Expects the values of `t` (row-major, converted to double) to equal `expected`
+// within `tol` (NaNs must match NaNs).
+inline void expect_values(const Tensor& t, const std::vector<double>& expected, double tol = 1e-6) {
+  std::vector<double> got = t.to_vector<double>();
+  ASSERT_EQ(got.size(), expected.size()) << t.to_string();
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " of " << t.to_string();
+    } else if (std::isinf(expected[i])) {
+      EXPECT_EQ(got[i], expected[i]) << "element " << i << " of " << t.to_string();
+    } else {
+      EXPECT_NEAR(got[i], expected[i], tol * std::max(1.0, std::fabs(expected[i])))
+          << "element " << i << " of " << t.to_string();
+    }
+  }
+}
+
+// Expects `statement` to throw ErrorType whose message contains every one of `parts`.
+#define EXPECT_ERROR(statement, ErrorType, ...)                                           \
+  do {                                                                                    \
+    try {                                                                                 \
+      (void)(statement);                                                                  \
+      ADD_FAILURE() << "expected " #ErrorType " from: " #statement;                       \
+    } catch (const ErrorType& e) {                                                        \
+      for (const std::string& part : std::vector<std::string>{__VA_ARGS__})               \
+        EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr(part)) << "in: " #statement; \
+    } catch (const std::exception& e) {                                                   \
+      ADD_FAILURE() << "expected " #ErrorType ", got a different exception: " << e.what(); \
+    }                                                                                     \
+  } while (0)
+
+}  // namespace ef::testing
