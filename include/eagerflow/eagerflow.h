@@ -13,6 +13,7 @@
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/core/threading.h"
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
