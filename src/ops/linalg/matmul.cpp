@@ -161,6 +161,21 @@ void matmul_typed(const OpCall& call, Tensor& out) {
   }
   const T* a_data = static_cast<const T*>(pa.data);
   const T* b_data = static_cast<const T*>(pb.data);
+  if constexpr (kBlas) {
+    // Few output rows (a vector times a matrix): split the columns instead.
+    if (batches * m < 8 && n >= 512) {
+      const double ns_per_col = static_cast<double>(m) * static_cast<double>(k) * 0.04;
+      for (int64_t bi = 0; bi < batches; ++bi) {
+        const T* ab = a_data + batch_offset(pa, os, bi);
+        const T* bb = b_data + batch_offset(pb, os, bi);
+        T* cb = c + bi * m * n;
+        parallel_for(n, ns_per_col, [&](int64_t j0, int64_t j1) {
+          gemm(la, lb, m, j1 - j0, k, ab, bb + j0 * pb.col_stride, cb + j0, n);
+        });
+      }
+      return;
+    }
+  }
   // Rows of every batch entry form one index space [0, batches * m), split across
   // threads; a chunk runs one GEMM per batch entry it touches.
   const double ns_per_row = static_cast<double>(n) * static_cast<double>(k) * (kBlas ? 0.04 : 0.6);

@@ -114,6 +114,11 @@ TEST(MatMul, LargeThreadedAgainstNaive) {
   Tensor c = matmul(a, b);
   expect_values(c, naive_matmul(a, b, false, false, c.shape()), 1e-4);
   Tensor ai = random_tensor<int32_t>(Shape{150, 90}, rng), bi = random_tensor<int32_t>(Shape{90, 600}, rng);
+  // Few rows, many columns: split across threads by columns, with and without transposes.
+  Tensor v = random_tensor<float>(Shape{3, 400}, rng), w = random_tensor<float>(Shape{400, 800}, rng);
+  expect_values(matmul(v, w), naive_matmul(v, w, false, false, Shape{3, 800}), 1e-4);
+  Tensor wt = random_tensor<double>(Shape{700, 40}, rng), vd = random_tensor<double>(Shape{40, 2}, rng);
+  expect_values(matmul(vd, wt, true, true), naive_matmul(vd, wt, true, true, Shape{2, 700}), 1e-10);
   Tensor ci = matmul(ai, bi);
   expect_values(ci, naive_matmul(ai, bi, false, false, ci.shape()));
 }
