@@ -95,6 +95,22 @@ TEST(ReduceSum, NonContiguous) {
   expect_values(reduce_min(t, 0), {1, 4});
 }
 
+TEST(ReduceSum, NegativeAndZeroStrides) {
+  Tensor base = m23();
+  // Both axes reversed: [[6, 5, 4], [3, 2, 1]].
+  Tensor rev = detail::make_view(base, Shape{2, 3}, Dims{-3, -1}, 5);
+  expect_values(reduce_sum(rev, 1), {15, 6});
+  expect_values(reduce_sum(rev, 0), {9, 7, 5});
+  expect_values(reduce_prod(rev), {720});
+  expect_values(argmax(rev, 1), {0, 0});
+  expect_values(cumsum(rev, 1), {6, 11, 15, 3, 5, 6});
+  // Row 0 broadcast to 4 rows (stride 0): [[1, 2, 3]] * 4.
+  Tensor bcast = detail::make_view(base, Shape{4, 3}, Dims{0, 1}, 0);
+  expect_values(reduce_sum(bcast, 0), {4, 8, 12});
+  expect_values(reduce_sum(bcast, 1), {6, 6, 6, 6});
+  expect_values(reduce_max(bcast), {3});
+}
+
 TEST(ReduceSum, LargeColumnsAndRows) {
   // Exercises the column path (reducing an outer axis) and the blocked row path.
   const int64_t rows = 3000, cols = 70;
