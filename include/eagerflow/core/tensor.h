@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <ostream>
-#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
