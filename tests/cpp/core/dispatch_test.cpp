@@ -115,9 +115,14 @@ TEST(Registry, ListsOpsSortedByName) {
 TEST(Registry, FindOpAndDefineOpErrors) {
   EXPECT_EQ(find_op("add").name, "add");
   EXPECT_ERROR(find_op("no_such_op"), NotFoundError, "no_such_op");
-  EXPECT_ERROR(define_op(OpDef{.name = "add", .infer = find_op("add").infer}), InternalError, "add", "twice");
-  EXPECT_ERROR(define_op(OpDef{.name = "op_without_inference"}), InternalError, "inference");
-  EXPECT_ERROR(define_op(OpDef{}), InternalError, "name");
+  OpDef duplicate;
+  duplicate.name = "add";
+  duplicate.infer = find_op("add").infer;
+  EXPECT_ERROR(define_op(duplicate), InternalError, "add", "twice");
+  OpDef no_inference;
+  no_inference.name = "op_without_inference";
+  EXPECT_ERROR(define_op(no_inference), InternalError, "inference");
+  EXPECT_ERROR(define_op(OpDef()), InternalError, "name");
 }
 
 }  // namespace

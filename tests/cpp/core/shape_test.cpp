@@ -53,7 +53,8 @@ TEST(Broadcast, UnknownDimensions) {
   EXPECT_EQ(broadcast_shapes({kU, 3}, {1, 3}, "op"), (Shape{kU, 3}));
   EXPECT_EQ(broadcast_shapes({1}, {kU}, "op"), (Shape{kU}));
   EXPECT_EQ(broadcast_shapes({kU}, {kU}, "op"), (Shape{kU}));
-  EXPECT_EQ(broadcast_shapes({kU, 2}, {3}, "op").rank(), 2);
+  EXPECT_EQ(broadcast_shapes({kU, 3}, {3}, "op"), (Shape{kU, 3}));
+  EXPECT_ERROR(broadcast_shapes({kU, 2}, {3}, "op"), InvalidArgumentError, "[?, 2]", "[3]");
 }
 
 TEST(Broadcast, IncompatibleShapesNameOpAndShapes) {
