@@ -33,7 +33,7 @@ fork=(); (( jobs > 1 )) && fork=(-fork="$jobs")   # worker processes sharing the
 status=0
 "$fuzzer" "${flags[@]}" "${fork[@]}" -max_total_time="$seconds" -artifact_prefix="$work/findings/" \
   "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
-grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)|^INFO:|^\[' "$work/fuzz.log" | tail -60 || true
+grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)|^INFO:|^\[|NEW_FUNC|# Uses:|recommended dictionary' "$work/fuzz.log" | tail -60 || true
 grep -E '^#[0-9]+.*DONE|stat::|cov:' "$work/fuzz.log" | tail -3 || true
 if (( status != 0 )) || compgen -G "$work/findings/*" >/dev/null; then
   echo "fuzz: FINDINGS (exit status $status); inputs in $work/findings/, log in $work/fuzz.log:" >&2

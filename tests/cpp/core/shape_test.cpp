@@ -121,6 +121,16 @@ TEST(ValidateShape, OverflowIsResourceExhausted) {
                "op");
 }
 
+TEST(ValidateShape, ZeroDimensionsStillBoundTheOtherDimensions) {
+  // As in NumPy: strides of (0, 2^62, 2^62) would overflow, so the shape is rejected
+  // although it has no elements (found by the op fuzzer).
+  EXPECT_ERROR(validate_shape({0, int64_t{1} << 62, int64_t{1} << 62}, "zeros", "shape", 4), ResourceExhaustedError,
+               "zeros");
+  EXPECT_ERROR(zeros({0, int64_t{1} << 62, int64_t{1} << 62}), ResourceExhaustedError, "zeros");
+  EXPECT_NO_THROW(validate_shape({0, int64_t{1} << 61}, "op", "shape", 1));
+  EXPECT_EQ(zeros({int64_t{1} << 40, 0}).num_elements(), 0);
+}
+
 TEST(CheckedMul, DetectsOverflow) {
   EXPECT_EQ(checked_mul(6, 7, "what"), 42);
   EXPECT_EQ(checked_mul(0, kI64Max, "what"), 0);
