@@ -1,5 +1,7 @@
 // View ops share storage with their input (Note [views]), and elementwise ops read
 // non-contiguous views (transposed, negative strides, stride 0) correctly.
+#include <random>
+
 #include "test_util.h"
 
 namespace ef {
@@ -69,6 +71,54 @@ TEST(ArrayViews, ElementwiseOnBroadcastViews) {
   expect_values(add(reverse(b, 1), b), {4, 4, 4, 4, 4, 4});
   Tensor ints = broadcast_to(constant({{1}, {2}}), {2, 2});
   expect_values(add(transpose(ints), ints), {2, 3, 3, 4});
+}
+
+// Random views (permuted, sliced with any step, broadcast), then random reshapes: the
+// values must match reading the view element by element (Tensor::to_vector), whether
+// reshape found view strides or had to copy, and contiguous() must agree too.
+TEST(ArrayViews, RandomReshapesOfViews) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int views = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    int rank = pick(1, 4);
+    Dims dims;
+    for (int i = 0; i < rank; ++i) dims.push_back(pick(1, 4));
+    Tensor x = iota(Shape(dims));
+    // A random permutation and a random strided slice (steps of either sign).
+    std::vector<int64_t> perm(rank);
+    for (int i = 0; i < rank; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    Tensor v = transpose(x, perm);
+    std::vector<int64_t> b(rank, 0), e(rank, 0), st(rank, 1);
+    for (int i = 0; i < rank; ++i) st[i] = pick(0, 3) == 0 ? -1 : pick(1, 2);
+    v = strided_slice(v, b, e, st, {.begin_mask = (1 << rank) - 1, .end_mask = (1 << rank) - 1});
+    if (pick(0, 3) == 0) {
+      Dims bshape = v.shape().dims();
+      bshape.insert(0, 2);
+      v = broadcast_to(v, Shape(bshape));
+    }
+    std::vector<double> expected = v.to_vector<double>();
+    expect_values(v.contiguous(), expected);
+    // Reshape to a random factorization of the element count (with size-1 axes mixed in).
+    int64_t n = v.num_elements();
+    Dims target;
+    int64_t rest = n;
+    for (int64_t f = 2; f <= rest; ++f)
+      while (rest % f == 0 && pick(0, 1) == 0) {
+        target.push_back(f);
+        rest /= f;
+      }
+    if (rest > 1) target.push_back(rest);
+    if (pick(0, 2) == 0) target.insert(static_cast<size_t>(pick(0, static_cast<int>(target.size()))), 1);
+    if (target.size() > 8) continue;
+    Tensor r = reshape(v, Shape(target));
+    EXPECT_EQ(r.shape(), Shape(target));
+    expect_values(r, expected);
+    expect_values(add(r, 0.f), expected);  // the elementwise driver reads the same strides
+    views += shares(r, x);
+  }
+  EXPECT_GT(views, 50);  // many of these reshapes must not copy
 }
 
 }  // namespace
