@@ -46,9 +46,10 @@ struct StridedSliceMasks {
   int64_t new_axis_mask = 0;    // entry i inserts a new size-1 axis
   int64_t shrink_axis_mask = 0; // entry i indexes (begin[i]) and removes the axis
 };
-// TensorFlow's strided_slice (x[b0:e0:s0, ...] in Python): a view. Negative indices
-// count from the end, out-of-range bounds clamp; stride 0 or a bad mask combination is
-// an InvalidArgumentError, a shrink index out of range an OutOfRangeError.
+// TensorFlow's strided_slice (x[b0:e0:s0, ...] in Python): a view. Empty `strides`
+// means all 1. Negative indices count from the end, out-of-range bounds clamp; stride
+// 0 or a bad mask combination is an InvalidArgumentError, a shrink index out of range
+// an OutOfRangeError.
 Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                      const std::vector<int64_t>& strides = {}, const StridedSliceMasks& masks = {},
                      CallSite where = CallSite::current());

@@ -1,5 +1,7 @@
 // reshape, expand_dims, squeeze and identity: views that change only the shape
 // (Note [views]). reshape copies when the input's strides cannot express the new shape.
+#include <string>
+
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
@@ -10,21 +12,29 @@ namespace {
 // ---- reshape(x, shape) ----
 enum ReshapeAttr { kShape };
 
+// The requested shape as written, "[4, -1]" (Shape prints -1 as "?", an unknown size).
+std::string requested(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
 void infer_reshape(const OpCall& call, OutputMetas& out) {
   const Tensor& x = call.inputs[0];
   Shape target(call.attrs.get_ints(kShape));
+  const std::string wanted = requested(target.dims());
   if (target.rank() > kMaxRank)
-    fail(call.op.name, ": argument 'shape' ", target, " has more than ", kMaxRank, " dimensions");
+    fail(call.op.name, ": argument 'shape' ", wanted, " has more than ", kMaxRank, " dimensions");
   int inferred = -1;
   int64_t known = 1;  // product of the given dimensions (overflow-checked)
   for (int i = 0; i < target.rank(); ++i) {
     if (target[i] == -1) {
       if (inferred >= 0)
-        fail(call.op.name, ": argument 'shape' ", target, " may contain -1 only once (input shape ", x.shape(),
+        fail(call.op.name, ": argument 'shape' ", wanted, " may contain -1 only once (input shape ", x.shape(),
              ")");
       inferred = i;
     } else if (target[i] < 0) {
-      fail(call.op.name, ": argument 'shape' ", target, " has a negative dimension (input shape ", x.shape(), ")");
+      fail(call.op.name, ": argument 'shape' ", wanted, " has a negative dimension (input shape ", x.shape(), ")");
     } else {
       known = checked_mul(known, target[i], call.op.name);
     }
@@ -33,15 +43,15 @@ void infer_reshape(const OpCall& call, OutputMetas& out) {
   if (inferred >= 0) {
     if (n != kUnknownDim) {
       if (known == 0)
-        fail(call.op.name, ": cannot infer the -1 dimension of shape ", target, " for input shape ", x.shape(),
+        fail(call.op.name, ": cannot infer the -1 dimension of shape ", wanted, " for input shape ", x.shape(),
              " because the other dimensions multiply to 0");
       if (n % known != 0)
         fail(call.op.name, ": cannot reshape a tensor of shape ", x.shape(), " (", n, " elements) to shape ",
-             target);
+             wanted);
       target[inferred] = n / known;
     }
   } else if (n != kUnknownDim && n != known) {
-    fail(call.op.name, ": cannot reshape a tensor of shape ", x.shape(), " (", n, " elements) to shape ", target,
+    fail(call.op.name, ": cannot reshape a tensor of shape ", x.shape(), " (", n, " elements) to shape ", wanted,
          " (", known, " elements)");
   }
   validate_shape(target, call.op.name, "shape", size_of(x.dtype()), /*allow_unknown=*/true);

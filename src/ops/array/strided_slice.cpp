@@ -41,7 +41,8 @@ SliceSpec resolve(const OpCall& call) {
   const int sparse = static_cast<int>(begin.size());
   if (sparse > 64) fail(op, ": at most 64 slice entries are supported, got ", sparse);
   if (ellipsis_mask != 0 && (ellipsis_mask & (ellipsis_mask - 1)) != 0)
-    fail(op, ": argument 'ellipsis_mask' = ", ellipsis_mask, " has more than one bit set; only one ellipsis is allowed");
+    fail(op, ": argument 'ellipsis_mask' = ", ellipsis_mask,
+         " has more than one bit set; only one ellipsis is allowed");
 
   // Entries after the ellipsis that add axes shift where the ellipsis ends.
   int ellipsis_at = -1, new_after_ellipsis = 0;

@@ -20,7 +20,8 @@ Dims checked_perm(const OpCall& call) {
   std::vector<bool> seen(rank, false);
   for (int64_t p : perm) {
     int a = normalize_axis(p, rank, call.op.name, "perm");
-    if (seen[a]) fail(call.op.name, ": argument 'perm' repeats axis ", p, "; it must be a permutation of 0..", rank - 1);
+    if (seen[a])
+      fail(call.op.name, ": argument 'perm' repeats axis ", p, "; it must be a permutation of 0..", rank - 1);
     seen[a] = true;
     out.push_back(a);
   }

@@ -64,7 +64,7 @@ TEST(ArrayReshape, Errors) {
   EXPECT_ERROR(reshape(x, {4}), InvalidArgumentError, "reshape", "[2, 3]", "[4]");
   EXPECT_ERROR(reshape(x, {-1, -1}), InvalidArgumentError, "reshape", "-1 only once");
   EXPECT_ERROR(reshape(x, {-2, 3}), InvalidArgumentError, "reshape", "negative");
-  EXPECT_ERROR(reshape(x, {4, -1}), InvalidArgumentError, "reshape", "[2, 3]");
+  EXPECT_ERROR(reshape(x, {4, -1}), InvalidArgumentError, "reshape", "[2, 3]", "[4, -1]");
   EXPECT_ERROR(reshape(x, {1, 1, 1, 1, 1, 1, 1, 1, 6}), InvalidArgumentError, "reshape");
   EXPECT_ERROR(reshape(x, {int64_t{1} << 40, int64_t{1} << 40}), Error, "reshape");
 }
