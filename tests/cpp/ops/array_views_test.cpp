@@ -121,5 +121,26 @@ TEST(ArrayViews, RandomReshapesOfViews) {
   EXPECT_GT(views, 50);  // many of these reshapes must not copy
 }
 
+// Copies of views large enough for the tiled copy path (every permutation of a 3-D
+// tensor, with reversed axes and a strided destination through concat).
+TEST(ArrayViews, LargeViewCopies) {
+  Tensor x = iota({9, 40, 37});
+  std::vector<std::vector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& perm : perms) {
+    Tensor v = transpose(x, perm);
+    Tensor r = reverse(v, {1});
+    std::vector<double> expected = r.to_vector<double>();
+    expect_values(r.contiguous(), expected);
+    Tensor both = concat({r, r}, 2);
+    std::vector<double> got = both.to_vector<double>();
+    const int64_t last = r.shape()[2];
+    for (size_t i = 0; i < expected.size(); i += 97) {
+      size_t row = i / static_cast<size_t>(last), col = i % static_cast<size_t>(last);
+      EXPECT_EQ(got[row * 2 * last + col], expected[i]);
+      EXPECT_EQ(got[row * 2 * last + last + col], expected[i]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ef
