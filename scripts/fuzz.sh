@@ -20,12 +20,14 @@ work=build-fuzz
 mkdir -p "$work/corpus" "$work/findings"
 cp -n tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
 
-saved=(tests/fuzz/regressions/* tests/fuzz/corpus/*)
+saved=()
+for f in tests/fuzz/regressions/* tests/fuzz/corpus/*; do [[ -f "$f" ]] && saved+=("$f"); done
 echo "fuzz: replaying ${#saved[@]} saved inputs"
-for f in "${saved[@]}"; do
-  [[ -f "$f" ]] || continue
-  "$fuzzer" "${flags[@]}" "$f" >/dev/null 2>"$work/replay.log" || { cat "$work/replay.log"; echo "fuzz: FAILED on saved input $f" >&2; exit 1; }
-done
+"$fuzzer" "${flags[@]}" "${saved[@]}" >"$work/replay.log" 2>&1 || {
+  cat "$work/replay.log"
+  echo "fuzz: FAILED on a saved input (the last 'Running:' line above)" >&2
+  exit 1
+}
 
 echo "fuzz: fuzzing for ${seconds}s with $jobs worker(s)"
 rm -f "$work/findings"/*
@@ -34,7 +36,6 @@ status=0
 "$fuzzer" "${flags[@]}" "${fork[@]}" -max_total_time="$seconds" -artifact_prefix="$work/findings/" \
   "$work/corpus" >"$work/fuzz.log" 2>&1 || status=$?
 grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)|^INFO:|^\[|NEW_FUNC|# Uses:|recommended dictionary' "$work/fuzz.log" | tail -60 || true
-grep -E '^#[0-9]+.*DONE|stat::|cov:' "$work/fuzz.log" | tail -3 || true
 if (( status != 0 )) || compgen -G "$work/findings/*" >/dev/null; then
   echo "fuzz: FINDINGS (exit status $status); inputs in $work/findings/, log in $work/fuzz.log:" >&2
   ls -l "$work/findings" >&2
