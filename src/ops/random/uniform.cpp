@@ -34,12 +34,17 @@ void infer_uniform(const OpCall& call, OutputMetas& out) {
   out.add(dtype, checked_output_shape(call, dtype));
 }
 
+// lo + (hi - lo) * u, where rounding could carry the result up to hi: such values
+// become `top`, the largest value below hi, so the interval stays half-open.
 template <class T>
-T scale_uniform(T u, T lo, T hi) {
-  T r = lo + (hi - lo) * u;
-  // Rounding can carry lo + (hi - lo) * u up to hi; keep the interval half-open.
-  if (r >= hi) r = hi > lo ? std::nextafter(hi, lo) : lo;
-  return r;
+T scale_uniform(T u, T lo, T hi, T top) {
+  const T r = lo + (hi - lo) * u;
+  return r >= hi ? top : r;
+}
+
+template <class T>
+T largest_below(T lo, T hi) {
+  return hi > lo ? std::nextafter(hi, lo) : lo;
 }
 
 void uniform_cpu(const OpCall& call, std::span<Tensor> outputs) {
@@ -48,18 +53,28 @@ void uniform_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const uint64_t stream = static_cast<uint64_t>(call.attrs.get_int(kStream));
   const double lo = call.attrs.get_float(kMinval), hi = call.attrs.get_float(kMaxval);
   const int64_t n = out.num_elements();
+  constexpr int B = detail::kPhiloxBatch;
   if (out.dtype() == DType::Float32) {
-    const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+    const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi), top = largest_below(flo, fhi);
     detail::fill_philox_blocks<4>(cpu::typed_output<float>(out), n, key, stream,
-                                  [&](const philox::Counter& w, int64_t, float* v) {
-                                    for (int l = 0; l < 4; ++l)
-                                      v[l] = scale_uniform(philox::uint32_to_float(w[l]), flo, fhi);
+                                  [&](const detail::PhiloxWords& w, uint64_t, float* v) {
+                                    for (int l = 0; l < 4; ++l) {
+#pragma omp simd
+                                      for (int b = 0; b < B; ++b)
+                                        v[4 * b + l] = scale_uniform(philox::uint32_to_float(w.word[l][b]), flo, fhi, top);
+                                    }
                                   });
   } else {
+    const double top = largest_below(lo, hi);
     detail::fill_philox_blocks<2>(cpu::typed_output<double>(out), n, key, stream,
-                                  [&](const philox::Counter& w, int64_t, double* v) {
-                                    v[0] = scale_uniform(philox::uint64_to_double(w[0], w[1]), lo, hi);
-                                    v[1] = scale_uniform(philox::uint64_to_double(w[2], w[3]), lo, hi);
+                                  [&](const detail::PhiloxWords& w, uint64_t, double* v) {
+#pragma omp simd
+                                    for (int b = 0; b < B; ++b) {
+                                      v[2 * b] = scale_uniform(philox::uint64_to_double(w.word[0][b], w.word[1][b]),
+                                                               lo, hi, top);
+                                      v[2 * b + 1] = scale_uniform(
+                                          philox::uint64_to_double(w.word[2][b], w.word[3][b]), lo, hi, top);
+                                    }
                                   });
   }
 }
@@ -101,9 +116,11 @@ void uniform_int_cpu(const OpCall& call, std::span<Tensor> outputs) {
   cpu::dispatch_in<cpu::kIntTypes>(out.dtype(), call.op.name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::fill_philox_blocks<2>(cpu::typed_output<T>(out), out.num_elements(), key, stream,
-                                  [&](const philox::Counter& w, int64_t, T* v) {
-                                    v[0] = scale_int<T>(w[0], w[1], lo, range);
-                                    v[1] = scale_int<T>(w[2], w[3], lo, range);
+                                  [&](const detail::PhiloxWords& w, uint64_t, T* v) {
+                                    for (int b = 0; b < detail::kPhiloxBatch; ++b) {
+                                      v[2 * b] = scale_int<T>(w.word[0][b], w.word[1][b], lo, range);
+                                      v[2 * b + 1] = scale_int<T>(w.word[2][b], w.word[3][b], lo, range);
+                                    }
                                   });
   });
 }

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "core/philox.h"
+#include "ops/random/philox_fill.h"
 #include "test_util.h"
 
 namespace ef {
@@ -25,11 +26,25 @@ TEST(RandomPhilox, KnownAnswerVectors) {
             (philox::Counter{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
 }
 
+// The vectorized batch generator agrees with the scalar one, also across the 2^32
+// boundary of the low counter word.
+TEST(RandomPhilox, BatchMatchesScalar) {
+  detail::PhiloxWords w;
+  const uint64_t key = 0x0123456789abcdefull, stream = 0xfedcba9876543210ull, first = 0xffffffe0ull;
+  detail::philox_batch(key, first, stream, w);
+  for (int b = 0; b < detail::kPhiloxBatch; ++b) {
+    philox::Counter c = philox::block(key, first + static_cast<uint64_t>(b), stream);
+    for (int l = 0; l < 4; ++l) ASSERT_EQ(w.word[l][b], c[l]) << "block " << b << " word " << l;
+  }
+}
+
 TEST(RandomPhilox, UniformConversions) {
   EXPECT_EQ(philox::uint32_to_float(0), 0.f);
   EXPECT_LT(philox::uint32_to_float(0xffffffffu), 1.f);
   EXPECT_EQ(philox::uint64_to_double(0, 0), 0.0);
-  EXPECT_LT(philox::uint64_to_double(0xffffffffu, 0xffffffffu), 1.0);
+  EXPECT_EQ(philox::uint64_to_double(0xffffffffu, 0xffffffffu), 1.0 - 0x1p-52);
+  EXPECT_EQ(philox::uint64_to_double(1, 0), 0x1p-52);
+  EXPECT_EQ(philox::uint32_to_float(0x7fffff), 1.f - 0x1p-23f);
 }
 
 bool same(const Tensor& a, const Tensor& b) { return a.to_vector<double>() == b.to_vector<double>(); }
