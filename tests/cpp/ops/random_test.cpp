@@ -3,11 +3,7 @@
 #include <numeric>
 
 #include "core/philox.h"
-// The library builds with -fopenmp-simd; the tests do not, so its simd pragmas are unknown here.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #include "ops/random/philox_fill.h"
-#pragma GCC diagnostic pop
 #include "test_util.h"
 
 namespace ef {
