@@ -209,3 +209,27 @@ TEST(NnCrossEntropy, SigmoidValues) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+// The same definitions serve graph mode: inference alone, with unknown dimensions.
+TEST(NnGraphMode, InferenceWithUnknownDimensions) {
+  InferenceOnlyBuilder builder;
+  BuildScope scope(&builder);
+  Tensor logits = symbolic_tensor(DType::Float32, Shape{kUnknownDim, 10});
+  testing::expect_meta(softmax(logits), {kUnknownDim, 10}, DType::Float32);
+  testing::expect_meta(gelu(logits), {kUnknownDim, 10}, DType::Float32);
+  Tensor labels = symbolic_tensor(DType::Int64, Shape{kUnknownDim});
+  testing::expect_meta(sparse_softmax_cross_entropy_with_logits(labels, logits), {kUnknownDim}, DType::Float32);
+  testing::expect_meta(softmax_cross_entropy_with_logits(logits, logits, 0), {10}, DType::Float32);
+  testing::expect_meta(sigmoid_cross_entropy_with_logits(logits, logits), {kUnknownDim, 10}, DType::Float32);
+  testing::expect_meta(random::normal({3, 4}, 0.0, 1.0, DType::Float64), {3, 4}, DType::Float64);
+  EXPECT_ERROR(sparse_softmax_cross_entropy_with_logits(symbolic_tensor(DType::Int32, Shape{4}),
+                                                        symbolic_tensor(DType::Float32, Shape{3, 10})),
+               InvalidArgumentError, "[3, 10]", "[4]");
+  EXPECT_GT(builder.ops_built(), 5);
+}
+
+}  // namespace
+}  // namespace ef
