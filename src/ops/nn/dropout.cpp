@@ -24,8 +24,8 @@ Tensor dropout(const Tensor& x, double rate, std::optional<int64_t> seed, const 
       for (int d = 0; ok && d < x.rank(); ++d)
         ok = (*noise_shape)[d] == x.shape()[d] || (*noise_shape)[d] == 1;
       if (!ok)
-        fail("dropout: argument 'noise_shape' ", *noise_shape, " must have x's rank and, in each dimension, x's size or 1; x has shape ",
-             x.shape());
+        fail("dropout: argument 'noise_shape' ", *noise_shape,
+             " must have x's rank and, in each dimension, x's size or 1; x has shape ", x.shape());
       mask_shape = *noise_shape;
     }
     if (rate == 0) return x;  // keeps everything; consumes no random numbers

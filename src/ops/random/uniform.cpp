@@ -31,14 +31,17 @@ void infer_uniform(const OpCall& call, OutputMetas& out) {
   if (!std::isfinite(lo) || !std::isfinite(hi))
     fail(call.op.name, ": minval and maxval must be finite, got ", lo, " and ", hi);
   if (lo > hi) fail(call.op.name, ": minval (", lo, ") must not exceed maxval (", hi, ")");
+  if (dtype == DType::Float32 && !(std::isfinite(static_cast<float>(lo)) && std::isfinite(static_cast<float>(hi))))
+    fail(call.op.name, ": minval (", lo, ") and maxval (", hi, ") must be within the range of float32");
   out.add(dtype, checked_output_shape(call, dtype));
 }
 
-// lo + (hi - lo) * u, where rounding could carry the result up to hi: such values
-// become `top`, the largest value below hi, so the interval stays half-open.
+// lo (1 - u) + hi u (which, unlike lo + (hi - lo) u, cannot overflow for bounds near
+// the dtype's limits). Rounding could carry the result up to hi: such values become
+// `top`, the largest value below hi, so the interval stays half-open.
 template <class T>
 T scale_uniform(T u, T lo, T hi, T top) {
-  const T r = lo + (hi - lo) * u;
+  const T r = lo * (T(1) - u) + hi * u;
   return r >= hi ? top : r;
 }
 
@@ -61,7 +64,8 @@ void uniform_cpu(const OpCall& call, std::span<Tensor> outputs) {
                                     for (int l = 0; l < 4; ++l) {
 #pragma omp simd
                                       for (int b = 0; b < B; ++b)
-                                        v[4 * b + l] = scale_uniform(philox::uint32_to_float(w.word[l][b]), flo, fhi, top);
+                                        v[4 * b + l] =
+                                            scale_uniform(philox::uint32_to_float(w.word[l][b]), flo, fhi, top);
                                     }
                                   });
   } else {

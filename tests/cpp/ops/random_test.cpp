@@ -185,6 +185,11 @@ TEST(RandomDistributions, Errors) {
   EXPECT_ERROR(random::uniform({2}, 0, 2.5, DType::Int32), InvalidArgumentError, "2.5");
   EXPECT_ERROR(random::uniform({2}, 2.0, 1.0), InvalidArgumentError, "random_uniform", "maxval");
   EXPECT_ERROR(random::uniform({2}, 0, INFINITY), InvalidArgumentError, "finite");
+  EXPECT_ERROR(random::uniform({2}, 0, 1e300), InvalidArgumentError, "random_uniform", "float32");
+  EXPECT_ERROR(random::normal({2}, 0.0, 1e300), InvalidArgumentError, "random_normal", "float32");
+  // Bounds at the dtype's limits do not overflow.
+  std::vector<double> wide = random::uniform({1000}, -1e308, 1e308, DType::Float64).to_vector<double>();
+  for (double v : wide) ASSERT_TRUE(std::isfinite(v) && v >= -1e308 && v < 1e308) << v;
   EXPECT_ERROR(random::uniform({2}, 0, 1, DType::Bool), InvalidArgumentError, "random_uniform", "bool");
   EXPECT_ERROR(random::uniform({-1, 2}), InvalidArgumentError, "random_uniform", "shape");
   EXPECT_ERROR(random::uniform({2}, zeros({}), 1.0), InvalidArgumentError, "numbers");
