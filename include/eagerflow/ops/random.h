@@ -24,8 +24,9 @@
 
 namespace ef::random {
 
-// Sets the global seed and restarts every random stream (Note [random seeds]).
-void set_seed(int64_t seed);
+// Sets the global seed and restarts every random stream (Note [random seeds]);
+// std::nullopt clears it, making unseeded ops nondeterministic again.
+void set_seed(std::optional<int64_t> seed);
 
 // Uniform values in [minval, maxval). Float dtypes: maxval defaults to 1. Int32/int64:
 // maxval is required and exclusive. Throws InvalidArgumentError if minval >= maxval

@@ -34,7 +34,10 @@ struct SeedState {
   // came from the counter are unique until the next set_seed and need no entry, which
   // keeps this map from growing with every dropout call of a training loop.
   std::map<std::pair<int64_t, int64_t>, uint64_t> calls;
-  std::random_device entropy;
+  // Nondeterministic streams: keys mixed from one entropy draw and a counter, which
+  // costs nothing per op (a random_device read can take microseconds).
+  std::optional<uint64_t> entropy;
+  uint64_t unseeded_calls = 0;
 };
 
 SeedState& state() {
@@ -44,7 +47,7 @@ SeedState& state() {
 
 }  // namespace
 
-void random::set_seed(int64_t seed) {
+void random::set_seed(std::optional<int64_t> seed) {
   SeedState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   s.global_seed = seed;
@@ -56,9 +59,11 @@ detail::RandomStream detail::next_random_stream(std::optional<int64_t> op_seed) 
   SeedState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.global_seed && !op_seed) {
-    // Nondeterministic: a fresh key from the OS's entropy source.
-    uint64_t hi = s.entropy(), lo = s.entropy(), more = s.entropy();
-    return {key_of(static_cast<int64_t>(hi << 32 | lo), static_cast<int64_t>(more)), 0};
+    if (!s.entropy) {
+      std::random_device device;
+      s.entropy = static_cast<uint64_t>(device()) << 32 | device();
+    }
+    return {key_of(static_cast<int64_t>(*s.entropy), static_cast<int64_t>(s.unseeded_calls++)), 0};
   }
   int64_t global = s.global_seed.value_or(kDefaultGlobalSeed);
   // Counter-given op seeds use the upper half of the stream ids, so they never

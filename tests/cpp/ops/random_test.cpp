@@ -69,6 +69,16 @@ TEST(RandomSeeds, GlobalSeedMakesProgramsRepeat) {
   EXPECT_FALSE(same(first[0], random::uniform({5})));
 }
 
+TEST(RandomSeeds, WithoutSeedsValuesDiffer) {
+  random::set_seed(std::nullopt);
+  EXPECT_FALSE(same(random::uniform({8}), random::uniform({8})));
+  // An op seed alone uses TensorFlow's default global seed: reproducible across runs,
+  // and the same as after clearing the global seed again.
+  Tensor a = random::uniform({8}, 0, 1.0, DType::Float32, 5);
+  random::set_seed(std::nullopt);
+  EXPECT_TRUE(same(a, random::uniform({8}, 0, 1.0, DType::Float32, 5)));
+}
+
 TEST(RandomSeeds, OpSeedAloneIsReproducibleAfterSetSeed) {
   random::set_seed(7);
   Tensor a = random::uniform({4}, 0, 1.0, DType::Float64, 11);
