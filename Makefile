@@ -1,21 +1,34 @@
 # Top-level commands. Each installs what is missing (scripts/setup.sh) and builds
 # only what changed (ninja + ccache).
-#   make run     build and run the main example
-#   make test    build and run every test
-#   make bench   build and run the benchmarks, side by side with PyTorch
+#   make run            build and run the main example
+#   make test           build and run every C++ test (gtest via ctest, fuzz-input replay)
+#   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
+#   make install-test   install into a temporary prefix and build an outside project against it
+#   make fuzz           run the libFuzzer op fuzzer for FUZZ_TIME seconds (build-fuzz/, clang)
+#   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+FUZZ_TIME ?= 90
+CTEST_FLAGS ?= --output-on-failure --timeout 300
+GENERATOR := -G Ninja
 
-.PHONY: all setup build run test bench test-sanitize fuzz install-test clean
+# ASan/UBSan stop at the first report and fail the run.
+SANITIZER_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+.PHONY: all setup setup-bench build run test test-sanitize fuzz fuzz-build install-test bench clean
 
 all: build
 
 setup:
 	@scripts/setup.sh
 
+setup-bench:
+	@scripts/setup.sh bench
+
 $(BUILD_DIR)/build.ninja: | setup
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 build: setup $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -24,7 +37,37 @@ run: build
 	$(BUILD_DIR)/examples/eager_basics
 
 test: build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_DIR) && ctest $(CTEST_FLAGS) -j $(JOBS)
+
+build-asan/build.ninja: | setup
+	cmake -S . -B build-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
+
+test-sanitize: setup build-asan/build.ninja
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && $(SANITIZER_ENV) ctest $(CTEST_FLAGS) -j $(JOBS)
+
+install-test: build
+	scripts/install_test.sh $(BUILD_DIR)
+
+build-fuzz/build.ninja: | setup
+	cmake -S . -B build-fuzz $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DEF_BUILD_FUZZ=ON -DEF_BUILD_TESTS=OFF \
+	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
+
+fuzz-build: setup build-fuzz/build.ninja
+	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer
+
+fuzz: fuzz-build
+	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $(FUZZ_TIME) $(JOBS)
+
+build-bench/build.ninja: | setup-bench
+	cmake -S . -B build-bench $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \
+	  -DEF_BUILD_BENCH=ON -DEF_BUILD_TESTS=OFF $(CMAKE_FLAGS)
+
+bench: setup-bench build-bench/build.ninja
+	cmake --build build-bench -j $(JOBS)
+	scripts/bench.py --build-dir build-bench
 
 clean:
 	rm -rf $(BUILD_DIR) build-*

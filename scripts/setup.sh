@@ -13,7 +13,8 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
 )
 if [[ "${1:-}" == "bench" ]]; then
-  packages+=(libbenchmark-dev python3-torch python3-numpy)
+  # libtorch-dev: the PyTorch (ATen C++) peer that bench/cpp/torch_bench.cpp links.
+  packages+=(libbenchmark-dev libtorch-dev python3-torch python3-numpy)
 fi
 
 missing=()

@@ -4,7 +4,7 @@
 
 namespace ef {
 
-void Error::add_call_site(const std::source_location& where) {
+void Error::add_call_site(const CallSite& where) {
   if (has_call_site_ || where.line() == 0) return;
   has_call_site_ = true;
   std::string file = where.file_name();

@@ -26,7 +26,7 @@ std::string Shape::to_string() const {
   os << "[";
   for (int i = 0; i < rank(); ++i) {
     if (i) os << ", ";
-    if (dims_[i] < 0) os << "?";
+    if (dims_[i] == kUnknownDim) os << "?";  // other negatives are errors to report as given
     else os << dims_[i];
   }
   os << "]";
@@ -61,8 +61,10 @@ void validate_shape(const Shape& shape, std::string_view op, std::string_view ar
   for (int64_t d : shape) {
     if (d == kUnknownDim && allow_unknown) continue;
     if (d < 0) fail(op, ": argument '", arg, "' has a negative dimension in shape ", shape);
+    // Zero dimensions count as 1, as in NumPy: strides (contiguous_strides) and offsets
+    // of a shape like (0, 2^62, 2^62) must not overflow either.
     int64_t product;
-    if (__builtin_mul_overflow(bytes, d, &product))
+    if (__builtin_mul_overflow(bytes, std::max<int64_t>(d, 1), &product))
       fail<ResourceExhaustedError>(op, ": argument '", arg, "' of shape ", shape,
                                    " is too large: its size in bytes overflows 64 bits");
     bytes = product;

@@ -45,6 +45,13 @@ Tensor::operator bool() const {
   });
 }
 
+Tensor Tensor::to(Device device) const {
+  const TensorImpl& t = checked();
+  if (t.device == device) return *this;
+  fail<UnimplementedError>("to: cannot copy a tensor from ", t.device, " to ", device,
+                           ": this build of eagerflow supports only the CPU");
+}
+
 namespace detail {
 
 Tensor empty_tensor(DType dtype, const Shape& shape, Device device, std::string_view op) {

@@ -47,17 +47,16 @@ std::string non_finite(double v) { return std::isnan(v) ? "nan" : (v < 0 ? "-inf
 
 // Formats every value of a float tensor with one shared style, as NumPy does.
 std::vector<std::string> format_floats(const std::vector<double>& values, bool is_float32) {
+  // NumPy's rule (FloatingFormat.fillFormat), over the finite non-zero values shown:
+  // scientific when the largest is >= 1e8, the smallest < 1e-4, or their ratio > 1e3.
   double max_abs = 0, min_abs = INFINITY;
-  bool all_integral = true;
   for (double v : values) {
-    if (!std::isfinite(v)) continue;
+    if (!std::isfinite(v) || v == 0) continue;
     double a = std::fabs(v);
     max_abs = std::max(max_abs, a);
-    if (a > 0) min_abs = std::min(min_abs, a);
-    if (v != std::floor(v)) all_integral = false;
+    min_abs = std::min(min_abs, a);
   }
-  bool scientific = max_abs >= 1e16 || (!all_integral && (max_abs >= 1e8 || min_abs < 1e-4 ||
-                                                          (min_abs > 0 && max_abs / min_abs > 1e3)));
+  bool scientific = max_abs > 0 && (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3);
   std::vector<std::string> out;
   out.reserve(values.size());
   char buf[64];
@@ -187,6 +186,7 @@ class Printer {
       if (axis == rank - 1) {
         if (k > 0 || (elided && k == static_cast<size_t>(kEdgeItems))) {
           if (out.size() - line_start + 1 + width_ + 1 > kLineWidth) {
+            while (out.back() == ' ') out.pop_back();  // NumPy strips the padding at a wrap
             out += "\n" + std::string(indent, ' ');
             line_start = out.size() - indent;
           } else {
@@ -240,6 +240,8 @@ std::string Tensor::to_string() const {
       values = detail::read_element<bool>(impl, 0) ? "True" : "False";
     else
       values = std::to_string(item<int64_t>());
+  } else if (num_elements() == 0) {
+    values = "[]";  // NumPy prints every empty array so, whatever its shape
   } else {
     values = Printer(*this).values();
   }

@@ -23,8 +23,9 @@ T exact_value(const TensorOrScalar& n, DType dtype, std::string_view op) {
       return static_cast<T>(v);
     }
     double v = n.value();
+    // -min is 2^31 / 2^63 exactly; max rounds up to it as a double, so compare with >=.
     if (!(v == std::trunc(v)) || v < static_cast<double>(std::numeric_limits<T>::min()) ||
-        v > static_cast<double>(std::numeric_limits<T>::max()))
+        v >= -static_cast<double>(std::numeric_limits<T>::min()))
       reject();
     return static_cast<T>(v);
   } else {
@@ -47,6 +48,9 @@ Tensor scalar_tensor(const TensorOrScalar& number, DType dtype, std::string_view
 
 std::pair<Tensor, Tensor> resolve_operands(const TensorOrScalar& x, const TensorOrScalar& y,
                                            std::string_view op) {
+  // An undefined tensor next to a number has no dtype to give it: report it here.
+  if (x.is_tensor() && !x.tensor().defined()) fail(op, ": input 0 is an undefined tensor");
+  if (y.is_tensor() && !y.tensor().defined()) fail(op, ": input 1 is an undefined tensor");
   if (x.is_tensor() && y.is_tensor()) return {x.tensor(), y.tensor()};
   if (x.is_tensor()) return {x.tensor(), scalar_tensor(y, x.tensor().dtype(), op)};
   if (y.is_tensor()) return {scalar_tensor(x, y.tensor().dtype(), op), y.tensor()};

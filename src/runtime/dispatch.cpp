@@ -33,7 +33,7 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
 }  // namespace
 
 Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-              const std::source_location& where) {
+              const CallSite& where) {
   Context& ctx = Context::current();
   OpCall call{op, inputs, attrs};
   try {
@@ -56,7 +56,7 @@ Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attr
 }
 
 std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs,
-                                 const Attrs& attrs, const std::source_location& where) {
+                                 const Attrs& attrs, const CallSite& where) {
   Context& ctx = Context::current();
   OpCall call{op, inputs, attrs};
   try {

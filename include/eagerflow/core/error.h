@@ -3,7 +3,7 @@
 // error comes from a public op function — the caller's file:line.
 #pragma once
 
-#include <source_location>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -12,7 +12,27 @@ namespace ef {
 
 // Where a public op function was called from. Every public op takes
 // `CallSite where = CallSite::current()` last, so its errors name the user's own line.
-using CallSite = std::source_location;
+// Same interface as std::source_location, which clang 14 cannot compile against
+// libstdc++ (it lacks __builtin_source_location); the fuzz build uses clang 14.
+class CallSite {
+ public:
+  // The caller's location when used as a default argument, like source_location::current().
+  static constexpr CallSite current(const char* file = __builtin_FILE(), const char* function = __builtin_FUNCTION(),
+                                    uint_least32_t line = __builtin_LINE()) noexcept {
+    return CallSite(file, function, line);
+  }
+  constexpr CallSite() noexcept = default;
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr const char* function_name() const noexcept { return function_; }
+  constexpr uint_least32_t line() const noexcept { return line_; }
+
+ private:
+  constexpr CallSite(const char* file, const char* function, uint_least32_t line) noexcept
+      : file_(file), function_(function), line_(line) {}
+  const char* file_ = "";
+  const char* function_ = "";
+  uint_least32_t line_ = 0;
+};
 
 class Error : public std::runtime_error {
  public:
@@ -22,7 +42,7 @@ class Error : public std::runtime_error {
   const std::string& message() const { return message_; }
   // Appends " (called from file:line)" once; later calls are ignored so the
   // innermost public call the user made is the one reported.
-  void add_call_site(const std::source_location& where);
+  void add_call_site(const CallSite& where);
   bool has_call_site() const { return has_call_site_; }
 
  private:

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <ostream>
-#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -85,6 +84,10 @@ class Tensor {
   Tensor operator[](int64_t index) const;
   // A contiguous tensor with the same values (this tensor itself when already contiguous).
   Tensor contiguous() const;
+  // The tensor on `device`: itself when it is already there, else a copy. Only the CPU
+  // exists in this build; other devices throw UnimplementedError.
+  Tensor to(Device device) const;
+  Tensor cpu() const { return to(kCPU); }
 
   // A one-element tensor is true when its value is non-zero, so
   // `if (a[0] > b[0]) break;` works. Any other shape throws InvalidArgumentError

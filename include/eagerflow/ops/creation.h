@@ -36,7 +36,8 @@ using StoredType = std::conditional_t<
 
 // Walks a nested initializer list, recording its shape and flattening its values;
 // throws InvalidArgumentError for ragged lists.
-template <class T>
+// (Arithmetic T only: StoredType of a list type is int64_t, which made int64 lists ambiguous.)
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
 void flatten(const T& value, int, Dims&, std::vector<StoredType<T>>& out, bool) {
   out.push_back(static_cast<StoredType<T>>(value));
 }

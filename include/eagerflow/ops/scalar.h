@@ -12,8 +12,8 @@ namespace ef {
 
 class TensorOrScalar {
  public:
-  TensorOrScalar(const Tensor& t) : tensor_(t) {}  // NOLINT: implicit by design
-  TensorOrScalar(Tensor&& t) : tensor_(std::move(t)) {}  // NOLINT
+  TensorOrScalar(const Tensor& t) : tensor_(t), is_tensor_(true) {}  // NOLINT: implicit by design
+  TensorOrScalar(Tensor&& t) : tensor_(std::move(t)), is_tensor_(true) {}  // NOLINT
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
   TensorOrScalar(S value)  // NOLINT: implicit by design
       : value_(static_cast<double>(value)),
@@ -21,7 +21,8 @@ class TensorOrScalar {
         is_integral_(std::is_integral_v<S>),
         value_dtype_(dtype_of<canonical<S>>) {}
 
-  bool is_tensor() const { return tensor_.defined(); }
+  // True when a Tensor was given, even an undefined one (which ops then reject).
+  bool is_tensor() const { return is_tensor_; }
   const Tensor& tensor() const { return tensor_; }
   double value() const { return value_; }
   // The exact value of an integral number (value() may round beyond 2^53).
@@ -37,6 +38,7 @@ class TensorOrScalar {
       std::conditional_t<std::is_floating_point_v<S>, std::conditional_t<sizeof(S) <= 4, float, double>,
                          std::conditional_t<sizeof(S) <= 4, int32_t, int64_t>>>;
   Tensor tensor_;
+  bool is_tensor_ = false;
   double value_ = 0;
   int64_t int_value_ = 0;
   bool is_integral_ = false;

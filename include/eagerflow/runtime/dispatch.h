@@ -10,7 +10,6 @@
 #pragma once
 
 #include <initializer_list>
-#include <source_location>
 #include <span>
 #include <vector>
 
@@ -21,17 +20,17 @@ namespace ef {
 
 // Runs a single-output op.
 Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-              const std::source_location& where);
+              const CallSite& where);
 inline Tensor run_op(const OpDef& op, std::initializer_list<Tensor> inputs, const Attrs& attrs,
-                     const std::source_location& where) {
+                     const CallSite& where) {
   return run_op(op, std::span<const Tensor>(inputs.begin(), inputs.size()), attrs, where);
 }
 
 // Runs an op with any number of outputs.
 std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs,
-                                 const Attrs& attrs, const std::source_location& where);
+                                 const Attrs& attrs, const CallSite& where);
 inline std::vector<Tensor> run_op_multi(const OpDef& op, std::initializer_list<Tensor> inputs,
-                                        const Attrs& attrs, const std::source_location& where) {
+                                        const Attrs& attrs, const CallSite& where) {
   return run_op_multi(op, std::span<const Tensor>(inputs.begin(), inputs.size()), attrs, where);
 }
 

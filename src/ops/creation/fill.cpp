@@ -70,7 +70,9 @@ const OpDef& kFillLike = define_op({
 
 Tensor detail::tensor_from_host(DType dtype, const Shape& shape, const void* data, std::string_view op) {
   Tensor t = detail::empty_tensor(dtype, shape, kCPU, op);
-  std::memcpy(t.impl()->storage->data(), data, static_cast<size_t>(shape.num_elements()) * size_of(dtype));
+  size_t nbytes = static_cast<size_t>(shape.num_elements()) * size_of(dtype);
+  // An empty std::vector's data() may be null, and memcpy from null is UB even for 0 bytes.
+  if (nbytes) std::memcpy(t.impl()->storage->data(), data, nbytes);
   return t;
 }
 

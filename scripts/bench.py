@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Runs eagerflow's and PyTorch's benchmarks in one go and prints them side by side.
+
+  scripts/bench.py [--build-dir build-bench] [--repetitions 5] [--min-time 0.2] [--filter REGEX]
+
+Both binaries (bench/cpp: ef_bench, torch_bench) register the same case names; each case
+runs `repetitions` times and the median is reported. Only the standard library is used.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+# How each case family is shown: unit, and the work per op that turns a time into a rate.
+FAMILIES = {
+    "dispatch": ("us/op", None),
+    "matmul": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
+    "add": ("GB/s", lambda n: 3 * 4 * n / 1e9),
+    "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
+    "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
+}
+
+
+def run(binary, args):
+    """Runs one benchmark binary; returns {case name: median real time in seconds}."""
+    if not os.path.exists(binary):
+        return None
+    cmd = [binary, "--benchmark_format=json", f"--benchmark_repetitions={args.repetitions}",
+           "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={args.min_time}"]
+    if args.filter:
+        cmd.append(f"--benchmark_filter={args.filter}")
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    data = json.loads(out)
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    medians = {}
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            name = b["run_name"].removesuffix("/real_time")  # added by UseRealTime()
+            medians[name] = b["real_time"] * scale[b["time_unit"]]
+    return medians, data.get("context", {})
+
+
+def describe(name, seconds):
+    """(unit, value) for a case: time per op for dispatch cases, else a rate."""
+    family = name.split("/")[0]
+    unit, work = FAMILIES.get(family, ("us/op", None))
+    if seconds is None:
+        return unit, None
+    if work is None:
+        return unit, seconds * 1e6
+    return unit, work(int(name.split("/")[1])) / seconds
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    return f"{v:.3g}" if v < 100 else f"{v:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default="build-bench")
+    ap.add_argument("--repetitions", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.2)
+    ap.add_argument("--filter", default="")
+    args = ap.parse_args()
+
+    bench_dir = os.path.join(args.build_dir, "bench", "cpp")
+    ours = run(os.path.join(bench_dir, "ef_bench"), args)
+    if ours is None:
+        sys.exit(f"bench: {bench_dir}/ef_bench not found; run `make bench`")
+    theirs = run(os.path.join(bench_dir, "torch_bench"), args)
+    ours, ctx = ours
+    theirs_medians, theirs_ctx = theirs if theirs else ({}, {})
+
+    print(f"machine: {platform.processor() or platform.machine()}, {ctx.get('num_cpus', '?')} CPUs "
+          f"at {ctx.get('mhz_per_cpu', '?')} MHz; threads: eagerflow {ctx.get('threads', '?')}, "
+          f"PyTorch {theirs_ctx.get('threads', 'n/a')} ({theirs_ctx.get('library', 'libtorch not built')})")
+    print(f"medians of {args.repetitions} repetitions. speedup = PyTorch time / eagerflow time "
+          f"(> 1: eagerflow is faster); rates are higher-is-better.")
+    names = list(ours) + [n for n in theirs_medians if n not in ours]
+    rows = [("benchmark", "unit", "eagerflow", "PyTorch", "speedup")]
+    for name in names:
+        unit, ef_value = describe(name, ours.get(name))
+        _, pt_value = describe(name, theirs_medians.get(name))
+        speedup = None
+        if name in ours and name in theirs_medians:
+            speedup = theirs_medians[name] / ours[name]
+        rows.append((name, unit, fmt(ef_value), fmt(pt_value), "n/a" if speedup is None else f"{speedup:.2f}x"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for k, r in enumerate(rows):
+        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if k == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+if __name__ == "__main__":
+    main()

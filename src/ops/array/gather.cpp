@@ -1,0 +1,289 @@
+// gather, gather_nd and scatter_nd: copying kernels driven by integer index tensors.
+// Index values are data, so they are checked in the kernels (before anything is
+// written); a bad index is an InvalidArgumentError naming its position and value.
+#include <cstring>
+#include <type_traits>
+
+#include "eagerflow/ops/array.h"
+#include "ops/array/copy.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+using detail::product;
+
+constexpr cpu::DTypeSet kIndexTypes = cpu::kIntTypes;
+
+// The index values of a contiguous int32/int64 tensor as int64.
+std::vector<int64_t> index_values(const Tensor& indices) {
+  Tensor dense = detail::materialize(indices);
+  std::vector<int64_t> out(static_cast<size_t>(dense.num_elements()));
+  cpu::dispatch_in<kIndexTypes>(dense.dtype(), "indices", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = cpu::typed_data<T>(dense);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(p[i]);
+  });
+  return out;
+}
+
+// "[1, 2]": the position of flat element `flat` of a tensor of `shape`.
+std::string position(const Shape& shape, int64_t flat) {
+  Dims index(shape.rank(), 0);
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    index[i] = shape[i] > 0 ? flat % shape[i] : 0;
+    flat = shape[i] > 0 ? flat / shape[i] : 0;
+  }
+  return Shape(index).to_string();
+}
+
+[[noreturn]] void bad_index(std::string_view op, const Shape& indices_shape, int64_t flat, int64_t value,
+                            int64_t limit, const Shape& params_shape) {
+  fail(op, ": indices", position(indices_shape, flat), " = ", value, " is not in [0, ", limit,
+       ") (params shape ", params_shape, ")");
+}
+
+// Batch axes [0, batch_dims) of params and indices must agree.
+void check_batch_axes(const OpCall& call, const Shape& a, const Shape& b, int batch_dims, std::string_view a_name) {
+  for (int i = 0; i < batch_dims; ++i)
+    if (a[i] != b[i] && a[i] != kUnknownDim && b[i] != kUnknownDim)
+      fail(call.op.name, ": the first ", batch_dims, " (batch) axes of ", a_name, " and indices must match, got ",
+           a_name, " shape ", a, " and indices shape ", b);
+}
+
+// ---- gather(params, indices, axis, batch_dims) ----
+enum GatherAttr { kAxis, kBatchDims };
+
+struct GatherDims {
+  int axis, batch_dims;
+};
+
+GatherDims gather_dims(const OpCall& call) {
+  const Tensor& params = call.inputs[0];
+  const Tensor& indices = call.inputs[1];
+  detail::check_dtype(call, indices.dtype(), kIndexTypes, "indices");
+  if (params.rank() == 0) fail(call.op.name, ": argument 'params' must have at least one axis, got a scalar");
+  int64_t bd = call.attrs.get_int(kBatchDims);
+  if (bd < 0) bd += indices.rank();
+  if (bd < 0 || bd > indices.rank())
+    fail(call.op.name, ": argument 'batch_dims' = ", call.attrs.get_int(kBatchDims),
+         " is out of range for indices of shape ", indices.shape());
+  int axis = normalize_axis(call.attrs.get_int(kAxis), params.rank(), call.op.name);
+  if (bd > axis)
+    fail(call.op.name, ": argument 'batch_dims' = ", bd, " must be <= axis = ", axis, " (params shape ",
+         params.shape(), ")");
+  check_batch_axes(call, params.shape(), indices.shape(), static_cast<int>(bd), "params");
+  return {axis, static_cast<int>(bd)};
+}
+
+void infer_gather(const OpCall& call, OutputMetas& out) {
+  auto [axis, bd] = gather_dims(call);
+  const Shape& p = call.inputs[0].shape();
+  const Shape& ind = call.inputs[1].shape();
+  Dims dims(p.begin(), p.begin() + axis);
+  for (int i = bd; i < ind.rank(); ++i) dims.push_back(ind[i]);
+  for (int i = axis + 1; i < p.rank(); ++i) dims.push_back(p[i]);
+  Shape shape(dims);
+  validate_shape(shape, call.op.name, "output", size_of(call.inputs[0].dtype()), /*allow_unknown=*/true);
+  out.add(call.inputs[0].dtype(), shape);
+}
+
+void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  auto [axis, bd] = gather_dims(call);
+  Tensor params = detail::materialize(call.inputs[0]);
+  const Shape& ps = params.shape();
+  const Shape& is = call.inputs[1].shape();
+  const int64_t B = product(ps.begin(), ps.begin() + bd, "gather");
+  const int64_t O = product(ps.begin() + bd, ps.begin() + axis, "gather");
+  const int64_t N = ps[axis];
+  const int64_t I = product(ps.begin() + axis + 1, ps.end(), "gather");
+  const int64_t K = product(is.begin() + bd, is.end(), "gather");
+  std::vector<int64_t> idx = index_values(call.inputs[1]);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= N) bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], N, ps);
+  if (outputs[0].num_elements() == 0) return;
+  const size_t bytes = static_cast<size_t>(I) * size_of(params.dtype());
+  const char* src = static_cast<const char*>(params.raw_data());
+  char* dst = static_cast<char*>(outputs[0].impl()->storage->data());
+  parallel_for(B * O * K, static_cast<double>(I) * detail::kCopyElementNs + 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t k = r % K, bo = r / K, b = bo / O;
+      int64_t row = bo * N + idx[static_cast<size_t>(b * K + k)];
+      std::memcpy(dst + r * bytes, src + row * bytes, bytes);
+    }
+  });
+}
+
+const OpDef& kGather = define_op({
+    .name = "gather",
+    .attr_names = {"axis", "batch_dims"},
+    .infer = infer_gather,
+    .kernels = {gather_cpu},
+});
+
+// ---- gather_nd(params, indices, batch_dims) ----
+enum GatherNdAttr { kNdBatchDims };
+
+// Batch axes and the length M of each index tuple.
+std::pair<int, int> gather_nd_dims(const OpCall& call) {
+  const Shape& p = call.inputs[0].shape();
+  const Shape& ind = call.inputs[1].shape();
+  detail::check_dtype(call, call.inputs[1].dtype(), kIndexTypes, "indices");
+  if (ind.rank() == 0) fail(call.op.name, ": argument 'indices' must have at least one axis, got a scalar");
+  int64_t bd = call.attrs.get_int(kNdBatchDims);
+  if (bd < 0 || bd >= ind.rank() || bd > p.rank())
+    fail(call.op.name, ": argument 'batch_dims' = ", bd, " is out of range for params of shape ", p,
+         " and indices of shape ", ind);
+  int64_t m = ind[ind.rank() - 1];
+  if (m == kUnknownDim)
+    fail(call.op.name, ": the last axis of indices (shape ", ind, ") must have a known size");
+  if (m > p.rank() - bd)
+    fail(call.op.name, ": index tuples of length ", m, " (indices shape ", ind, ") are too long for params of shape ",
+         p, " with batch_dims = ", bd);
+  check_batch_axes(call, p, ind, static_cast<int>(bd), "params");
+  return {static_cast<int>(bd), static_cast<int>(m)};
+}
+
+void infer_gather_nd(const OpCall& call, OutputMetas& out) {
+  auto [bd, m] = gather_nd_dims(call);
+  const Shape& p = call.inputs[0].shape();
+  const Shape& ind = call.inputs[1].shape();
+  Dims dims(ind.begin(), ind.end() - 1);
+  for (int i = bd + m; i < p.rank(); ++i) dims.push_back(p[i]);
+  Shape shape(dims);
+  validate_shape(shape, call.op.name, "output", size_of(call.inputs[0].dtype()), /*allow_unknown=*/true);
+  out.add(call.inputs[0].dtype(), shape);
+}
+
+void gather_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  auto [bd, m] = gather_nd_dims(call);
+  Tensor params = detail::materialize(call.inputs[0]);
+  const Shape& ps = params.shape();
+  const Shape& is = call.inputs[1].shape();
+  const int64_t B = product(ps.begin(), ps.begin() + bd, "gather_nd");
+  const int64_t K = product(is.begin() + bd, is.end() - 1, "gather_nd");
+  const int64_t S = product(ps.begin() + bd + m, ps.end(), "gather_nd");
+  const int64_t P = product(ps.begin() + bd, ps.end(), "gather_nd");
+  std::vector<int64_t> idx = index_values(call.inputs[1]);
+  // Offset (in elements) of each index tuple within its batch, checked as we go.
+  std::vector<int64_t> offsets(static_cast<size_t>(B * K));
+  for (size_t t = 0; t < offsets.size(); ++t) {
+    int64_t off = 0, stride = S;
+    for (int j = m - 1; j >= 0; --j) {
+      int64_t v = idx[t * m + j], limit = ps[bd + j];
+      if (v < 0 || v >= limit) bad_index(call.op.name, is, static_cast<int64_t>(t) * m + j, v, limit, ps);
+      off += v * stride;
+      stride *= limit;
+    }
+    offsets[t] = off;
+  }
+  if (outputs[0].num_elements() == 0) return;
+  const size_t esize = size_of(params.dtype());
+  const char* src = static_cast<const char*>(params.raw_data());
+  char* dst = static_cast<char*>(outputs[0].impl()->storage->data());
+  parallel_for(B * K, static_cast<double>(S) * detail::kCopyElementNs + 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t b = t / K;
+      std::memcpy(dst + t * S * esize, src + (b * P + offsets[t]) * esize, static_cast<size_t>(S) * esize);
+    }
+  });
+}
+
+const OpDef& kGatherNd = define_op({
+    .name = "gather_nd",
+    .attr_names = {"batch_dims"},
+    .infer = infer_gather_nd,
+    .kernels = {gather_nd_cpu},
+});
+
+// ---- scatter_nd(indices, updates, shape) ----
+enum ScatterAttr { kShape };
+
+void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
+  const Shape& ind = call.inputs[0].shape();
+  const Shape& upd = call.inputs[1].shape();
+  Shape shape(call.attrs.get_ints(kShape));
+  const std::string_view op = call.op.name;
+  detail::check_dtype(call, call.inputs[0].dtype(), kIndexTypes, "indices");
+  validate_shape(shape, op, "shape", size_of(call.inputs[1].dtype()));
+  if (ind.rank() == 0) fail(op, ": argument 'indices' must have at least one axis, got a scalar");
+  int64_t m = ind[ind.rank() - 1];
+  if (m == kUnknownDim) fail(op, ": the last axis of indices (shape ", ind, ") must have a known size");
+  if (m > shape.rank())
+    fail(op, ": index tuples of length ", m, " (indices shape ", ind, ") are too long for output shape ", shape);
+  Dims expected(ind.begin(), ind.end() - 1);
+  for (int i = static_cast<int>(m); i < shape.rank(); ++i) expected.push_back(shape[i]);
+  bool match = static_cast<int>(expected.size()) == upd.rank();
+  for (int i = 0; match && i < upd.rank(); ++i)
+    match = upd[i] == expected[i] || upd[i] == kUnknownDim || expected[i] == kUnknownDim;
+  if (!match)
+    fail(op, ": argument 'updates' has shape ", upd, " but indices of shape ", ind, " and output shape ", shape,
+         " need updates of shape ", Shape(expected));
+  out.add(call.inputs[1].dtype(), shape);
+}
+
+void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  const Shape& shape = out.shape();
+  const Shape& is = call.inputs[0].shape();
+  const int m = static_cast<int>(is[is.rank() - 1]);
+  const int64_t K = product(is.begin(), is.end() - 1, "scatter_nd");
+  const int64_t S = product(shape.begin() + m, shape.end(), "scatter_nd");
+  std::vector<int64_t> idx = index_values(call.inputs[0]);
+  std::vector<int64_t> offsets(static_cast<size_t>(K));
+  for (size_t t = 0; t < offsets.size(); ++t) {
+    int64_t off = 0, stride = S;
+    for (int j = m - 1; j >= 0; --j) {
+      int64_t v = idx[t * m + j], limit = shape[j];
+      if (v < 0 || v >= limit) bad_index(call.op.name, is, static_cast<int64_t>(t) * m + j, v, limit, shape);
+      off += v * stride;
+      stride *= limit;
+    }
+    offsets[t] = off;
+  }
+  Tensor updates = detail::materialize(call.inputs[1]);
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = cpu::typed_output<T>(out);
+    const T* src = out.num_elements() > 0 && K * S > 0 ? cpu::typed_data<T>(updates) : nullptr;
+    std::fill(dst, dst + out.num_elements(), T(0));
+    // Sequential: duplicate indices add into the same elements.
+    for (int64_t t = 0; t < K && src; ++t) {
+      T* o = dst + offsets[static_cast<size_t>(t)];
+      const T* u = src + t * S;
+      for (int64_t s = 0; s < S; ++s) {
+        if constexpr (std::is_same_v<T, bool>) {
+          o[s] = o[s] || u[s];
+        } else if constexpr (std::is_integral_v<T>) {  // wraps like ef::add
+          using U = std::make_unsigned_t<T>;
+          o[s] = static_cast<T>(static_cast<U>(o[s]) + static_cast<U>(u[s]));
+        } else {
+          o[s] += u[s];
+        }
+      }
+    }
+  });
+}
+
+const OpDef& kScatterNd = define_op({
+    .name = "scatter_nd",
+    .attr_names = {"shape"},
+    .infer = infer_scatter_nd,
+    .kernels = {scatter_nd_cpu},
+});
+
+}  // namespace
+
+Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims, CallSite where) {
+  return run_op(kGather, {params, indices}, {axis, batch_dims}, where);
+}
+
+Tensor gather_nd(const Tensor& params, const Tensor& indices, int64_t batch_dims, CallSite where) {
+  return run_op(kGatherNd, {params, indices}, {batch_dims}, where);
+}
+
+Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape, CallSite where) {
+  return run_op(kScatterNd, {indices, updates}, {shape.dims()}, where);
+}
+
+}  // namespace ef

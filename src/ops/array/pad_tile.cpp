@@ -1,0 +1,252 @@
+// pad (CONSTANT, REFLECT, SYMMETRIC) and tile: copying kernels that build a bigger
+// tensor from x.
+#include "eagerflow/ops/array.h"
+#include "ops/array/copy.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+// ---- pad(x, paddings, mode, constant_values) ----
+enum PadAttr { kPaddings, kMode, kValue };
+enum class PadMode { Constant, Reflect, Symmetric };
+
+PadMode pad_mode(const OpCall& call) {
+  const std::string& mode = call.attrs.get<std::string>(kMode);
+  if (mode == "CONSTANT" || mode == "constant") return PadMode::Constant;
+  if (mode == "REFLECT" || mode == "reflect") return PadMode::Reflect;
+  if (mode == "SYMMETRIC" || mode == "symmetric") return PadMode::Symmetric;
+  fail(call.op.name, ": argument 'mode' = \"", mode, "\" is not one of \"CONSTANT\", \"REFLECT\", \"SYMMETRIC\"");
+}
+
+void infer_pad(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  const Dims& pads = call.attrs.get_ints(kPaddings);
+  PadMode mode = pad_mode(call);
+  if (static_cast<int>(pads.size()) != 2 * x.rank())
+    fail(call.op.name, ": argument 'paddings' has ", pads.size() / 2, " {before, after} pairs but the input of shape ",
+         x.shape(), " has rank ", x.rank());
+  Shape shape = x.shape();
+  for (int i = 0; i < x.rank(); ++i) {
+    int64_t before = pads[2 * i], after = pads[2 * i + 1], dim = shape[i];
+    if (before < 0 || after < 0)
+      fail(call.op.name, ": argument 'paddings' has a negative entry {", before, ", ", after, "} for axis ", i);
+    if (dim != kUnknownDim && mode != PadMode::Constant) {
+      int64_t limit = mode == PadMode::Reflect ? dim - 1 : dim;
+      if (before > limit || after > limit)
+        fail(call.op.name, ": paddings {", before, ", ", after, "} on axis ", i, " of size ", dim, " must be at most ",
+             limit, " in ", mode == PadMode::Reflect ? "REFLECT" : "SYMMETRIC", " mode (input shape ", x.shape(), ")");
+    }
+    if (dim != kUnknownDim)
+      shape[i] = detail::checked_add(detail::checked_add(dim, before, call.op.name), after, call.op.name);
+  }
+  validate_shape(shape, call.op.name, "output", size_of(x.dtype()), /*allow_unknown=*/true);
+  out.add(x.dtype(), shape);
+}
+
+template <class T>
+T attr_as(const AttrValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) return static_cast<T>(*i);
+  return static_cast<T>(std::get<double>(v));
+}
+
+// For each output position along one axis, the input position it copies (-1: the
+// constant). Mirrors at the edges for REFLECT (edge excluded) and SYMMETRIC (included).
+std::vector<int64_t> source_positions(int64_t dim, int64_t before, int64_t out_dim, PadMode mode) {
+  std::vector<int64_t> src(static_cast<size_t>(out_dim));
+  for (int64_t o = 0; o < out_dim; ++o) {
+    int64_t i = o - before;
+    if (i < 0) {
+      if (mode == PadMode::Constant) i = -1;
+      else i = mode == PadMode::Reflect ? -i : -i - 1;
+    } else if (i >= dim) {
+      if (mode == PadMode::Constant) i = -1;
+      else i = mode == PadMode::Reflect ? 2 * dim - 2 - i : 2 * dim - 1 - i;
+    }
+    src[static_cast<size_t>(o)] = i;
+  }
+  return src;
+}
+
+void pad_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Tensor& out = outputs[0];
+  const Dims& pads = call.attrs.get_ints(kPaddings);
+  PadMode mode = pad_mode(call);
+  const int rank = x.rank();
+  const int64_t n = out.num_elements();
+  if (n == 0) return;
+  std::vector<std::vector<int64_t>> src(rank);
+  for (int i = 0; i < rank; ++i) src[i] = source_positions(x.shape()[i], pads[2 * i], out.shape()[i], mode);
+  const TensorImpl& in = *x.impl();
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T fill = attr_as<T>(call.attrs[kValue]);
+    const T* base = static_cast<const T*>(in.storage->data());
+    T* dst = cpu::typed_output<T>(out);
+    const int64_t inner = rank > 0 ? out.shape()[rank - 1] : 1;
+    // One task per output row (the innermost axis): the outer positions are decoded
+    // once per row, the inner loop reads through the last axis's position table.
+    parallel_for(n / inner, static_cast<double>(inner) * detail::kCopyElementNs + 1, [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        T* o = dst + row * inner;
+        int64_t offset = in.offset, rest = row;
+        bool constant = false;
+        for (int i = rank - 2; i >= 0; --i) {
+          int64_t pos = rest % out.shape()[i];
+          rest /= out.shape()[i];
+          int64_t s = src[i][static_cast<size_t>(pos)];
+          if (s < 0) constant = true;
+          else offset += s * in.strides[i];
+        }
+        if (rank == 0) {
+          o[0] = base[offset];
+          continue;
+        }
+        if (constant) {
+          std::fill(o, o + inner, fill);
+          continue;
+        }
+        const std::vector<int64_t>& last = src[rank - 1];
+        const int64_t stride = in.strides[rank - 1];
+        for (int64_t j = 0; j < inner; ++j) {
+          int64_t s = last[static_cast<size_t>(j)];
+          o[j] = s < 0 ? fill : base[offset + s * stride];
+        }
+      }
+    });
+  });
+}
+
+const OpDef& kPad = define_op({
+    .name = "pad",
+    .attr_names = {"paddings", "mode", "constant_values"},
+    .infer = infer_pad,
+    .kernels = {pad_cpu},
+});
+
+// ---- tile(x, multiples) ----
+enum TileAttr { kMultiples };
+
+void infer_tile(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  const Dims& m = call.attrs.get_ints(kMultiples);
+  if (static_cast<int>(m.size()) != x.rank())
+    fail(call.op.name, ": argument 'multiples' has ", m.size(), " entries but the input of shape ", x.shape(),
+         " has rank ", x.rank());
+  Shape shape = x.shape();
+  for (int i = 0; i < x.rank(); ++i) {
+    if (m[i] < 0) fail(call.op.name, ": argument 'multiples' has a negative entry ", m[i], " for axis ", i);
+    if (shape[i] != kUnknownDim) shape[i] = checked_mul(shape[i], m[i], call.op.name);
+  }
+  validate_shape(shape, call.op.name, "output", size_of(x.dtype()), /*allow_unknown=*/true);
+  out.add(x.dtype(), shape);
+}
+
+void tile_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const Dims& m = call.attrs.get_ints(kMultiples);
+  // The output, seen as shape [m0, d0, m1, d1, ...], equals x broadcast over the m
+  // axes (stride 0): one strided copy. Rank may reach 16 here, so axes with
+  // multiple 1 are left out (they add nothing) and the rest must fit kMaxRank.
+  Dims shape, src_strides, dst_strides;
+  const Dims out_strides = out.strides();
+  for (int i = 0; i < x.rank(); ++i) {
+    int64_t d = x.shape()[i];
+    if (m[i] != 1) {
+      shape.push_back(m[i]);
+      src_strides.push_back(0);
+      dst_strides.push_back(out_strides[i] * d);
+    }
+    shape.push_back(d);
+    src_strides.push_back(x.strides()[i]);
+    dst_strides.push_back(out_strides[i]);
+  }
+  if (static_cast<int>(shape.size()) <= kMaxRank) {
+    Tensor src = detail::make_view(x, Shape(shape), src_strides, x.impl()->offset);
+    Tensor dst = detail::make_view(out, Shape(shape), dst_strides, 0);
+    detail::copy_elements(*src.impl(), *dst.impl());
+    return;
+  }
+  // Too many repeated axes for one view: tile one axis at a time (each step is a
+  // plain strided copy of rank <= kMaxRank).
+  Tensor current = x;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (m[i] == 1) continue;
+    Shape next_shape = current.shape();
+    next_shape[i] *= m[i];
+    Tensor next = detail::empty_tensor(x.dtype(), next_shape, x.device(), call.op.name);
+    Dims sh, ss, ds;
+    const Dims ns = next.strides();
+    for (int j = 0; j < x.rank(); ++j) {
+      if (j == i) {
+        sh.push_back(m[i]);
+        ss.push_back(0);
+        ds.push_back(ns[j] * current.shape()[j]);
+      }
+      sh.push_back(current.shape()[j]);
+      ss.push_back(current.strides()[j]);
+      ds.push_back(ns[j]);
+    }
+    Tensor src = detail::make_view(current, Shape(sh), ss, current.impl()->offset);
+    Tensor dst = detail::make_view(next, Shape(sh), ds, 0);
+    detail::copy_elements(*src.impl(), *dst.impl());
+    current = next;
+  }
+  detail::copy_elements(*current.impl(), *out.impl());
+}
+
+const OpDef& kTile = define_op({
+    .name = "tile",
+    .attr_names = {"multiples"},
+    .infer = infer_tile,
+    .kernels = {tile_cpu},
+});
+
+// The number as an attr for `dtype`: int64 for integers and bool (exact), else double.
+AttrValue value_attr(const TensorOrScalar& value, DType dtype, std::string_view op) {
+  if (value.is_tensor()) {
+    if (value.tensor().num_elements() != 1)
+      fail(op, ": the fill value must be a number or a one-element tensor, got shape ", value.tensor().shape());
+    if (is_floating(dtype)) return value.tensor().item<double>();
+    return value.tensor().item<int64_t>();
+  }
+  Tensor t = scalar_tensor(value, dtype, op);  // rejects numbers the dtype cannot hold
+  if (is_floating(dtype)) return t.item<double>();
+  return t.item<int64_t>();
+}
+
+}  // namespace
+
+Tensor pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings, const std::string& mode,
+           const TensorOrScalar& constant_values, CallSite where) {
+  Dims flat;
+  for (auto [before, after] : paddings) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  AttrValue value;
+  try {
+    if (!x.defined()) fail("pad: input 0 is an undefined tensor");
+    value = value_attr(constant_values, x.dtype(), "pad");
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return run_op(kPad, {x}, {flat, mode, value}, where);
+}
+
+Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples, CallSite where) {
+  return run_op(kTile, {x}, {Dims(multiples.begin(), multiples.end())}, where);
+}
+
+namespace detail {
+// Shared with one_hot (where.cpp): a fill number as an attr for `dtype`.
+AttrValue fill_value_for(const TensorOrScalar& value, DType dtype, std::string_view op) {
+  return value_attr(value, dtype, op);
+}
+}  // namespace detail
+
+}  // namespace ef

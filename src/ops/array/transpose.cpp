@@ -1,0 +1,151 @@
+// transpose, broadcast_to and reverse: views that only permute, repeat (stride 0) or
+// negate strides (Note [views]).
+#include "eagerflow/ops/array.h"
+#include "ops/array/copy.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+// ---- transpose(x, perm) ----
+enum TransposeAttr { kPerm };
+
+Dims checked_perm(const OpCall& call) {
+  const Dims& perm = call.attrs.get_ints(kPerm);
+  int rank = call.inputs[0].rank();
+  if (static_cast<int>(perm.size()) != rank)
+    fail(call.op.name, ": argument 'perm' has ", perm.size(), " entries but the input of shape ",
+         call.inputs[0].shape(), " has rank ", rank);
+  Dims out;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    int a = normalize_axis(p, rank, call.op.name, "perm");
+    if (seen[a])
+      fail(call.op.name, ": argument 'perm' repeats axis ", p, "; it must be a permutation of 0..", rank - 1);
+    seen[a] = true;
+    out.push_back(a);
+  }
+  return out;
+}
+
+void infer_transpose(const OpCall& call, OutputMetas& out) {
+  Dims perm = checked_perm(call);
+  Dims dims;
+  for (int64_t p : perm) dims.push_back(call.inputs[0].shape()[static_cast<int>(p)]);
+  out.add(call.inputs[0].dtype(), Shape(dims));
+}
+
+void transpose_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Dims dims, strides;
+  for (int64_t p : checked_perm(call)) {
+    dims.push_back(x.shape()[static_cast<int>(p)]);
+    strides.push_back(x.strides()[p]);
+  }
+  outputs[0] = detail::make_view(x, Shape(dims), strides, x.impl()->offset);
+}
+
+const OpDef& kTranspose = define_op({
+    .name = "transpose",
+    .attr_names = {"perm"},
+    .infer = infer_transpose,
+    .kernels = {transpose_cpu},
+    .traits = {.view = true},
+});
+
+// ---- broadcast_to(x, shape) ----
+enum BroadcastAttr { kShape };
+
+void infer_broadcast_to(const OpCall& call, OutputMetas& out) {
+  const Shape& in = call.inputs[0].shape();
+  Shape target(call.attrs.get_ints(kShape));
+  validate_shape(target, call.op.name, "shape", size_of(call.inputs[0].dtype()));
+  if (in.rank() > target.rank())
+    fail(call.op.name, ": cannot broadcast a tensor of shape ", in, " to shape ", target,
+         ": the input has more dimensions");
+  int offset = target.rank() - in.rank();
+  for (int i = 0; i < in.rank(); ++i) {
+    int64_t d = in[i], t = target[i + offset];
+    if (d != t && d != 1 && d != kUnknownDim)
+      fail(call.op.name, ": cannot broadcast a tensor of shape ", in, " to shape ", target, " (dimension ", i,
+           " is ", d, ", expected 1 or ", t, ")");
+  }
+  out.add(call.inputs[0].dtype(), target);
+}
+
+void broadcast_to_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Shape target(call.attrs.get_ints(kShape));
+  int offset = target.rank() - x.rank();
+  Dims strides(target.rank(), 0);
+  for (int i = 0; i < x.rank(); ++i)
+    strides[i + offset] = x.shape()[i] == target[i + offset] ? x.strides()[i] : 0;
+  outputs[0] = detail::make_view(x, target, strides, x.impl()->offset);
+}
+
+const OpDef& kBroadcastTo = define_op({
+    .name = "broadcast_to",
+    .attr_names = {"shape"},
+    .infer = infer_broadcast_to,
+    .kernels = {broadcast_to_cpu},
+    .traits = {.view = true},
+});
+
+// ---- reverse(x, axis) ----
+enum ReverseAttr { kAxes, kAll };
+
+Dims reverse_axes(const OpCall& call) {
+  const Dims& axes = call.attrs.get_ints(kAxes);
+  return normalize_axes(std::span<const int64_t>(axes.begin(), axes.size()), call.inputs[0].rank(),
+                        call.op.name, call.attrs.get_bool(kAll));
+}
+
+void infer_reverse(const OpCall& call, OutputMetas& out) {
+  if (call.inputs[0].rank() == 0 && !call.attrs.get_ints(kAxes).empty())
+    fail(call.op.name, ": argument 'axis' names axes of a scalar");
+  reverse_axes(call);
+  out.add(call.inputs[0].dtype(), call.inputs[0].shape());
+}
+
+void reverse_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Dims strides = x.strides();
+  int64_t offset = x.impl()->offset;
+  if (x.num_elements() > 0)
+    for (int64_t a : reverse_axes(call)) {
+      offset += (x.shape()[static_cast<int>(a)] - 1) * strides[a];
+      strides[a] = -strides[a];
+    }
+  outputs[0] = detail::make_view(x, x.shape(), strides, offset);
+}
+
+const OpDef& kReverse = define_op({
+    .name = "reverse",
+    .attr_names = {"axis", "all"},
+    .infer = infer_reverse,
+    .kernels = {reverse_cpu},
+    .traits = {.view = true},
+});
+
+}  // namespace
+
+Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm, CallSite where) {
+  return run_op(kTranspose, {x}, {Dims(perm.begin(), perm.end())}, where);
+}
+
+Tensor transpose(const Tensor& x, CallSite where) {
+  Dims perm;
+  if (x.defined())
+    for (int i = x.rank() - 1; i >= 0; --i) perm.push_back(i);
+  return run_op(kTranspose, {x}, {perm}, where);
+}
+
+Tensor broadcast_to(const Tensor& x, const Shape& shape, CallSite where) {
+  return run_op(kBroadcastTo, {x}, {shape.dims()}, where);
+}
+
+Tensor reverse(const Tensor& x, const Axes& axis, CallSite where) {
+  return run_op(kReverse, {x}, {axis.values(), axis.all()}, where);
+}
+
+}  // namespace ef
