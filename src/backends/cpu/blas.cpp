@@ -6,7 +6,6 @@
 #include <cstring>
 #include <mutex>
 
-#include "backends/cpu/elementwise.h"
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -55,19 +54,6 @@ void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_
   cblas_dgemm(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans, b.trans ? CblasTrans : CblasNoTrans,
               to_blas_int(m), to_blas_int(n), to_blas_int(k), 1.0, pa, to_blas_int(a.ld), pb, to_blas_int(b.ld),
               0.0, pc, to_blas_int(ldc));
-}
-
-Tensor contiguous_copy(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = detail::empty_tensor(t.dtype(), t.shape(), t.device(), "contiguous");
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    struct Identity {
-      T operator()(T v) const { return v; }
-    };
-    run_unary<Identity, T>(Identity{}, t, out, kCheapElementNs);
-  });
-  return out;
 }
 
 }  // namespace ef::cpu

@@ -147,12 +147,12 @@ void matmul_typed(const OpCall& call, Tensor& out) {
   if constexpr (kBlas) {
     // Inputs BLAS cannot read as they are get one contiguous copy.
     if (!blas_layout(m, k, pa.row_stride, pa.col_stride, la)) {
-      a = contiguous_copy(a);
+      a = a.contiguous();
       pa = make_operand(a, ta, os);
       blas_layout(m, k, pa.row_stride, pa.col_stride, la);
     }
     if (!blas_layout(k, n, pb.row_stride, pb.col_stride, lb)) {
-      b = contiguous_copy(b);
+      b = b.contiguous();
       pb = make_operand(b, tb, os);
       blas_layout(k, n, pb.row_stride, pb.col_stride, lb);
     }
