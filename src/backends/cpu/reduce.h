@@ -155,6 +155,15 @@ void reduce(const Tensor& in, const Dims& axes, Tensor& out) {
   // Row path: each output reduces `count` elements; long reductions are cut into
   // fixed blocks (Note [deterministic reductions]).
   const int64_t blocks = (l.count + kReduceBlock - 1) / kReduceBlock;
+  if (blocks == 1 && rl.rank == 1 && kr <= 1) {
+    // One reduced and at most one kept dimension (the common [rows, cols] cases): no
+    // multi-index bookkeeping per output, which dominates when rows are short.
+    const int64_t n = rl.sizes[0], s = rl.strides[0][0], ks = kr == 1 ? l.kept_strides[0] : 0;
+    parallel_for(l.outputs, static_cast<double>(l.count) * kReduceElementNs + 1, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) dst[o] = R::finish(R::row(src + o * ks, n, s));
+    });
+    return;
+  }
   if (blocks == 1) {
     parallel_for(l.outputs, static_cast<double>(l.count) * kReduceElementNs + 5, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) dst[o] = R::finish(reduce_range(l.kept_offset(o), 0, l.count));
