@@ -32,4 +32,11 @@ void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_
           const double* pb, double* pc, int64_t ldc);
 
 
+// y[rows] (stride incy) = L x, where L is the logical rows x cols matrix `l` at pl and x
+// has `cols` elements at stride incx > 0 (GEMV: a matrix times a vector).
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const float* pl, const float* x, int64_t incx, float* y,
+          int64_t incy);
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const double* pl, const double* x, int64_t incx,
+          double* y, int64_t incy);
+
 }  // namespace ef::cpu

@@ -1,6 +1,7 @@
 // matmul (against a naive triple loop), linalg::norm.
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "test_util.h"
@@ -121,6 +122,30 @@ TEST(MatMul, LargeThreadedAgainstNaive) {
   expect_values(matmul(vd, wt, true, true), naive_matmul(vd, wt, true, true, Shape{2, 700}), 1e-10);
   Tensor ci = matmul(ai, bi);
   expect_values(ci, naive_matmul(ai, bi, false, false, ci.shape()));
+}
+
+TEST(MatMul, VectorShapes) {
+  // A single row or column takes the matrix-vector path; every transpose combination.
+  std::mt19937 rng(13);
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool ta = flags & 1, tb = flags & 2;
+    for (auto [m, n, k] : {std::tuple{1, 37, 19}, {23, 1, 19}, {1, 1, 50}, {1, 2000, 300}, {2000, 1, 300}}) {
+      Shape sa = ta ? Shape{k, m} : Shape{m, k}, sb = tb ? Shape{n, k} : Shape{k, n};
+      Tensor a = random_tensor<float>(sa, rng), b = random_tensor<float>(sb, rng);
+      expect_values(matmul(a, b, ta, tb), naive_matmul(a, b, ta, tb, Shape{m, n}), 1e-4);
+      Tensor ad = random_tensor<double>(sa, rng), bd = random_tensor<double>(sb, rng);
+      expect_values(matmul(ad, bd, ta, tb), naive_matmul(ad, bd, ta, tb, Shape{m, n}), 1e-10);
+    }
+  }
+  // A strided vector (every third element) and a batch of vectors.
+  Tensor base = random_tensor<float>(Shape{1, 60}, rng);
+  Tensor row = detail::make_view(base, Shape{1, 20}, Dims{60, 3}, 0);
+  Tensor dense = constant(row.to_vector<float>(), Shape{1, 20});
+  Tensor w = random_tensor<float>(Shape{20, 5}, rng);
+  expect_values(matmul(row, w), naive_matmul(dense, w, false, false, Shape{1, 5}), 1e-5);
+  expect_values(matmul(w, row, true, true), naive_matmul(w, dense, true, true, Shape{5, 1}), 1e-5);
+  Tensor vs = random_tensor<float>(Shape{4, 1, 20}, rng);
+  expect_values(matmul(vs, w), naive_matmul(vs, w, false, false, Shape{4, 1, 5}), 1e-5);
 }
 
 TEST(MatMul, BatchBroadcasting) {
