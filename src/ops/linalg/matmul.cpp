@@ -161,8 +161,9 @@ void matmul_typed(const OpCall& call, Tensor& out) {
   }
   const T* a_data = static_cast<const T*>(pa.data);
   const T* b_data = static_cast<const T*>(pb.data);
-  // A single row of A or column of B makes a matrix-vector product (GEMV, without
-  // GEMM's packing), when the vector's stride is one BLAS accepts.
+  // When A is a single row or B a single column, the product is a matrix times a
+  // vector (GEMV, without GEMM's packing), if the vector's stride is one BLAS accepts.
+  // Decided per product, never per thread chunk, so results do not depend on threads.
   const int64_t inc_a = k == 1 ? 1 : pa.col_stride, inc_b = k == 1 ? 1 : pb.row_stride;
   const bool a_vector_ok = inc_a >= 1 && inc_a <= INT_MAX, b_vector_ok = inc_b >= 1 && inc_b <= INT_MAX;
   const BlasMatrix lbt{!lb.trans, lb.ld};  // op(B)^T, n x k
@@ -195,7 +196,7 @@ void matmul_typed(const OpCall& call, Tensor& out) {
         for (int64_t s = i0; s < i1; s += INT_MAX) {  // BLAS takes int sizes
           const int64_t rows = std::min<int64_t>(INT_MAX, i1 - s);
           if (n == 1 && b_vector_ok) gemv(la, rows, k, ab + s * pa.row_stride, bb, inc_b, cb + s, 1);
-          else if (rows == 1 && a_vector_ok) gemv(lbt, n, k, bb, ab + s * pa.row_stride, inc_a, cb + s * n, 1);
+          else if (m == 1 && a_vector_ok) gemv(lbt, n, k, bb, ab + s * pa.row_stride, inc_a, cb + s * n, 1);
           else gemm(la, lb, rows, n, k, ab + s * pa.row_stride, bb, cb + s * n, n);
         }
       } else {
