@@ -195,6 +195,26 @@ TEST(MatMul, NonContiguousInputs) {
   expect_values(matmul(bcast, rhs), naive_matmul(row, rhs, false, false, Shape{4, 2, 2}), 1e-5);
 }
 
+// Products split across threads (row blocks) agree with single-threaded ones. Only to
+// rounding: BLAS's tiling differs with the block sizes, as in OpenBLAS's own threading.
+TEST(MatMul, ThreadCountsAgree) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> va(301 * 203), vb(203 * 157);
+  for (float& v : va) v = d(rng);
+  for (float& v : vb) v = d(rng);
+  Tensor a = constant(va, Shape{301, 203}), b = constant(vb, Shape{203, 157});
+  const int saved = num_threads();
+  set_num_threads(1);
+  Tensor one = matmul(a, b), one_t = matmul(b, a, true, true);
+  set_num_threads(2);
+  Tensor two = matmul(a, b), two_t = matmul(b, a, true, true);
+  set_num_threads(saved);
+  expect_values(two, one.to_vector<double>(), 1e-5);
+  expect_values(two_t, one_t.to_vector<double>(), 1e-5);
+  expect_values(one_t, naive_matmul(b, a, true, true, Shape{157, 301}), 1e-4);
+}
+
 TEST(MatMul, EmptyDimensions) {
   Tensor c = matmul(zeros(Shape{2, 0}), zeros(Shape{0, 3}));
   expect_meta(c, Shape{2, 3}, DType::Float32);
