@@ -233,3 +233,74 @@ TEST(NnGraphMode, InferenceWithUnknownDimensions) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+using testing::expect_meta;
+using testing::expect_values;
+
+TEST(NnBiasAdd, NhwcAndNchw) {
+  Tensor v = constant({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  Tensor b = constant({10.0, 20.0, 30.0});
+  expect_values(bias_add(v, b), {11, 22, 33, 14, 25, 36});
+  // Rank 2 NCHW: the channel dimension is 1, the last one.
+  expect_values(bias_add(v, b, "NCHW"), {11, 22, 33, 14, 25, 36});
+  // Rank 4 NCHW: [N=1, C=2, H=2, W=1].
+  Tensor x = constant(std::vector<float>{1, 2, 3, 4}, {1, 2, 2, 1});
+  Tensor y = bias_add(x, constant({100.f, 200.f}), "NCHW");
+  expect_meta(y, {1, 2, 2, 1}, DType::Float32);
+  expect_values(y, {101, 102, 203, 204});
+  // Rank 4 NHWC: [N=1, H=1, W=2, C=2].
+  Tensor nhwc = constant(std::vector<float>{1, 2, 3, 4}, {1, 1, 2, 2});
+  expect_values(bias_add(nhwc, constant({100.f, 200.f})), {101, 202, 103, 204});
+  // Integers and an empty batch.
+  expect_values(bias_add(constant({{1, 2}}), constant({3, 4})), {4, 6});
+  expect_meta(bias_add(zeros({0, 3}), zeros({3})), {0, 3}, DType::Float32);
+}
+
+TEST(NnBiasAdd, Errors) {
+  EXPECT_ERROR(bias_add(zeros({2, 3}), zeros({4})), InvalidArgumentError, "bias_add", "[4]", "[2, 3]");
+  EXPECT_ERROR(bias_add(zeros({2, 3, 4, 5}), zeros({5}), "NCHW"), InvalidArgumentError, "bias_add", "[5]", "NCHW");
+  EXPECT_ERROR(bias_add(zeros({2, 3}), zeros({1, 3})), InvalidArgumentError, "bias_add", "1-D", "[1, 3]");
+  EXPECT_ERROR(bias_add(zeros({3}), zeros({3})), InvalidArgumentError, "bias_add", "rank", "[3]");
+  EXPECT_ERROR(bias_add(zeros({2, 3}), zeros({3}, DType::Float64)), InvalidArgumentError, "bias_add", "float64");
+  EXPECT_ERROR(bias_add(zeros({2, 3}), zeros({3}), "NWHC"), InvalidArgumentError, "bias_add", "data_format", "NWHC");
+}
+
+TEST(NnL2Normalize, Values) {
+  Tensor x = constant({{3.0, 4.0}, {0.0, 0.0}});
+  expect_values(l2_normalize(x, 1), {0.6, 0.8, 0, 0}, 1e-14);
+  expect_values(l2_normalize(x, 0), {1, 1, 0, 0}, 1e-14);
+  expect_values(l2_normalize(x), {0.6, 0.8, 0, 0}, 1e-14);  // all axes: norm 5
+  expect_values(l2_normalize(constant({3.f, 4.f}), -1), {0.6, 0.8}, 1e-6);
+  // epsilon bounds the divisor: sqrt(1e-12) = 1e-6 for tiny inputs.
+  expect_values(l2_normalize(constant({1e-9, 0.0}), 0), {1e-3, 0}, 1e-12);
+  expect_values(l2_normalize(constant({1e-9, 0.0}), 0, 1e-30), {1, 0}, 1e-12);
+  expect_meta(l2_normalize(zeros({0, 3}), 1), {0, 3}, DType::Float32);
+  EXPECT_ERROR(l2_normalize(constant({1, 2}), 0), InvalidArgumentError, "l2_normalize", "int32");
+  EXPECT_ERROR(l2_normalize(zeros({2}), 3), InvalidArgumentError, "l2_normalize", "axis");
+}
+
+// Strided views (a transpose) give the same results as their contiguous copies.
+TEST(NnNonContiguous, MatchesContiguous) {
+  random::set_seed(11);
+  Tensor base = random::normal({6, 5}, 0.0, 3.0, DType::Float64);
+  Tensor t = transpose(base);  // [5, 6], not contiguous
+  ASSERT_FALSE(t.is_contiguous());
+  Tensor c = t.contiguous();
+  auto same = [](const Tensor& a, const Tensor& b) { EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>()); };
+  same(softmax(t), softmax(c));
+  same(log_softmax(t, 0), log_softmax(c, 0));
+  same(sigmoid(t), sigmoid(c));
+  same(gelu(t, true), gelu(c, true));
+  same(softmax_cross_entropy_with_logits(softmax(c), t), softmax_cross_entropy_with_logits(softmax(c), c));
+  Tensor labels = transpose(constant({{0, 1, 2, 3, 4}}));  // [5, 1] view
+  Tensor flat = reshape(labels.contiguous(), {5});
+  same(sparse_softmax_cross_entropy_with_logits(flat, t), sparse_softmax_cross_entropy_with_logits(flat, c));
+  same(bias_add(t, constant({1.0, 2.0, 3.0, 4.0, 5.0, 6.0})), bias_add(c, constant({1.0, 2.0, 3.0, 4.0, 5.0, 6.0})));
+  same(l2_normalize(t, 1), l2_normalize(c, 1));
+}
+
+}  // namespace
+}  // namespace ef
