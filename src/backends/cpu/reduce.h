@@ -21,7 +21,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <vector>
+#include <memory>
 
 #include "backends/cpu/elementwise.h"
 
@@ -170,7 +170,8 @@ void reduce(const Tensor& in, const Dims& axes, Tensor& out) {
     });
     return;
   }
-  std::vector<Acc> partial(static_cast<size_t>(l.outputs * blocks));
+  // Not std::vector: vector<bool> packs bits, and threads write neighbouring entries.
+  std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(l.outputs * blocks)]);
   parallel_for(l.outputs * blocks, static_cast<double>(kReduceBlock) * kReduceElementNs, [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e; ++u) {
       const int64_t o = u / blocks, k = u % blocks;

@@ -222,6 +222,13 @@ TEST(ReduceAnyAll, Values) {
   expect_values(reduce_all(g, 0), {1, 0, 1, 1, 1, 1, 1, 1, 1, 1});
   expect_values(reduce_any(logical_not(g), 0), {0, 1, 0, 0, 0, 0, 0, 0, 0, 0});
   expect_values(reduce_all(g), {0});
+  // Long enough to be reduced in blocks, in parallel.
+  std::vector<int> flags(200000, 0);
+  flags[199999] = 1;
+  Tensor long_flags = cast(constant(flags, Shape{2, 100000}), DType::Bool);
+  expect_values(reduce_any(long_flags), {1});
+  expect_values(reduce_any(long_flags, 1), {0, 1});
+  expect_values(reduce_all(logical_not(long_flags), 1), {1, 0});
   EXPECT_ERROR(reduce_any(constant({1.f})), InvalidArgumentError, "reduce_any", "float32", "bool");
 }
 
