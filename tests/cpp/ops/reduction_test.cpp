@@ -158,6 +158,33 @@ TEST(ReduceSum, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(one_max, two_max);
 }
 
+TEST(ReduceSum, ManyRowsFewColumns) {
+  // Reducing the batch axis of a [batch, features] tensor: rows are split into pieces.
+  const int64_t rows = 50000, cols = 20;
+  std::vector<float> v(rows * cols);
+  std::vector<double> col(cols, 0);
+  std::vector<double> mx(cols, -1);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      float x = static_cast<float>((i * 13 + j * 7) % 17) - 8.f;
+      v[i * cols + j] = x;
+      col[j] += x;
+      mx[j] = std::max(mx[j], static_cast<double>(x) + (i == 777 && j == 3 ? 100 : 0));
+    }
+  v[777 * cols + 3] += 100.f;
+  col[3] += 100;
+  Tensor x = constant(v, Shape{rows, cols});
+  expect_values(reduce_sum(x, 0), col);
+  expect_values(reduce_max(x, 0), mx);
+  const int saved = num_threads();
+  set_num_threads(1);
+  std::vector<float> one = reduce_sum(x * 0.1f, 0).to_vector<float>();
+  set_num_threads(2);
+  std::vector<float> two = reduce_sum(x * 0.1f, 0).to_vector<float>();
+  set_num_threads(saved);
+  EXPECT_EQ(one, two);
+}
+
 TEST(ReduceProd, Values) {
   Tensor x = m23();
   expect_values(reduce_prod(x), {720});
