@@ -1,5 +1,6 @@
 #include "eagerflow/runtime/dispatch.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace ef {
@@ -47,52 +48,56 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   ctx.recorder = recorder;
 }
 
-}  // namespace
-
-Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
-              const CallSite& where) {
+// Infers the outputs of `call`, then builds or executes it into `outputs` (resized by
+// `size_outputs` once the output count is known) and records it.
+template <class SizeOutputs>
+void dispatch(const OpCall& call, SizeOutputs&& size_outputs) {
   Context& ctx = Context::current();
-  OpCall call{op, inputs, attrs};
-  try {
-    check_inputs(call, ctx.builder != nullptr);
-    OutputMetas metas;
-    op.infer(call, metas);
-    if (metas.size() != 1) fail<InternalError>(op.name, ": run_op called on an op with ", metas.size(), " outputs");
-    Tensor out;
-    if (ctx.builder) {
-      out = ctx.builder->build(call, metas).at(0);
-    } else {
-      run_kernel(call, metas, std::span<Tensor>(&out, 1));
-    }
-    if (ctx.recorder) ctx.recorder->record(call, std::span<const Tensor>(&out, 1));
-    return out;
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
+  check_inputs(call, ctx.builder != nullptr);
+  OutputMetas metas;
+  call.op.infer(call, metas);
+  std::span<Tensor> outputs = size_outputs(metas.size());
+  if (ctx.builder) {
+    std::vector<Tensor> built = ctx.builder->build(call, metas);
+    if (built.size() != outputs.size())
+      fail<InternalError>(call.op.name, ": the graph builder returned ", built.size(), " outputs, expected ",
+                          outputs.size());
+    std::move(built.begin(), built.end(), outputs.begin());
+  } else {
+    run_kernel(call, metas, outputs);
   }
+  if (ctx.recorder) ctx.recorder->record(call, outputs);
 }
 
-std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs,
-                                 const Attrs& attrs, const CallSite& where) {
-  Context& ctx = Context::current();
-  OpCall call{op, inputs, attrs};
+}  // namespace
+
+Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, const CallSite& where) {
+  Tensor out;
   try {
-    check_inputs(call, ctx.builder != nullptr);
-    OutputMetas metas;
-    op.infer(call, metas);
-    std::vector<Tensor> outs;
-    if (ctx.builder) {
-      outs = ctx.builder->build(call, metas);
-    } else {
-      outs.resize(metas.size());
-      run_kernel(call, metas, outs);
-    }
-    if (ctx.recorder) ctx.recorder->record(call, outs);
-    return outs;
+    dispatch(OpCall{op, inputs, attrs}, [&](size_t count) {
+      if (count != 1) fail<InternalError>(op.name, ": run_op called on an op with ", count, " outputs");
+      return std::span<Tensor>(&out, 1);
+    });
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
+  return out;
+}
+
+std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                                 const CallSite& where) {
+  std::vector<Tensor> outs;
+  try {
+    dispatch(OpCall{op, inputs, attrs}, [&](size_t count) {
+      outs.resize(count);
+      return std::span<Tensor>(outs);
+    });
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return outs;
 }
 
 }  // namespace ef

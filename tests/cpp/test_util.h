@@ -35,6 +35,17 @@ inline void expect_values(const Tensor& t, const std::vector<double>& expected, 
   }
 }
 
+// 0, 1, 2, ... in `shape` (row-major), of `dtype`.
+inline Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
+  return reshape(range(0, shape.num_elements(), 1, dtype), shape);
+}
+
+// An int64 tensor of `v` with `shape` (default: 1-D).
+inline Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
+  if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
+  return constant(v, shape);
+}
+
 // Expects `statement` to throw ErrorType whose message contains every one of `parts`.
 #define EXPECT_ERROR(statement, ErrorType, ...)                                           \
   do {                                                                                    \

@@ -6,10 +6,7 @@ namespace {
 
 using testing::expect_meta;
 using testing::expect_values;
-
-Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
-  return reshape(range(0, shape.num_elements(), 1, dtype), shape);
-}
+using testing::iota;
 
 TEST(ArrayGather, Axis0AndAxis1) {
   Tensor p = iota({3, 4});

@@ -7,10 +7,7 @@ namespace {
 
 using testing::expect_meta;
 using testing::expect_values;
-
-Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
-  return reshape(range(0, shape.num_elements(), 1, dtype), shape);
-}
+using testing::iota;
 
 TEST(ArrayReshape, Values) {
   Tensor x = iota({2, 3});

@@ -11,12 +11,7 @@ namespace {
 
 using ::ef::testing::expect_meta;
 using ::ef::testing::expect_values;
-
-// An int64 tensor of `v` (a vector of `shape`, default 1-D).
-Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
-  if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
-  return constant(v, shape);
-}
+using testing::i64;
 
 // The transposed view of the last two dimensions (non-contiguous, shares storage).
 Tensor swap_last(const Tensor& x) {

@@ -9,12 +9,7 @@ namespace {
 
 using ::ef::testing::expect_meta;
 using ::ef::testing::expect_values;
-
-// An int64 tensor of `v` (a vector of `shape`, default 1-D).
-Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
-  if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
-  return constant(v, shape);
-}
+using testing::i64;
 
 Tensor transposed_view(const Tensor& x) {
   return detail::make_view(x, Shape{x.shape()[1], x.shape()[0]}, Dims{1, x.shape()[1]}, 0);
