@@ -91,6 +91,41 @@ struct State {
       finding("creation op accepted the invalid shape " + shape.to_string());
     return result;
   }
+  // A list of 0-4 integer attributes (sizes, begins, multiples, ...).
+  std::vector<int64_t> ints() {
+    std::vector<int64_t> out(in.pick(5));
+    for (int64_t& v : out) v = in.integer();
+    return out;
+  }
+  // A permutation-like list of axes for a tensor of `rank` (sometimes the wrong length).
+  std::vector<int64_t> perm(int r) {
+    size_t n = static_cast<size_t>(r);
+    if (in.pick(8) == 0) n = in.pick(static_cast<size_t>(r) + 2);
+    std::vector<int64_t> out(n);
+    for (size_t i = 0; i < n; ++i) out[i] = in.flag() ? static_cast<int64_t>(i) : in.axis(r);
+    if (n > 1 && in.flag()) std::swap(out[0], out[n - 1]);
+    return out;
+  }
+  // An Axes argument: every axis, one axis, or a list.
+  ef::Axes axes(int r) {
+    switch (in.pick(3)) {
+      case 0: return ef::Axes();
+      case 1: return ef::Axes(in.axis(r));
+      default: return ef::Axes(in.axes(r));
+    }
+  }
+  // 0-3 tensors from the pool (for concat / stack).
+  std::vector<Tensor> tensors() {
+    std::vector<Tensor> out(in.pick(4));
+    for (Tensor& t : out) t = tensor();
+    return out;
+  }
+  std::string direction() {
+    static const char* kDirections[] = {"ASCENDING", "DESCENDING", "ascending", ""};
+    return kDirections[in.pick(4)];
+  }
+  // One of several outputs (all of which are checked first); undefined if there are none.
+  Tensor one_of(const std::vector<Tensor>& outputs, const char* op);
   // A shape argument for a creation op; huge valid ones are replaced by a small one.
   std::optional<Shape> shape_arg() {
     Shape s = in.shape();
@@ -156,6 +191,11 @@ void check_result(const Tensor& t, bool symbolic, const char* op) {
   if (n <= 4096) (void)t.to_string();
 }
 
+Tensor State::one_of(const std::vector<Tensor>& outputs, const char* op) {
+  for (const Tensor& t : outputs) check_result(t, symbolic, op);
+  return outputs.empty() ? Tensor() : outputs[in.pick(outputs.size())];
+}
+
 // ---- the op table: one line per op ----
 using OpFn = Tensor (*)(State&);
 struct FuzzOp {
@@ -191,6 +231,122 @@ const FuzzOp kOps[] = {
       const Tensor& t = s.tensor();
       if (s.in.flag()) return ef::constant(t.item<double>());
       return ef::constant(static_cast<bool>(t));
+    }),
+    // shapes and views
+    EF_FUZZ_OP("operator[]", return s.tensor()[s.in.integer()];),
+    EF_FUZZ_OP("contiguous", return s.tensor().contiguous();),
+    EF_FUZZ_OP("reshape", {
+      const Tensor& x = s.tensor();
+      Shape shape = s.in.shape();
+      return ef::reshape(x, shape);
+    }),
+    EF_FUZZ_OP("transpose", {
+      const Tensor& x = s.tensor();
+      if (s.in.flag()) return ef::transpose(x);
+      return ef::transpose(x, s.perm(x.rank()));
+    }),
+    EF_FUZZ_OP("expand_dims", {
+      const Tensor& x = s.tensor();
+      return ef::expand_dims(x, s.in.axis(x.rank() + 1));
+    }),
+    EF_FUZZ_OP("squeeze", {
+      const Tensor& x = s.tensor();
+      return ef::squeeze(x, s.axes(x.rank()));
+    }),
+    EF_FUZZ_OP("strided_slice", {
+      const Tensor& x = s.tensor();
+      std::vector<int64_t> begin = s.ints(), end = s.ints(), strides = s.ints();
+      ef::StridedSliceMasks m{s.in.byte(), s.in.byte(), s.in.pick(4) == 0 ? s.in.byte() : 0,
+                              s.in.pick(4) == 0 ? s.in.byte() : 0, s.in.pick(3) == 0 ? s.in.byte() : 0};
+      return ef::strided_slice(x, begin, end, strides, m);
+    }),
+    EF_FUZZ_OP("slice", {
+      const Tensor& x = s.tensor();
+      std::vector<int64_t> begin = s.ints(), size = s.ints();
+      return ef::slice(x, begin, size);
+    }),
+    EF_FUZZ_OP("broadcast_to", {
+      const Tensor& x = s.tensor();
+      auto shape = s.shape_arg();
+      return shape ? ef::broadcast_to(x, *shape) : Tensor();
+    }),
+    EF_FUZZ_UNARY(identity),
+    EF_FUZZ_OP("reverse", {
+      const Tensor& x = s.tensor();
+      return ef::reverse(x, s.axes(x.rank()));
+    }),
+    // joining, splitting, padding
+    EF_FUZZ_OP("concat", {
+      std::vector<Tensor> values = s.tensors();
+      return ef::concat(values, s.in.axis(values.empty() ? 1 : values[0].rank()));
+    }),
+    EF_FUZZ_OP("stack", {
+      std::vector<Tensor> values = s.tensors();
+      return ef::stack(values, s.in.axis(values.empty() ? 1 : values[0].rank() + 1));
+    }),
+    EF_FUZZ_OP("unstack", {
+      const Tensor& x = s.tensor();
+      return s.one_of(ef::unstack(x, s.in.axis(x.rank())), "unstack");
+    }),
+    EF_FUZZ_OP("split", {
+      const Tensor& x = s.tensor();
+      if (s.in.flag()) return s.one_of(ef::split(x, s.in.integer(), s.in.axis(x.rank())), "split");
+      std::vector<int64_t> sizes = s.ints();
+      return s.one_of(ef::split(x, sizes, s.in.axis(x.rank())), "split");
+    }),
+    EF_FUZZ_OP("tile", {
+      const Tensor& x = s.tensor();
+      return ef::tile(x, s.ints());
+    }),
+    EF_FUZZ_OP("pad", {
+      const Tensor& x = s.tensor();
+      std::vector<std::pair<int64_t, int64_t>> paddings(s.in.pick(4) == 0 ? s.in.pick(7) : x.rank());
+      for (auto& p : paddings) p = {s.in.integer(), s.in.integer()};
+      static const char* kModes[] = {"CONSTANT", "REFLECT", "SYMMETRIC", "constant", "WRAP"};
+      std::string mode = kModes[s.in.pick(5)];
+      return ef::pad(x, paddings, mode, s.operand());
+    }),
+    // indexing
+    EF_FUZZ_OP("gather", {
+      const Tensor& params = s.tensor();
+      const Tensor& indices = s.tensor();
+      return ef::gather(params, indices, s.in.axis(params.rank()), s.in.pick(4) == 0 ? s.in.integer() : 0);
+    }),
+    EF_FUZZ_OP("gather_nd", {
+      const Tensor& params = s.tensor();
+      const Tensor& indices = s.tensor();
+      return ef::gather_nd(params, indices, s.in.pick(4) == 0 ? s.in.integer() : 0);
+    }),
+    EF_FUZZ_OP("scatter_nd", {
+      const Tensor& indices = s.tensor();
+      const Tensor& updates = s.tensor();
+      auto shape = s.shape_arg();
+      return shape ? ef::scatter_nd(indices, updates, *shape) : Tensor();
+    }),
+    EF_FUZZ_OP("where3", {
+      const Tensor& condition = s.tensor();
+      return ef::where(condition, s.operand(), s.operand());
+    }),
+    EF_FUZZ_OP("where1", return ef::where(s.tensor());),
+    EF_FUZZ_OP("one_hot", {
+      const Tensor& indices = s.tensor();
+      int64_t depth = s.in.integer();
+      ef::TensorOrScalar on = s.operand(), off = s.operand();
+      return ef::one_hot(indices, depth, on, off, s.in.axis(indices.rank() + 1), s.in.dtype());
+    }),
+    // sorting
+    EF_FUZZ_OP("top_k", {
+      const Tensor& x = s.tensor();
+      ef::TopKResult r = ef::top_k(x, s.in.integer(), s.in.flag());
+      return s.one_of({r.values, r.indices}, "top_k");
+    }),
+    EF_FUZZ_OP("sort", {
+      const Tensor& x = s.tensor();
+      return ef::sort(x, s.in.axis(x.rank()), s.direction());
+    }),
+    EF_FUZZ_OP("argsort", {
+      const Tensor& x = s.tensor();
+      return ef::argsort(x, s.in.axis(x.rank()), s.direction());
     }),
     // creation
     EF_FUZZ_OP("fill", {
@@ -240,6 +396,31 @@ const FuzzOp kOps[] = {
     }),
 };
 
+// Runs one op call, turning every outcome other than a value or an ef::Error into a
+// finding. Returns nullopt when the op threw an ef::Error.
+std::optional<Tensor> guarded(const FuzzOp& op, State& state) {
+  try {
+    return op.run(state);
+  } catch (const ef::Error&) {
+    return std::nullopt;  // rejected cleanly: the expected outcome for bad arguments
+  } catch (const std::exception& e) {
+    finding(std::string(op.name) + " threw a non-ef exception: " + e.what());
+  } catch (...) {
+    finding(std::string(op.name) + " threw a non-std exception");
+  }
+}
+
+// Eager results must agree with what shape inference alone predicted.
+void check_against_inference(const Tensor& eager, const Tensor& inferred, const char* op) {
+  if (!inferred.defined() || !inferred.is_symbolic()) return;
+  bool same = eager.dtype() == inferred.dtype() && eager.rank() == inferred.rank();
+  for (int i = 0; same && i < eager.rank(); ++i)
+    same = inferred.shape()[i] == ef::kUnknownDim || inferred.shape()[i] == eager.shape()[i];
+  if (!same)
+    finding(std::string(op) + ": eager result " + eager.to_string() + " differs from inference " +
+            inferred.to_string());
+}
+
 }  // namespace
 }  // namespace ef_fuzz
 
@@ -261,18 +442,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int step = 0; step < kMaxSteps && !in.empty(); ++step) {
     const FuzzOp& op = kOps[in.u16() % std::size(kOps)];
     size_t slot = in.pick(kPoolSize);
-    try {
-      Tensor out = op.run(state);
-      if (!out.defined()) continue;  // skipped: an argument would have been huge
-      check_result(out, state.symbolic, op.name);
-      state.pool[slot] = out;
-    } catch (const ef::Error&) {
-      // Rejected cleanly: the expected outcome for bad arguments.
-    } catch (const std::exception& e) {
-      finding(std::string(op.name) + " threw a non-ef exception: " + e.what());
-    } catch (...) {
-      finding(std::string(op.name) + " threw a non-std exception");
+    // Eagerly, first run the call through inference alone (same bytes, so the same
+    // arguments): it bounds the output size before anything is allocated, and the
+    // eager result must match it.
+    std::optional<Tensor> inferred;
+    if (!state.symbolic) {
+      FuzzInput saved = in;
+      {
+        ef::InferenceOnlyBuilder dry;
+        ef::BuildScope dry_scope(&dry);
+        inferred = guarded(op, state);
+      }
+      in = saved;
+      if (inferred && inferred->defined() && inferred->num_elements() > kMaxElements) continue;
     }
+    std::optional<Tensor> out = guarded(op, state);
+    if (!out || !out->defined()) continue;  // an ef::Error, or skipped: an argument would be huge
+    check_result(*out, state.symbolic, op.name);
+    if (inferred) check_against_inference(*out, *inferred, op.name);
+    state.pool[slot] = *out;
   }
   return 0;
 }
