@@ -1,5 +1,7 @@
 #include "eagerflow/runtime/dispatch.h"
 
+#include <utility>
+
 namespace ef {
 namespace {
 
@@ -27,7 +29,22 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   if (!call.op.traits.view)
     for (size_t i = 0; i < outputs.size(); ++i)
       outputs[i] = detail::empty_tensor(metas[i].dtype, metas[i].shape, device, call.op.name);
-  kernel(call, outputs);
+  // Note [kernels are below the tape]: a kernel that calls public ops (say, to make an
+  // input contiguous) is an implementation detail of its op; a tape records the op,
+  // never what its kernel did inside.
+  Context& ctx = Context::current();
+  if (!ctx.recorder) [[likely]] {
+    kernel(call, outputs);
+    return;
+  }
+  OpRecorder* recorder = std::exchange(ctx.recorder, nullptr);
+  try {
+    kernel(call, outputs);
+  } catch (...) {
+    ctx.recorder = recorder;
+    throw;
+  }
+  ctx.recorder = recorder;
 }
 
 }  // namespace

@@ -1,6 +1,81 @@
+// Linear algebra: matrix products, tensor contractions and norms.
+//
+//   ef::Tensor c = ef::matmul(a, b);                  // [..., m, k] x [..., k, n] -> [..., m, n]
+//   ef::Tensor g = ef::matmul(x, x, true, false);     // x^T x, without copying x
+//   ef::Tensor d = ef::tensordot(a, b, 1);            // contracts a's last axis with b's first
+//   ef::Tensor n = ef::linalg::norm(v, 1, -1);        // L1 norm over the last axis
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/scalar.h"
 
-namespace ef {}  // namespace ef
+namespace ef {
+
+// Matrix product of the last two dimensions of `a` and `b` (rank >= 2 each), after
+// transposing them when `transpose_a` / `transpose_b`; the leading (batch) dimensions
+// broadcast as in NumPy. float32/float64 (OpenBLAS), int32/int64 (wrapping). Throws
+// InvalidArgumentError for rank < 2, mismatched inner or batch dimensions, different
+// dtypes, or bool inputs. K = 0 gives zeros.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false,
+              CallSite where = CallSite::current());
+
+// Which axes tensordot contracts: a count N (a's last N with b's first N, in order) or
+// two equally long lists of axes (negative counts from the end).
+class TensordotAxes {
+ public:
+  TensordotAxes(int64_t n) : count_(n) {}  // NOLINT: implicit by design
+  TensordotAxes(int n) : count_(n) {}      // NOLINT
+  TensordotAxes(std::vector<int64_t> a_axes, std::vector<int64_t> b_axes)
+      : a_(std::move(a_axes)), b_(std::move(b_axes)), is_count_(false) {}
+  bool is_count() const { return is_count_; }
+  int64_t count() const { return count_; }
+  const std::vector<int64_t>& a_axes() const { return a_; }
+  const std::vector<int64_t>& b_axes() const { return b_; }
+
+ private:
+  int64_t count_ = 0;
+  std::vector<int64_t> a_, b_;
+  bool is_count_ = true;
+};
+
+// Sum of products of `a` and `b` over the contracted axes (as tf.tensordot); the result
+// has a's free axes then b's. Throws InvalidArgumentError for mismatched contracted
+// sizes, a bad count, repeated or out-of-range axes, or different dtypes.
+Tensor tensordot(const Tensor& a, const Tensor& b, const TensordotAxes& axes,
+                 CallSite where = CallSite::current());
+
+namespace linalg {
+
+// The `ord` of a norm: "euclidean" / "fro", or a number p > 0 (1, 2, infinity, ...).
+class NormOrd {
+ public:
+  NormOrd(const char* name) : name_(name) {}       // NOLINT: implicit by design
+  NormOrd(std::string name) : name_(std::move(name)) {}  // NOLINT
+  NormOrd(double p) : p_(p), is_name_(false) {}    // NOLINT
+  NormOrd(int p) : p_(p), is_name_(false) {}       // NOLINT
+  bool is_name() const { return is_name_; }
+  const std::string& name() const { return name_; }
+  double p() const { return p_; }
+
+ private:
+  std::string name_;
+  double p_ = 2;
+  bool is_name_ = true;
+};
+
+// Norm of a float tensor (as tf.norm). `axis` = every axis or one axis: a vector norm
+// ("euclidean", p > 0, or infinity = max |x|). Two axes: a matrix norm ("euclidean" and
+// "fro" = Frobenius, 1 = max column sum, infinity = max row sum; 2 needs an SVD and
+// throws UnimplementedError). Other ords, more axes or integer inputs throw
+// InvalidArgumentError.
+Tensor norm(const Tensor& x, const NormOrd& ord = "euclidean", const Axes& axis = {}, bool keepdims = false,
+            CallSite where = CallSite::current());
+
+}  // namespace linalg
+}  // namespace ef

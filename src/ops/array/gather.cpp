@@ -102,15 +102,18 @@ void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i] < 0 || idx[i] >= N) bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], N, ps);
   if (outputs[0].num_elements() == 0) return;
-  const size_t bytes = static_cast<size_t>(I) * size_of(params.dtype());
-  const char* src = static_cast<const char*>(params.raw_data());
-  char* dst = static_cast<char*>(outputs[0].impl()->storage->data());
-  parallel_for(B * O * K, static_cast<double>(I) * detail::kCopyElementNs + 1, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t k = r % K, bo = r / K, b = bo / O;
-      int64_t row = bo * N + idx[static_cast<size_t>(b * K + k)];
-      std::memcpy(dst + r * bytes, src + row * bytes, bytes);
-    }
+  detail::dispatch_word(params.dtype(), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    const W* src = static_cast<const W*>(params.raw_data());
+    W* dst = static_cast<W*>(outputs[0].impl()->storage->data());
+    parallel_for(B * O * K, static_cast<double>(I) * detail::kCopyElementNs + 1, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t k = r % K, bo = r / K, b = bo / O;
+        int64_t row = bo * N + idx[static_cast<size_t>(b * K + k)];
+        if (I == 1) dst[r] = src[row];  // the common 1-D case: no memcpy call per element
+        else std::memcpy(dst + r * I, src + row * I, static_cast<size_t>(I) * sizeof(W));
+      }
+    });
   });
 }
 

@@ -111,6 +111,8 @@ void reshape_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(dense, shape, contiguous_strides(shape), dense.impl()->offset);
 }
 
+// A view op whose output aliases its input whenever the strides allow; otherwise the
+// kernel hands back a fresh contiguous copy (never a write into an existing buffer).
 const OpDef& kReshape = define_op({
     .name = "reshape",
     .attr_names = {"shape"},

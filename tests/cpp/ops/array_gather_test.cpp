@@ -43,6 +43,22 @@ TEST(ArrayGather, BatchDimsAndEmpty) {
   expect_meta(gather(zeros({2, 0}), constant({1, 1, 0})), {3, 0}, DType::Float32);
 }
 
+TEST(ArrayGather, LargeParallel) {
+  Tensor p = iota({1000, 64}, DType::Int64);
+  std::vector<int64_t> idx(5000);
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>((i * 7919) % 1000);
+  Tensor g = gather(p, constant(idx, {5000}));
+  expect_meta(g, {5000, 64}, DType::Int64);
+  std::vector<int64_t> v = g.to_vector<int64_t>();
+  for (size_t i = 0; i < idx.size(); i += 37)
+    for (size_t j = 0; j < 64; j += 13) EXPECT_EQ(v[i * 64 + j], idx[i] * 64 + static_cast<int64_t>(j));
+  Tensor col = gather(p, constant(idx, {5000}), 0);
+  Tensor flat = gather(reshape(p, {-1}), constant(idx, {5000}));
+  std::vector<int64_t> f = flat.to_vector<int64_t>();
+  for (size_t i = 0; i < idx.size(); i += 11) EXPECT_EQ(f[i], idx[i]);
+  expect_meta(col, {5000, 64}, DType::Int64);
+}
+
 TEST(ArrayGather, Errors) {
   Tensor p = iota({3, 4});
   EXPECT_ERROR(gather(p, constant({0, 3})), InvalidArgumentError, "gather", "indices[1] = 3", "[0, 3)");

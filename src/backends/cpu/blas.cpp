@@ -1,0 +1,73 @@
+#include "backends/cpu/blas.h"
+
+#include <cblas.h>
+
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "backends/cpu/elementwise.h"
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace ef::cpu {
+namespace {
+
+// Note [one thread pool]: done lazily, before the first GEMM.
+void init_blas_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+int to_blas_int(int64_t v) { return static_cast<int>(v); }
+
+}  // namespace
+
+bool blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, BlasMatrix& out) {
+  // The stride of a size-1 dimension never matters.
+  const bool one_row = rows <= 1, one_col = cols <= 1;
+  // Row-major: unit column stride, rows at least `cols` apart.
+  if ((one_col || col_stride == 1) && (one_row || row_stride >= std::max<int64_t>(cols, 1))) {
+    out.trans = false;
+    out.ld = one_row ? std::max<int64_t>(cols, 1) : row_stride;
+    if (out.ld <= INT_MAX) return true;
+  }
+  // Column-major, i.e. the row-major transpose: unit row stride, columns at least `rows` apart.
+  if ((one_row || row_stride == 1) && (one_col || col_stride >= std::max<int64_t>(rows, 1))) {
+    out.trans = true;
+    out.ld = one_col ? std::max<int64_t>(rows, 1) : col_stride;
+    if (out.ld <= INT_MAX) return true;
+  }
+  return false;
+}
+
+void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const float* pa,
+          const float* pb, float* pc, int64_t ldc) {
+  init_blas_threads();
+  cblas_sgemm(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans, b.trans ? CblasTrans : CblasNoTrans,
+              to_blas_int(m), to_blas_int(n), to_blas_int(k), 1.0f, pa, to_blas_int(a.ld), pb, to_blas_int(b.ld),
+              0.0f, pc, to_blas_int(ldc));
+}
+
+void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const double* pa,
+          const double* pb, double* pc, int64_t ldc) {
+  init_blas_threads();
+  cblas_dgemm(CblasRowMajor, a.trans ? CblasTrans : CblasNoTrans, b.trans ? CblasTrans : CblasNoTrans,
+              to_blas_int(m), to_blas_int(n), to_blas_int(k), 1.0, pa, to_blas_int(a.ld), pb, to_blas_int(b.ld),
+              0.0, pc, to_blas_int(ldc));
+}
+
+Tensor contiguous_copy(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = detail::empty_tensor(t.dtype(), t.shape(), t.device(), "contiguous");
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    struct Identity {
+      T operator()(T v) const { return v; }
+    };
+    run_unary<Identity, T>(Identity{}, t, out, kCheapElementNs);
+  });
+  return out;
+}
+
+}  // namespace ef::cpu

@@ -1,0 +1,217 @@
+// matmul: 2-D and batched matrix products with NumPy-broadcast batch dimensions.
+//
+// Float32/float64 go to OpenBLAS. Strided inputs whose last two dimensions BLAS can
+// read (a transposed view has unit stride in one of them) are passed with a transpose
+// flag and leading dimension instead of being copied. Work is split over (batch entry,
+// output row) across ef::parallel_for, each piece one single-threaded GEMM
+// (Note [one thread pool] in backends/cpu/blas.h). Integers use a blocked loop.
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "backends/cpu/blas.h"
+#include "eagerflow/ops/linalg.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+using namespace cpu;
+
+enum MatMulAttr { kTransposeA, kTransposeB };
+
+// Broadcasts two batch-dimension lists (unknown dimensions allowed); false when a
+// definite mismatch rules it out.
+bool broadcast_batch(const Shape& a, const Shape& b, Dims& out) {
+  const int ra = a.rank() - 2, rb = b.rank() - 2, r = std::max(ra, rb);
+  for (int i = 0; i < r; ++i) {
+    int64_t da = i - (r - ra) >= 0 ? a[i - (r - ra)] : 1;
+    int64_t db = i - (r - rb) >= 0 ? b[i - (r - rb)] : 1;
+    if (da == db || db == 1) out.push_back(da);
+    else if (da == 1) out.push_back(db);
+    else if (da == kUnknownDim) out.push_back(db);
+    else if (db == kUnknownDim) out.push_back(da);
+    else return false;
+  }
+  return true;
+}
+
+void infer_matmul(const OpCall& call, OutputMetas& out) {
+  const Tensor& a = call.inputs[0];
+  const Tensor& b = call.inputs[1];
+  const bool ta = call.attrs.get_bool(kTransposeA), tb = call.attrs.get_bool(kTransposeB);
+  detail::check_dtype(call, a.dtype(), kNumericTypes, "a");
+  detail::check_same_dtype(call, 0, 1, "a", "b");
+  if (a.rank() < 2 || b.rank() < 2)
+    fail(call.op.name, ": both arguments must have rank >= 2 (matrices, or batches of them), got a with shape ",
+         a.shape(), " and b with shape ", b.shape());
+  const Shape &sa = a.shape(), &sb = b.shape();
+  const int ra = sa.rank(), rb = sb.rank();
+  int64_t m = ta ? sa[ra - 1] : sa[ra - 2], ka = ta ? sa[ra - 2] : sa[ra - 1];
+  int64_t kb = tb ? sb[rb - 1] : sb[rb - 2], n = tb ? sb[rb - 2] : sb[rb - 1];
+  if (ka != kb && ka != kUnknownDim && kb != kUnknownDim)
+    fail(call.op.name, ": inner dimensions do not match: a has shape ", sa, " (transpose_a=", ta ? "true" : "false",
+         ") and b has shape ", sb, " (transpose_b=", tb ? "true" : "false", "), contracting ", ka, " with ", kb);
+  Dims dims;
+  if (!broadcast_batch(sa, sb, dims))
+    fail(call.op.name, ": the batch dimensions of a (shape ", sa, ") and b (shape ", sb,
+         ") cannot be broadcast together");
+  dims.push_back(m);
+  dims.push_back(n);
+  Shape shape(std::move(dims));
+  validate_shape(shape, call.op.name, "output", size_of(a.dtype()), true);
+  out.add(a.dtype(), std::move(shape));
+}
+
+// One operand as the kernel sees it: the logical (after the transpose flag) matrix
+// strides, and per-batch-dimension strides aligned with the output's batch dims.
+struct Operand {
+  const void* data = nullptr;
+  int64_t row_stride = 0, col_stride = 0;
+  int64_t batch_strides[kMaxRank] = {};
+};
+
+Operand make_operand(const Tensor& t, bool transpose, const Shape& out_shape) {
+  const TensorImpl& impl = *t.impl();
+  const int r = impl.shape.rank(), batch = out_shape.rank() - 2, offset = batch - (r - 2);
+  Operand op;
+  op.data = static_cast<const char*>(impl.storage->data()) + impl.offset * static_cast<int64_t>(size_of(impl.dtype));
+  op.row_stride = impl.strides[transpose ? r - 1 : r - 2];
+  op.col_stride = impl.strides[transpose ? r - 2 : r - 1];
+  for (int i = 0; i < batch; ++i) {
+    int j = i - offset;
+    op.batch_strides[i] = (j < 0 || impl.shape[j] == 1) ? 0 : impl.strides[j];
+  }
+  return op;
+}
+
+// Offset (in elements) of batch entry `index` of an operand.
+int64_t batch_offset(const Operand& op, const Shape& out_shape, int64_t index) {
+  int64_t off = 0;
+  for (int i = out_shape.rank() - 3; i >= 0; --i) {
+    off += (index % out_shape[i]) * op.batch_strides[i];
+    index /= out_shape[i];
+  }
+  return off;
+}
+
+// C rows [i0, i1) of one batch entry, for integers: blocked over k and j so a block of
+// B stays in cache while rows of A stream past. Arithmetic wraps (unsigned).
+template <class T>
+void int_matmul_rows(const T* a, int64_t as_r, int64_t as_c, const T* b, int64_t bs_r, int64_t bs_c, T* c,
+                     int64_t i0, int64_t i1, int64_t n, int64_t k) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int64_t kBlockK = 128, kBlockN = 512;
+  U acc[kBlockN];
+  for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
+    const int64_t w = std::min(kBlockN, n - j0);
+    for (int64_t i = i0; i < i1; ++i) {
+      std::fill(acc, acc + w, U(0));
+      for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
+        for (int64_t p = k0; p < std::min(k, k0 + kBlockK); ++p) {
+          const U av = static_cast<U>(a[i * as_r + p * as_c]);
+          const T* brow = b + p * bs_r + j0 * bs_c;
+          if (bs_c == 1) {
+#pragma omp simd
+            for (int64_t j = 0; j < w; ++j) acc[j] += av * static_cast<U>(brow[j]);
+          } else {
+            for (int64_t j = 0; j < w; ++j) acc[j] += av * static_cast<U>(brow[j * bs_c]);
+          }
+        }
+      }
+      for (int64_t j = 0; j < w; ++j) c[i * n + j0 + j] = static_cast<T>(acc[j]);
+    }
+  }
+}
+
+template <class T>
+void matmul_typed(const OpCall& call, Tensor& out) {
+  const bool ta = call.attrs.get_bool(kTransposeA), tb = call.attrs.get_bool(kTransposeB);
+  const Shape& os = out.shape();
+  const int r = os.rank();
+  const int64_t m = os[r - 2], n = os[r - 1];
+  const Tensor& a_in = call.inputs[0];
+  const int64_t k = ta ? a_in.shape()[a_in.rank() - 2] : a_in.shape()[a_in.rank() - 1];
+  T* c = typed_output<T>(out);
+  const int64_t total = out.num_elements();
+  if (total == 0) return;
+  if (k == 0) {  // an empty sum: zeros
+    std::fill(c, c + total, T(0));
+    return;
+  }
+  const int64_t batches = total / (m * n);
+  Tensor a = a_in, b = call.inputs[1];
+  constexpr bool kBlas = std::is_floating_point_v<T>;
+  BlasMatrix la, lb;
+  Operand pa = make_operand(a, ta, os), pb = make_operand(b, tb, os);
+  if constexpr (kBlas) {
+    // Inputs BLAS cannot read as they are get one contiguous copy.
+    if (!blas_layout(m, k, pa.row_stride, pa.col_stride, la)) {
+      a = contiguous_copy(a);
+      pa = make_operand(a, ta, os);
+      blas_layout(m, k, pa.row_stride, pa.col_stride, la);
+    }
+    if (!blas_layout(k, n, pb.row_stride, pb.col_stride, lb)) {
+      b = contiguous_copy(b);
+      pb = make_operand(b, tb, os);
+      blas_layout(k, n, pb.row_stride, pb.col_stride, lb);
+    }
+    if (n > INT_MAX || k > INT_MAX)
+      fail<ResourceExhaustedError>(call.op.name, ": dimensions too large for BLAS (n = ", n, ", k = ", k, ")");
+  }
+  const T* a_data = static_cast<const T*>(pa.data);
+  const T* b_data = static_cast<const T*>(pb.data);
+  if constexpr (kBlas) {
+    // Few output rows (a vector times a matrix): split the columns instead.
+    if (batches * m < 8 && n >= 512) {
+      const double ns_per_col = static_cast<double>(m) * static_cast<double>(k) * 0.04;
+      for (int64_t bi = 0; bi < batches; ++bi) {
+        const T* ab = a_data + batch_offset(pa, os, bi);
+        const T* bb = b_data + batch_offset(pb, os, bi);
+        T* cb = c + bi * m * n;
+        parallel_for(n, ns_per_col, [&](int64_t j0, int64_t j1) {
+          gemm(la, lb, m, j1 - j0, k, ab, bb + j0 * pb.col_stride, cb + j0, n);
+        });
+      }
+      return;
+    }
+  }
+  // Rows of every batch entry form one index space [0, batches * m), split across
+  // threads; a chunk runs one GEMM per batch entry it touches.
+  const double ns_per_row = static_cast<double>(n) * static_cast<double>(k) * (kBlas ? 0.04 : 0.6);
+  parallel_for(batches * m, ns_per_row, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end;) {
+      const int64_t bi = row / m, i0 = row % m, i1 = std::min(m, i0 + (end - row));
+      const T* ab = a_data + batch_offset(pa, os, bi);
+      const T* bb = b_data + batch_offset(pb, os, bi);
+      T* cb = c + bi * m * n;
+      if constexpr (kBlas) {
+        for (int64_t s = i0; s < i1; s += INT_MAX)  // BLAS takes int sizes
+          gemm(la, lb, std::min<int64_t>(INT_MAX, i1 - s), n, k, ab + s * pa.row_stride, bb, cb + s * n, n);
+      } else {
+        int_matmul_rows<T>(ab, pa.row_stride, pa.col_stride, bb, pb.row_stride, pb.col_stride, cb, i0, i1, n, k);
+      }
+      row += i1 - i0;
+    }
+  });
+}
+
+void matmul_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  dispatch_in<kNumericTypes>(outputs[0].dtype(), call.op.name,
+                             [&](auto tag) { matmul_typed<typename decltype(tag)::type>(call, outputs[0]); });
+}
+
+const OpDef& kMatMul = define_op({
+    .name = "matmul",
+    .attr_names = {"transpose_a", "transpose_b"},
+    .infer = infer_matmul,
+    .kernels = {matmul_cpu},
+});
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b, CallSite where) {
+  return run_op(kMatMul, {a, b}, {transpose_a, transpose_b}, where);
+}
+
+}  // namespace ef

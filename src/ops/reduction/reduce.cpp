@@ -1,0 +1,226 @@
+// reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_any, reduce_all. Each op is
+// one Reducer (identity, vectorized row and column steps, merge); the driver in
+// src/backends/cpu/reduce.h does strides, fast paths, blocking and threads.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "backends/cpu/reduce.h"
+#include "eagerflow/ops/reduction.h"
+#include "ops/op_helpers.h"
+#include "ops/reduction/axes_util.h"
+
+namespace ef {
+namespace {
+
+using namespace cpu;
+
+enum ReduceAttr { kAxis, kKeepDims };
+
+// Float sums and products accumulate in float64 (a float32 sum of 1e7 ones is exact);
+// integers accumulate in the unsigned type, so overflow wraps instead of being UB.
+template <class T, bool = std::is_floating_point_v<T>>
+struct WideOf { using type = double; };
+template <class T>
+struct WideOf<T, false> { using type = std::make_unsigned_t<T>; };
+template <class T>
+using Wide = typename WideOf<T>::type;
+
+template <class T>
+struct SumR {
+  using Acc = Wide<T>;
+  static Acc identity() { return 0; }
+  static Acc row(const T* p, int64_t n, int64_t s) {
+    Acc acc = 0;
+    if (s == 1) {
+#pragma omp simd reduction(+ : acc)
+      for (int64_t i = 0; i < n; ++i) acc += static_cast<Acc>(p[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) acc += static_cast<Acc>(p[i * s]);
+    }
+    return acc;
+  }
+  static Acc merge(Acc a, Acc b) { return a + b; }
+  static void columns(Acc* __restrict acc, const T* __restrict p, int64_t n) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(p[j]);
+  }
+  static T finish(Acc a) { return static_cast<T>(a); }
+};
+
+template <class T>
+struct ProdR {
+  using Acc = Wide<T>;
+  static Acc identity() { return 1; }
+  static Acc row(const T* p, int64_t n, int64_t s) {
+    Acc acc = 1;
+    if (s == 1) {
+#pragma omp simd reduction(* : acc)
+      for (int64_t i = 0; i < n; ++i) acc *= static_cast<Acc>(p[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) acc *= static_cast<Acc>(p[i * s]);
+    }
+    return acc;
+  }
+  static Acc merge(Acc a, Acc b) { return a * b; }
+  static void columns(Acc* __restrict acc, const T* __restrict p, int64_t n) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] *= static_cast<Acc>(p[j]);
+  }
+  static T finish(Acc a) { return static_cast<T>(a); }
+};
+
+// Maximum (IsMax) or minimum. NaN propagates: a NaN anywhere makes the result NaN.
+template <class T, bool IsMax>
+struct ExtremeR {
+  using Acc = T;
+  static T identity() {
+    if constexpr (std::is_floating_point_v<T>)
+      return IsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else return IsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+  }
+  // b replaces a when it is more extreme or NaN; a NaN in a is never replaced.
+  static T merge(T a, T b) {
+    bool better = IsMax ? b > a : b < a;
+    if constexpr (std::is_floating_point_v<T>) better = better || b != b;
+    return better ? b : a;
+  }
+  static T row(const T* p, int64_t n, int64_t s) {
+    if (s != 1) {
+      T m = identity();
+      for (int64_t i = 0; i < n; ++i) m = merge(m, p[i * s]);
+      return m;
+    }
+    // Vectorized: a plain max/min reduction plus a separate NaN flag.
+    T m = identity();
+    int nan = 0;
+    if constexpr (IsMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+      for (int64_t i = 0; i < n; ++i) {
+        m = p[i] > m ? p[i] : m;
+        nan |= p[i] != p[i];
+      }
+    } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+      for (int64_t i = 0; i < n; ++i) {
+        m = p[i] < m ? p[i] : m;
+        nan |= p[i] != p[i];
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>)
+      if (nan) return std::numeric_limits<T>::quiet_NaN();
+    return m;
+  }
+  static void columns(T* __restrict acc, const T* __restrict p, int64_t n) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] = merge(acc[j], p[j]);
+  }
+  static T finish(T a) { return a; }
+};
+
+template <class T, bool IsAny>
+struct LogicalR {
+  using Acc = bool;
+  static bool identity() { return !IsAny; }
+  static bool row(const T* p, int64_t n, int64_t s) {
+    int acc = !IsAny;
+    if constexpr (IsAny) {
+#pragma omp simd reduction(| : acc)
+      for (int64_t i = 0; i < n; ++i) acc |= static_cast<int>(p[i * s]);
+    } else {
+#pragma omp simd reduction(& : acc)
+      for (int64_t i = 0; i < n; ++i) acc &= static_cast<int>(p[i * s]);
+    }
+    return acc != 0;
+  }
+  static bool merge(bool a, bool b) { return IsAny ? (a || b) : (a && b); }
+  static void columns(bool* __restrict acc, const T* __restrict p, int64_t n) {
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) acc[j] = IsAny ? (acc[j] || p[j]) : (acc[j] && p[j]);
+  }
+  static T finish(bool a) { return a; }
+};
+
+// Inference shared by every reduction. NonEmpty: the reduction has no identity for
+// integers (max/min), so reducing an empty axis of an integer tensor is an error.
+template <DTypeSet Set, bool NonEmpty = false>
+void infer_reduce(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  detail::check_dtype(call, x.dtype(), Set, "input_tensor");
+  const Dims& attr = call.attrs.get_ints(kAxis);
+  Dims axes = detail::checked_reduction_axes(std::span<const int64_t>(attr.data(), attr.size()), x.rank(),
+                                             call.op.name);
+  Shape shape = detail::reduced_shape(x.shape(), axes, call.attrs.get_bool(kKeepDims));
+  if (NonEmpty && is_integer(x.dtype()) && shape.num_elements() != 0) {
+    for (int64_t a : axes)
+      if (x.shape()[static_cast<int>(a)] == 0)
+        fail(call.op.name, ": cannot reduce the empty axis ", a, " of an integer tensor of shape ", x.shape(),
+             " (dtype ", x.dtype(), "): the result has no identity value");
+  }
+  out.add(x.dtype(), std::move(shape));
+}
+
+template <template <class> class R, DTypeSet Set>
+void reduce_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  const Dims& attr = call.attrs.get_ints(kAxis);
+  Dims axes = normalize_axes(std::span<const int64_t>(attr.data(), attr.size()), x.rank(), call.op.name, false);
+  dispatch_in<Set>(x.dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cpu::reduce<R<T>, T>(x, axes, outputs[0]);
+  });
+}
+
+template <class T> using MaxR = ExtremeR<T, true>;
+template <class T> using MinR = ExtremeR<T, false>;
+template <class T> using AnyR = LogicalR<T, true>;
+template <class T> using AllR = LogicalR<T, false>;
+
+template <template <class> class R, DTypeSet Set, bool NonEmpty = false>
+OpDef reduction_op(std::string_view name) {
+  OpDef def;
+  def.name = name;
+  def.attr_names = {"axis", "keepdims"};
+  def.infer = infer_reduce<Set, NonEmpty>;
+  def.kernels[static_cast<int>(DeviceType::CPU)] = reduce_kernel<R, Set>;
+  def.traits.reduction = true;
+  return def;
+}
+
+const OpDef& kReduceSum = define_op(reduction_op<SumR, kNumericTypes>("reduce_sum"));
+const OpDef& kReduceProd = define_op(reduction_op<ProdR, kNumericTypes>("reduce_prod"));
+const OpDef& kReduceMax = define_op(reduction_op<MaxR, kNumericTypes, true>("reduce_max"));
+const OpDef& kReduceMin = define_op(reduction_op<MinR, kNumericTypes, true>("reduce_min"));
+OpDef bool_output(OpDef def) {
+  def.not_differentiable = "its input and output are bool";
+  return def;
+}
+const OpDef& kReduceAny = define_op(bool_output(reduction_op<AnyR, kBoolType>("reduce_any")));
+const OpDef& kReduceAll = define_op(bool_output(reduction_op<AllR, kBoolType>("reduce_all")));
+
+Tensor run_reduction(const OpDef& op, const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_op(op, {x}, {detail::reduction_axes_attr(x, axis), keepdims}, where);
+}
+
+}  // namespace
+
+Tensor reduce_sum(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceSum, x, axis, keepdims, where);
+}
+Tensor reduce_prod(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceProd, x, axis, keepdims, where);
+}
+Tensor reduce_max(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceMax, x, axis, keepdims, where);
+}
+Tensor reduce_min(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceMin, x, axis, keepdims, where);
+}
+Tensor reduce_any(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceAny, x, axis, keepdims, where);
+}
+Tensor reduce_all(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  return run_reduction(kReduceAll, x, axis, keepdims, where);
+}
+
+}  // namespace ef

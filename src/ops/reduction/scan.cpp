@@ -1,0 +1,150 @@
+// cumsum / cumprod: inclusive or exclusive scans along one axis, forwards or reversed.
+//
+// The input is seen as [outer, n, inner] around the scanned axis. With a contiguous
+// input and inner > 1, whole inner rows are accumulated at once (vectorized);
+// otherwise each line along the axis is scanned on its own, following the strides.
+#include <type_traits>
+#include <vector>
+
+#include "eagerflow/ops/reduction.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+using namespace cpu;
+
+enum ScanAttr { kAxis, kExclusive, kReverse };
+
+// Float32 accumulates in float64; integers wrap (unsigned arithmetic).
+template <class T, bool = std::is_floating_point_v<T>>
+struct ScanAccOf { using type = double; };
+template <class T>
+struct ScanAccOf<T, false> { using type = std::make_unsigned_t<T>; };
+template <class T>
+using ScanAcc = typename ScanAccOf<T>::type;
+
+struct SumOp {
+  static constexpr int kIdentity = 0;
+  template <class A> static A apply(A a, A b) { return a + b; }
+};
+struct ProdOp {
+  static constexpr int kIdentity = 1;
+  template <class A> static A apply(A a, A b) { return a * b; }
+};
+
+void infer_scan(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  detail::check_dtype(call, x.dtype(), kNumericTypes, "x");
+  if (x.rank() == 0) fail(call.op.name, ": argument 'x' is a scalar (shape []); it needs an axis to scan along");
+  normalize_axis(call.attrs.get_int(kAxis), x.rank(), call.op.name);
+  out.add(x.dtype(), x.shape());
+}
+
+template <class Op>
+void scan_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Tensor& out = outputs[0];
+  const TensorImpl& in = *x.impl();
+  const int axis = normalize_axis(call.attrs.get_int(kAxis), x.rank(), call.op.name);
+  const bool exclusive = call.attrs.get_bool(kExclusive), reverse = call.attrs.get_bool(kReverse);
+  const int64_t n = in.shape[axis];
+  if (out.num_elements() == 0) return;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= in.shape[i];
+  for (int i = axis + 1; i < in.shape.rank(); ++i) inner *= in.shape[i];
+
+  dispatch_in<kNumericTypes>(x.dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = ScanAcc<T>;
+    const T* src = typed_data<T>(x);
+    T* dst = typed_output<T>(out);
+    // Position k of the scan visits index (reverse ? n-1-k : k) along the axis.
+    if (in.is_contiguous() && inner > 1) {
+      constexpr int64_t kWidth = 512;
+      const int64_t blocks = (inner + kWidth - 1) / kWidth;
+      parallel_for(outer * blocks, static_cast<double>(n * kWidth) * 0.5, [&](int64_t b, int64_t e) {
+        A acc[kWidth];
+        for (int64_t u = b; u < e; ++u) {
+          const int64_t o = u / blocks, j0 = (u % blocks) * kWidth, w = std::min(kWidth, inner - j0);
+          std::fill(acc, acc + w, static_cast<A>(Op::kIdentity));
+          for (int64_t k = 0; k < n; ++k) {
+            const int64_t i = reverse ? n - 1 - k : k;
+            const T* s = src + (o * n + i) * inner + j0;
+            T* d = dst + (o * n + i) * inner + j0;
+            if (exclusive) {
+#pragma omp simd
+              for (int64_t j = 0; j < w; ++j) {
+                d[j] = static_cast<T>(acc[j]);
+                acc[j] = Op::apply(acc[j], static_cast<A>(s[j]));
+              }
+            } else {
+#pragma omp simd
+              for (int64_t j = 0; j < w; ++j) {
+                acc[j] = Op::apply(acc[j], static_cast<A>(s[j]));
+                d[j] = static_cast<T>(acc[j]);
+              }
+            }
+          }
+        }
+      });
+      return;
+    }
+    // One line per (outer, inner) pair, walking the input's strides.
+    Dims sizes, strides;
+    for (int i = 0; i < in.shape.rank(); ++i)
+      if (i != axis) {
+        sizes.push_back(in.shape[i]);
+        strides.push_back(in.strides[i]);
+      }
+    const int64_t s_axis = in.strides[axis];
+    parallel_for(outer * inner, static_cast<double>(n) * 1.0 + 5, [&](int64_t b, int64_t e) {
+      for (int64_t line = b; line < e; ++line) {
+        int64_t off = 0, rest = line;
+        for (int i = static_cast<int>(sizes.size()) - 1; i >= 0; --i) {
+          off += (rest % sizes[i]) * strides[i];
+          rest /= sizes[i];
+        }
+        const int64_t o = line / inner, j = line % inner;
+        A acc = static_cast<A>(Op::kIdentity);
+        for (int64_t k = 0; k < n; ++k) {
+          const int64_t i = reverse ? n - 1 - k : k;
+          T* d = dst + (o * n + i) * inner + j;
+          const A v = static_cast<A>(src[off + i * s_axis]);
+          if (exclusive) {
+            *d = static_cast<T>(acc);
+            acc = Op::apply(acc, v);
+          } else {
+            acc = Op::apply(acc, v);
+            *d = static_cast<T>(acc);
+          }
+        }
+      }
+    });
+  });
+}
+
+const OpDef& kCumsum = define_op({
+    .name = "cumsum",
+    .attr_names = {"axis", "exclusive", "reverse"},
+    .infer = infer_scan,
+    .kernels = {scan_cpu<SumOp>},
+});
+
+const OpDef& kCumprod = define_op({
+    .name = "cumprod",
+    .attr_names = {"axis", "exclusive", "reverse"},
+    .infer = infer_scan,
+    .kernels = {scan_cpu<ProdOp>},
+});
+
+}  // namespace
+
+Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse, CallSite where) {
+  return run_op(kCumsum, {x}, {axis, exclusive, reverse}, where);
+}
+Tensor cumprod(const Tensor& x, int64_t axis, bool exclusive, bool reverse, CallSite where) {
+  return run_op(kCumprod, {x}, {axis, exclusive, reverse}, where);
+}
+
+}  // namespace ef
