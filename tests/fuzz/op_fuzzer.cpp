@@ -349,6 +349,92 @@ const FuzzOp kOps[] = {
       const Tensor& x = s.tensor();
       return ef::argsort(x, s.in.axis(x.rank()), s.direction());
     }),
+    // reductions
+#define EF_FUZZ_REDUCE(f) {#f, [](State& s) { const Tensor& x = s.tensor(); return ef::f(x, s.axes(x.rank()), s.in.flag()); }}
+    EF_FUZZ_REDUCE(reduce_sum), EF_FUZZ_REDUCE(reduce_prod), EF_FUZZ_REDUCE(reduce_max), EF_FUZZ_REDUCE(reduce_min),
+    EF_FUZZ_REDUCE(reduce_any), EF_FUZZ_REDUCE(reduce_all), EF_FUZZ_REDUCE(reduce_mean),
+    EF_FUZZ_REDUCE(reduce_logsumexp), EF_FUZZ_REDUCE(reduce_variance), EF_FUZZ_REDUCE(reduce_std),
+#undef EF_FUZZ_REDUCE
+    EF_FUZZ_OP("argmax", {
+      const Tensor& x = s.tensor();
+      return ef::argmax(x, s.in.axis(x.rank()), s.in.dtype());
+    }),
+    EF_FUZZ_OP("argmin", {
+      const Tensor& x = s.tensor();
+      return ef::argmin(x, s.in.axis(x.rank()), s.in.dtype());
+    }),
+    EF_FUZZ_OP("cumsum", {
+      const Tensor& x = s.tensor();
+      return ef::cumsum(x, s.in.axis(x.rank()), s.in.flag(), s.in.flag());
+    }),
+    EF_FUZZ_OP("cumprod", {
+      const Tensor& x = s.tensor();
+      return ef::cumprod(x, s.in.axis(x.rank()), s.in.flag(), s.in.flag());
+    }),
+    // linear algebra
+    EF_FUZZ_OP("matmul", return ef::matmul(s.tensor(), s.tensor(), s.in.flag(), s.in.flag());),
+    EF_FUZZ_OP("norm", {
+      const Tensor& x = s.tensor();
+      static const char* kNames[] = {"euclidean", "fro", "nuc", "bogus"};
+      ef::linalg::NormOrd ord = s.in.flag() ? ef::linalg::NormOrd(kNames[s.in.pick(4)]) : ef::linalg::NormOrd(s.in.number());
+      return ef::linalg::norm(x, ord, s.axes(x.rank()), s.in.flag());
+    }),
+    // nn
+    EF_FUZZ_UNARY(sigmoid), EF_FUZZ_UNARY(relu), EF_FUZZ_UNARY(relu6), EF_FUZZ_UNARY(elu), EF_FUZZ_UNARY(selu),
+    EF_FUZZ_UNARY(softplus), EF_FUZZ_UNARY(softsign),
+    EF_FUZZ_OP("leaky_relu", return ef::leaky_relu(s.tensor(), s.in.number());),
+    EF_FUZZ_OP("gelu", return ef::gelu(s.tensor(), s.in.flag());),
+    EF_FUZZ_OP("softmax", {
+      const Tensor& x = s.tensor();
+      return ef::softmax(x, s.in.axis(x.rank()));
+    }),
+    EF_FUZZ_OP("log_softmax", {
+      const Tensor& x = s.tensor();
+      return ef::log_softmax(x, s.in.axis(x.rank()));
+    }),
+    EF_FUZZ_OP("softmax_cross_entropy_with_logits", {
+      const Tensor& labels = s.tensor();
+      const Tensor& logits = s.tensor();
+      return ef::softmax_cross_entropy_with_logits(labels, logits, s.in.axis(logits.rank()));
+    }),
+    EF_FUZZ_OP("sparse_softmax_cross_entropy_with_logits",
+               return ef::sparse_softmax_cross_entropy_with_logits(s.tensor(), s.tensor());),
+    EF_FUZZ_OP("sigmoid_cross_entropy_with_logits",
+               return ef::sigmoid_cross_entropy_with_logits(s.tensor(), s.tensor());),
+    EF_FUZZ_OP("bias_add", {
+      const Tensor& value = s.tensor();
+      const Tensor& bias = s.tensor();
+      return ef::bias_add(value, bias, s.in.flag() ? "NHWC" : (s.in.flag() ? "NCHW" : "bogus"));
+    }),
+    EF_FUZZ_OP("l2_normalize", {
+      const Tensor& x = s.tensor();
+      return ef::l2_normalize(x, s.axes(x.rank()), s.in.number());
+    }),
+    EF_FUZZ_OP("dropout", {
+      const Tensor& x = s.tensor();
+      double rate = s.in.number();
+      std::optional<Shape> noise;
+      if (s.in.pick(4) == 0) noise = s.in.shape();
+      return ef::dropout(x, rate, s.in.integer(), noise);
+    }),
+    // random
+    EF_FUZZ_OP("random::uniform", {
+      auto shape = s.shape_arg();
+      if (!shape) return Tensor();
+      ef::TensorOrScalar lo = s.operand();
+      std::optional<ef::TensorOrScalar> hi;
+      if (s.in.flag()) hi = s.operand();
+      return ef::random::uniform(*shape, lo, hi, s.in.dtype(), s.in.integer());
+    }),
+    EF_FUZZ_OP("random::normal", {
+      auto shape = s.shape_arg();
+      return shape ? ef::random::normal(*shape, s.in.number(), s.in.number(), s.in.dtype(), s.in.integer()) : Tensor();
+    }),
+    EF_FUZZ_OP("random::truncated_normal", {
+      auto shape = s.shape_arg();
+      return shape ? ef::random::truncated_normal(*shape, s.in.number(), s.in.number(), s.in.dtype(), s.in.integer())
+                   : Tensor();
+    }),
     // creation
     EF_FUZZ_OP("fill", {
       auto shape = s.shape_arg();
