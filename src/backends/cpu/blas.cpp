@@ -6,7 +6,6 @@
 #include <cstring>
 #include <mutex>
 
-#include "backends/cpu/elementwise.h"
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -57,17 +56,22 @@ void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_
               0.0, pc, to_blas_int(ldc));
 }
 
-Tensor contiguous_copy(const Tensor& t) {
-  if (t.is_contiguous()) return t;
-  Tensor out = detail::empty_tensor(t.dtype(), t.shape(), t.device(), "contiguous");
-  dispatch_dtype(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    struct Identity {
-      T operator()(T v) const { return v; }
-    };
-    run_unary<Identity, T>(Identity{}, t, out, kCheapElementNs);
-  });
-  return out;
+// A logical rows x cols matrix stored row-major is BLAS's NoTrans rows x cols; stored
+// transposed it is Trans of a cols x rows matrix.
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const float* pl, const float* x, int64_t incx, float* y,
+          int64_t incy) {
+  init_blas_threads();
+  cblas_sgemv(CblasRowMajor, l.trans ? CblasTrans : CblasNoTrans, to_blas_int(l.trans ? cols : rows),
+              to_blas_int(l.trans ? rows : cols), 1.0f, pl, to_blas_int(l.ld), x, to_blas_int(incx), 0.0f, y,
+              to_blas_int(incy));
+}
+
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const double* pl, const double* x, int64_t incx,
+          double* y, int64_t incy) {
+  init_blas_threads();
+  cblas_dgemv(CblasRowMajor, l.trans ? CblasTrans : CblasNoTrans, to_blas_int(l.trans ? cols : rows),
+              to_blas_int(l.trans ? rows : cols), 1.0, pl, to_blas_int(l.ld), x, to_blas_int(incx), 0.0, y,
+              to_blas_int(incy));
 }
 
 }  // namespace ef::cpu

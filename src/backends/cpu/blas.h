@@ -1,6 +1,6 @@
-// GEMM through OpenBLAS, plus the layout questions around it: can a strided matrix be
-// handed to BLAS as is (with a transpose flag and leading dimension), and a plain copy
-// for when it cannot.
+// GEMM through OpenBLAS, and the layout question around it: can a strided matrix be
+// handed to BLAS as is, with a transpose flag and leading dimension? (When it cannot,
+// callers copy it with Tensor::contiguous().)
 //
 // Note [one thread pool]: OpenBLAS is told once to run single-threaded; callers split
 // large products across ef::parallel_for themselves (over batch entries and row
@@ -31,8 +31,12 @@ void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_
 void gemm(const BlasMatrix& a, const BlasMatrix& b, int64_t m, int64_t n, int64_t k, const double* pa,
           const double* pb, double* pc, int64_t ldc);
 
-// A contiguous copy of an eager CPU tensor with any strides (the tensor itself when it
-// is already contiguous).
-Tensor contiguous_copy(const Tensor& t);
+
+// y[rows] (stride incy) = L x, where L is the logical rows x cols matrix `l` at pl and x
+// has `cols` elements at stride incx > 0 (GEMV: a matrix times a vector).
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const float* pl, const float* x, int64_t incx, float* y,
+          int64_t incy);
+void gemv(const BlasMatrix& l, int64_t rows, int64_t cols, const double* pl, const double* x, int64_t incx,
+          double* y, int64_t incy);
 
 }  // namespace ef::cpu

@@ -21,7 +21,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <vector>
+#include <memory>
 
 #include "backends/cpu/elementwise.h"
 
@@ -135,33 +135,70 @@ void reduce(const Tensor& in, const Dims& axes, Tensor& out) {
   if (kr > 0 && l.kept_strides[kr - 1] == 1 && l.kept_sizes[kr - 1] >= 8 && rl.strides[0][rl.rank - 1] != 1) {
     constexpr int64_t kWidth = 256;
     const int64_t m = l.kept_sizes[kr - 1], outer = l.outputs / m, blocks = (m + kWidth - 1) / kWidth;
-    parallel_for(outer * blocks, static_cast<double>(l.count * kWidth) * kReduceElementNs,
+    const int64_t units = outer * blocks;
+    // Accumulates reduced elements [r0, r1) of output columns [j0, j0 + w) of row o.
+    auto accumulate = [&](Acc* acc, int64_t u, int64_t r0, int64_t r1) {
+      const int64_t o = u / blocks, j0 = (u % blocks) * kWidth, w = std::min(kWidth, m - j0);
+      const int64_t base = l.kept_offset(o * m) + j0;
+      std::fill(acc, acc + w, R::identity());
+      for_each_row<1>(rl, r0, r1, [&](int64_t n, const int64_t* off, const int64_t* st) {
+        for (int64_t r = 0; r < n; ++r) R::columns(acc, src + base + off[0] + r * st[0], w);
+      });
+      return w;
+    };
+    auto store = [&](const Acc* acc, int64_t u, int64_t w) {
+      T* o_row = dst + (u / blocks) * m + (u % blocks) * kWidth;
+      for (int64_t j = 0; j < w; ++j) o_row[j] = R::finish(acc[j]);
+    };
+    // Few column blocks over many rows (a [batch, features] tensor reduced over the
+    // batch): also split the rows into pieces, merged in order. The split depends only
+    // on the shape (Note [deterministic reductions]).
+    const int64_t pieces = units < 8 && l.count >= 4096 ? std::min<int64_t>(64, l.count / 1024) : 1;
+    if (pieces == 1) {
+      parallel_for(units, static_cast<double>(l.count * kWidth) * kReduceElementNs, [&](int64_t b, int64_t e) {
+        Acc acc[kWidth];
+        for (int64_t u = b; u < e; ++u) store(acc, u, accumulate(acc, u, 0, l.count));
+      });
+      return;
+    }
+    std::unique_ptr<Acc[]> part(new Acc[static_cast<size_t>(units * pieces * kWidth)]);
+    parallel_for(units * pieces, static_cast<double>(l.count / pieces * kWidth) * kReduceElementNs,
                  [&](int64_t b, int64_t e) {
-                   Acc acc[kWidth];
-                   for (int64_t u = b; u < e; ++u) {
-                     const int64_t o = u / blocks, j0 = (u % blocks) * kWidth, w = std::min(kWidth, m - j0);
-                     const int64_t base = l.kept_offset(o * m) + j0;
-                     std::fill(acc, acc + w, R::identity());
-                     for_each_row<1>(rl, 0, l.count, [&](int64_t n, const int64_t* off, const int64_t* st) {
-                       for (int64_t r = 0; r < n; ++r) R::columns(acc, src + base + off[0] + r * st[0], w);
-                     });
-                     T* o_row = dst + o * m + j0;
-                     for (int64_t j = 0; j < w; ++j) o_row[j] = R::finish(acc[j]);
+                   for (int64_t t = b; t < e; ++t) {
+                     const int64_t p = t % pieces;
+                     accumulate(part.get() + t * kWidth, t / pieces, l.count * p / pieces, l.count * (p + 1) / pieces);
                    }
                  });
+    for (int64_t u = 0; u < units; ++u) {
+      Acc* acc = part.get() + u * pieces * kWidth;
+      const int64_t w = std::min(kWidth, m - (u % blocks) * kWidth);
+      for (int64_t p = 1; p < pieces; ++p)
+        for (int64_t j = 0; j < w; ++j) acc[j] = R::merge(acc[j], acc[p * kWidth + j]);
+      store(acc, u, w);
+    }
     return;
   }
 
   // Row path: each output reduces `count` elements; long reductions are cut into
   // fixed blocks (Note [deterministic reductions]).
   const int64_t blocks = (l.count + kReduceBlock - 1) / kReduceBlock;
+  if (blocks == 1 && rl.rank == 1 && kr <= 1) {
+    // One reduced and at most one kept dimension (the common [rows, cols] cases): no
+    // multi-index bookkeeping per output, which dominates when rows are short.
+    const int64_t n = rl.sizes[0], s = rl.strides[0][0], ks = kr == 1 ? l.kept_strides[0] : 0;
+    parallel_for(l.outputs, static_cast<double>(l.count) * kReduceElementNs + 1, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) dst[o] = R::finish(R::row(src + o * ks, n, s));
+    });
+    return;
+  }
   if (blocks == 1) {
     parallel_for(l.outputs, static_cast<double>(l.count) * kReduceElementNs + 5, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) dst[o] = R::finish(reduce_range(l.kept_offset(o), 0, l.count));
     });
     return;
   }
-  std::vector<Acc> partial(static_cast<size_t>(l.outputs * blocks));
+  // Not std::vector: vector<bool> packs bits, and threads write neighbouring entries.
+  std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(l.outputs * blocks)]);
   parallel_for(l.outputs * blocks, static_cast<double>(kReduceBlock) * kReduceElementNs, [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e; ++u) {
       const int64_t o = u / blocks, k = u % blocks;

@@ -147,12 +147,12 @@ void matmul_typed(const OpCall& call, Tensor& out) {
   if constexpr (kBlas) {
     // Inputs BLAS cannot read as they are get one contiguous copy.
     if (!blas_layout(m, k, pa.row_stride, pa.col_stride, la)) {
-      a = contiguous_copy(a);
+      a = a.contiguous();
       pa = make_operand(a, ta, os);
       blas_layout(m, k, pa.row_stride, pa.col_stride, la);
     }
     if (!blas_layout(k, n, pb.row_stride, pb.col_stride, lb)) {
-      b = contiguous_copy(b);
+      b = b.contiguous();
       pb = make_operand(b, tb, os);
       blas_layout(k, n, pb.row_stride, pb.col_stride, lb);
     }
@@ -161,6 +161,12 @@ void matmul_typed(const OpCall& call, Tensor& out) {
   }
   const T* a_data = static_cast<const T*>(pa.data);
   const T* b_data = static_cast<const T*>(pb.data);
+  // When A is a single row or B a single column, the product is a matrix times a
+  // vector (GEMV, without GEMM's packing), if the vector's stride is one BLAS accepts.
+  // Decided per product, never per thread chunk, so results do not depend on threads.
+  const int64_t inc_a = k == 1 ? 1 : pa.col_stride, inc_b = k == 1 ? 1 : pb.row_stride;
+  const bool a_vector_ok = inc_a >= 1 && inc_a <= INT_MAX, b_vector_ok = inc_b >= 1 && inc_b <= INT_MAX;
+  const BlasMatrix lbt{!lb.trans, lb.ld};  // op(B)^T, n x k
   if constexpr (kBlas) {
     // Few output rows (a vector times a matrix): split the columns instead.
     if (batches * m < 8 && n >= 512) {
@@ -170,7 +176,8 @@ void matmul_typed(const OpCall& call, Tensor& out) {
         const T* bb = b_data + batch_offset(pb, os, bi);
         T* cb = c + bi * m * n;
         parallel_for(n, ns_per_col, [&](int64_t j0, int64_t j1) {
-          gemm(la, lb, m, j1 - j0, k, ab, bb + j0 * pb.col_stride, cb + j0, n);
+          if (m == 1 && a_vector_ok) gemv(lbt, j1 - j0, k, bb + j0 * pb.col_stride, ab, inc_a, cb + j0, 1);
+          else gemm(la, lb, m, j1 - j0, k, ab, bb + j0 * pb.col_stride, cb + j0, n);
         });
       }
       return;
@@ -186,8 +193,12 @@ void matmul_typed(const OpCall& call, Tensor& out) {
       const T* bb = b_data + batch_offset(pb, os, bi);
       T* cb = c + bi * m * n;
       if constexpr (kBlas) {
-        for (int64_t s = i0; s < i1; s += INT_MAX)  // BLAS takes int sizes
-          gemm(la, lb, std::min<int64_t>(INT_MAX, i1 - s), n, k, ab + s * pa.row_stride, bb, cb + s * n, n);
+        for (int64_t s = i0; s < i1; s += INT_MAX) {  // BLAS takes int sizes
+          const int64_t rows = std::min<int64_t>(INT_MAX, i1 - s);
+          if (n == 1 && b_vector_ok) gemv(la, rows, k, ab + s * pa.row_stride, bb, inc_b, cb + s, 1);
+          else if (m == 1 && a_vector_ok) gemv(lbt, n, k, bb, ab + s * pa.row_stride, inc_a, cb + s * n, 1);
+          else gemm(la, lb, rows, n, k, ab + s * pa.row_stride, bb, cb + s * n, n);
+        }
       } else {
         int_matmul_rows<T>(ab, pa.row_stride, pa.col_stride, bb, pb.row_stride, pb.col_stride, cb, i0, i1, n, k);
       }

@@ -34,7 +34,54 @@ void infer_arg_reduce(const OpCall& call, OutputMetas& out) {
 // Index of the extreme of n elements p[0], p[s], ...: strict comparison keeps the first
 // index on ties; the first NaN wins and ends the search.
 template <bool IsMax, class T>
+int64_t arg_extreme_scalar(const T* p, int64_t n, int64_t s);
+
+// Unit stride: the extreme value of each block is found by a vectorized reduction (with
+// a NaN flag), and only the block holding the overall winner is searched for its index.
+template <bool IsMax, class T>
+int64_t arg_extreme_contiguous(const T* p, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  int64_t best_block = -1;
+  T best{};
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int64_t w = std::min(kBlock, n - b0);
+    const T* q = p + b0;
+    T m = q[0];
+    int nan = 0;
+    if constexpr (IsMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+      for (int64_t i = 0; i < w; ++i) {
+        m = q[i] > m ? q[i] : m;
+        nan |= q[i] != q[i];
+      }
+    } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+      for (int64_t i = 0; i < w; ++i) {
+        m = q[i] < m ? q[i] : m;
+        nan |= q[i] != q[i];
+      }
+    }
+    if (nan) return b0 + arg_extreme_scalar<IsMax>(q, w, 1);  // the first NaN of this block
+    if (best_block < 0 || (IsMax ? m > best : m < best)) {
+      best = m;
+      best_block = b0;
+    }
+  }
+  const T* q = p + best_block;
+  int64_t i = 0;
+  while (!(q[i] == best)) ++i;  // present: best is an element of this block
+  return best_block + i;
+}
+
+template <bool IsMax, class T>
 int64_t arg_extreme(const T* p, int64_t n, int64_t s) {
+  if constexpr (!std::is_same_v<T, bool>)
+    if (s == 1 && n >= 64) return arg_extreme_contiguous<IsMax>(p, n);
+  return arg_extreme_scalar<IsMax>(p, n, s);
+}
+
+template <bool IsMax, class T>
+int64_t arg_extreme_scalar(const T* p, int64_t n, int64_t s) {
   int64_t best = 0;
   T v = p[0];
   if constexpr (std::is_floating_point_v<T>)

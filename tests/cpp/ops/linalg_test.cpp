@@ -1,6 +1,7 @@
 // matmul (against a naive triple loop), linalg::norm.
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "test_util.h"
@@ -11,7 +12,7 @@ namespace {
 using ::ef::testing::expect_meta;
 using ::ef::testing::expect_values;
 
-// An int64 tensor (ef::constant of an int64 initializer list is ambiguous in the core).
+// An int64 tensor of `v` (a vector of `shape`, default 1-D).
 Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
   if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
   return constant(v, shape);
@@ -123,6 +124,30 @@ TEST(MatMul, LargeThreadedAgainstNaive) {
   expect_values(ci, naive_matmul(ai, bi, false, false, ci.shape()));
 }
 
+TEST(MatMul, VectorShapes) {
+  // A single row or column takes the matrix-vector path; every transpose combination.
+  std::mt19937 rng(13);
+  for (int flags = 0; flags < 4; ++flags) {
+    const bool ta = flags & 1, tb = flags & 2;
+    for (auto [m, n, k] : {std::tuple{1, 37, 19}, {23, 1, 19}, {1, 1, 50}, {1, 2000, 300}, {2000, 1, 300}}) {
+      Shape sa = ta ? Shape{k, m} : Shape{m, k}, sb = tb ? Shape{n, k} : Shape{k, n};
+      Tensor a = random_tensor<float>(sa, rng), b = random_tensor<float>(sb, rng);
+      expect_values(matmul(a, b, ta, tb), naive_matmul(a, b, ta, tb, Shape{m, n}), 1e-4);
+      Tensor ad = random_tensor<double>(sa, rng), bd = random_tensor<double>(sb, rng);
+      expect_values(matmul(ad, bd, ta, tb), naive_matmul(ad, bd, ta, tb, Shape{m, n}), 1e-10);
+    }
+  }
+  // A strided vector (every third element) and a batch of vectors.
+  Tensor base = random_tensor<float>(Shape{1, 60}, rng);
+  Tensor row = detail::make_view(base, Shape{1, 20}, Dims{60, 3}, 0);
+  Tensor dense = constant(row.to_vector<float>(), Shape{1, 20});
+  Tensor w = random_tensor<float>(Shape{20, 5}, rng);
+  expect_values(matmul(row, w), naive_matmul(dense, w, false, false, Shape{1, 5}), 1e-5);
+  expect_values(matmul(w, row, true, true), naive_matmul(w, dense, true, true, Shape{5, 1}), 1e-5);
+  Tensor vs = random_tensor<float>(Shape{4, 1, 20}, rng);
+  expect_values(matmul(vs, w), naive_matmul(vs, w, false, false, Shape{4, 1, 5}), 1e-5);
+}
+
 TEST(MatMul, BatchBroadcasting) {
   std::mt19937 rng(11);
   struct Case { Shape a, b; bool ta, tb; Shape out; };
@@ -168,6 +193,26 @@ TEST(MatMul, NonContiguousInputs) {
   Tensor bcast = detail::make_view(row, Shape{4, 2, 3}, Dims{0, 3, 1}, 0);
   Tensor rhs = random_tensor<float>(Shape{4, 3, 2}, rng);
   expect_values(matmul(bcast, rhs), naive_matmul(row, rhs, false, false, Shape{4, 2, 2}), 1e-5);
+}
+
+// Products split across threads (row blocks) agree with single-threaded ones. Only to
+// rounding: BLAS's tiling differs with the block sizes, as in OpenBLAS's own threading.
+TEST(MatMul, ThreadCountsAgree) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> va(301 * 203), vb(203 * 157);
+  for (float& v : va) v = d(rng);
+  for (float& v : vb) v = d(rng);
+  Tensor a = constant(va, Shape{301, 203}), b = constant(vb, Shape{203, 157});
+  const int saved = num_threads();
+  set_num_threads(1);
+  Tensor one = matmul(a, b), one_t = matmul(b, a, true, true);
+  set_num_threads(2);
+  Tensor two = matmul(a, b), two_t = matmul(b, a, true, true);
+  set_num_threads(saved);
+  expect_values(two, one.to_vector<double>(), 1e-5);
+  expect_values(two_t, one_t.to_vector<double>(), 1e-5);
+  expect_values(one_t, naive_matmul(b, a, true, true, Shape{157, 301}), 1e-4);
 }
 
 TEST(MatMul, EmptyDimensions) {

@@ -11,7 +11,7 @@ namespace {
 using ::ef::testing::expect_meta;
 using ::ef::testing::expect_values;
 
-// An int64 tensor (ef::constant of an int64 initializer list is ambiguous in the core).
+// An int64 tensor of `v` (a vector of `shape`, default 1-D).
 Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
   if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
   return constant(v, shape);
@@ -95,6 +95,22 @@ TEST(ReduceSum, NonContiguous) {
   expect_values(reduce_min(t, 0), {1, 4});
 }
 
+TEST(ReduceSum, NegativeAndZeroStrides) {
+  Tensor base = m23();
+  // Both axes reversed: [[6, 5, 4], [3, 2, 1]].
+  Tensor rev = detail::make_view(base, Shape{2, 3}, Dims{-3, -1}, 5);
+  expect_values(reduce_sum(rev, 1), {15, 6});
+  expect_values(reduce_sum(rev, 0), {9, 7, 5});
+  expect_values(reduce_prod(rev), {720});
+  expect_values(argmax(rev, 1), {0, 0});
+  expect_values(cumsum(rev, 1), {6, 11, 15, 3, 5, 6});
+  // Row 0 broadcast to 4 rows (stride 0): [[1, 2, 3]] * 4.
+  Tensor bcast = detail::make_view(base, Shape{4, 3}, Dims{0, 1}, 0);
+  expect_values(reduce_sum(bcast, 0), {4, 8, 12});
+  expect_values(reduce_sum(bcast, 1), {6, 6, 6, 6});
+  expect_values(reduce_max(bcast), {3});
+}
+
 TEST(ReduceSum, LargeColumnsAndRows) {
   // Exercises the column path (reducing an outer axis) and the blocked row path.
   const int64_t rows = 3000, cols = 70;
@@ -140,6 +156,33 @@ TEST(ReduceSum, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(one_all, two_all);
   EXPECT_EQ(one_rows, two_rows);
   EXPECT_EQ(one_max, two_max);
+}
+
+TEST(ReduceSum, ManyRowsFewColumns) {
+  // Reducing the batch axis of a [batch, features] tensor: rows are split into pieces.
+  const int64_t rows = 50000, cols = 20;
+  std::vector<float> v(rows * cols);
+  std::vector<double> col(cols, 0);
+  std::vector<double> mx(cols, -1);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      float x = static_cast<float>((i * 13 + j * 7) % 17) - 8.f;
+      v[i * cols + j] = x;
+      col[j] += x;
+      mx[j] = std::max(mx[j], static_cast<double>(x) + (i == 777 && j == 3 ? 100 : 0));
+    }
+  v[777 * cols + 3] += 100.f;
+  col[3] += 100;
+  Tensor x = constant(v, Shape{rows, cols});
+  expect_values(reduce_sum(x, 0), col);
+  expect_values(reduce_max(x, 0), mx);
+  const int saved = num_threads();
+  set_num_threads(1);
+  std::vector<float> one = reduce_sum(x * 0.1f, 0).to_vector<float>();
+  set_num_threads(2);
+  std::vector<float> two = reduce_sum(x * 0.1f, 0).to_vector<float>();
+  set_num_threads(saved);
+  EXPECT_EQ(one, two);
 }
 
 TEST(ReduceProd, Values) {
@@ -206,6 +249,13 @@ TEST(ReduceAnyAll, Values) {
   expect_values(reduce_all(g, 0), {1, 0, 1, 1, 1, 1, 1, 1, 1, 1});
   expect_values(reduce_any(logical_not(g), 0), {0, 1, 0, 0, 0, 0, 0, 0, 0, 0});
   expect_values(reduce_all(g), {0});
+  // Long enough to be reduced in blocks, in parallel.
+  std::vector<int> flags(200000, 0);
+  flags[199999] = 1;
+  Tensor long_flags = cast(constant(flags, Shape{2, 100000}), DType::Bool);
+  expect_values(reduce_any(long_flags), {1});
+  expect_values(reduce_any(long_flags, 1), {0, 1});
+  expect_values(reduce_all(logical_not(long_flags), 1), {1, 0});
   EXPECT_ERROR(reduce_any(constant({1.f})), InvalidArgumentError, "reduce_any", "float32", "bool");
 }
 

@@ -10,7 +10,7 @@ namespace {
 using ::ef::testing::expect_meta;
 using ::ef::testing::expect_values;
 
-// An int64 tensor (ef::constant of an int64 initializer list is ambiguous in the core).
+// An int64 tensor of `v` (a vector of `shape`, default 1-D).
 Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
   if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
   return constant(v, shape);
@@ -42,6 +42,27 @@ TEST(ArgMax, NaNWinsAndNonContiguous) {
   Tensor t = transposed_view(constant({{1.f, 9.f, 3.f}, {8.f, 5.f, 8.f}}));  // [[1, 8], [9, 5], [3, 8]]
   expect_values(argmax(t, 1), {1, 0, 1});
   expect_values(argmax(t, 0), {1, 0});
+}
+
+TEST(ArgMax, LongRows) {
+  // Long unit-stride rows take the blocked, vectorized search.
+  std::vector<float> v(5000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 101);
+  v[3000] = 500.f;
+  v[4000] = 500.f;  // a tie in a later block
+  v[1234] = -7.f;
+  v[2345] = -7.f;
+  Tensor x = constant(v, Shape{5000});
+  expect_values(argmax(x), {3000});
+  expect_values(argmin(x), {1234});
+  v[4500] = NAN;
+  expect_values(argmax(constant(v, Shape{5000})), {4500});
+  expect_values(argmin(constant(v, Shape{5000})), {4500});
+  std::vector<int64_t> w(300, 3);
+  w[299] = 4;
+  w[100] = 4;
+  expect_values(argmax(i64(w)), {100});
+  expect_values(argmax(constant(v, Shape{2, 2500}), 1), {30, 2000});
 }
 
 TEST(ArgMax, EmptyAndErrors) {

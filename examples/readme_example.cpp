@@ -1,0 +1,13 @@
+// The "first program" of README.md, kept here so the build proves it compiles and
+// `ctest` runs it. Keep the two in sync.
+#include <eagerflow/eagerflow.h>
+#include <iostream>
+
+int main() {
+  ef::Tensor x = ef::constant({{2.f}});
+  std::cout << ef::matmul(x, x) << "\n";  // Tensor([[4.]], shape=(1, 1), dtype=float32)
+
+  ef::Tensor a = ef::random::normal({3, 3}, 0, 1, ef::DType::Float32, /*seed=*/42);
+  ef::Tensor y = ef::reduce_sum(ef::relu(a) * 2 + 1, /*axis=*/1);
+  if (y[0] > y[1]) std::cout << "row 0 wins: " << y << "\n";  // branch on a tensor's value
+}
