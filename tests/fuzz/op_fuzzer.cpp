@@ -373,6 +373,12 @@ const FuzzOp kOps[] = {
     }),
     // linear algebra
     EF_FUZZ_OP("matmul", return ef::matmul(s.tensor(), s.tensor(), s.in.flag(), s.in.flag());),
+    EF_FUZZ_OP("tensordot", {
+      const Tensor& a = s.tensor();
+      const Tensor& b = s.tensor();
+      if (s.in.flag()) return ef::tensordot(a, b, s.in.integer());
+      return ef::tensordot(a, b, ef::TensordotAxes(s.in.axes(a.rank()), s.in.axes(b.rank())));
+    }),
     EF_FUZZ_OP("norm", {
       const Tensor& x = s.tensor();
       static const char* kNames[] = {"euclidean", "fro", "nuc", "bogus"};
