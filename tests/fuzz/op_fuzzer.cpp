@@ -11,150 +11,15 @@
 // To add an op, add one line to kOps (see the EF_FUZZ_* helpers below).
 #include <eagerflow/eagerflow.h>
 
-#include <algorithm>
-#include <cfloat>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "fuzz_input.h"
+#include "fuzz_harness.h"
 
 namespace ef_fuzz {
 namespace {
-
-using ef::DType;
-using ef::Shape;
-using ef::Tensor;
-
-constexpr int kMaxSteps = 16;
-constexpr int kPoolSize = 6;
-// Valid shapes beyond this many elements are not requested: they are legitimate
-// allocations, only slow, not bugs. Invalid ones (negative, overflowing) always are.
-constexpr int64_t kMaxElements = int64_t{1} << 20;
-
-[[noreturn]] void finding(const std::string& what) {
-  std::fprintf(stderr, "\n*** op_fuzzer finding: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
-
-// What a shape argument means for an eager call: small and valid, definitely invalid
-// (the op must throw), or valid but too large to be worth computing. Mirrors
-// validate_shape: zero dimensions count as 1 in the overflow check, as in NumPy.
-enum class ShapeKind { kSmall, kInvalid, kHuge };
-ShapeKind classify(const Shape& shape, size_t element_size = 1) {
-  if (shape.rank() > ef::kMaxRank) return ShapeKind::kInvalid;
-  // Saturating at 2^64 (factors capped at 2^62) keeps the products inside __int128.
-  constexpr __int128 kCap = __int128{1} << 64;
-  __int128 elements = 1, extent = static_cast<__int128>(element_size);
-  for (int64_t d : shape) {
-    if (d < 0) return ShapeKind::kInvalid;
-    int64_t factor = std::min<int64_t>(d, int64_t{1} << 62);
-    elements = std::min(elements * factor, kCap);
-    extent = std::min(extent * std::max<int64_t>(factor, 1), kCap);
-  }
-  if (extent > std::numeric_limits<int64_t>::max()) return ShapeKind::kInvalid;
-  return elements > kMaxElements ? ShapeKind::kHuge : ShapeKind::kSmall;
-}
-
-// double → float without UB: out-of-range finite values become ±FLT_MAX.
-float to_float(double d) {
-  if (std::isfinite(d)) d = std::clamp(d, -double{FLT_MAX}, double{FLT_MAX});
-  return static_cast<float>(d);
-}
-
-struct State {
-  FuzzInput& in;
-  bool symbolic;
-  std::vector<Tensor> pool;
-
-  const Tensor& tensor() { return pool[in.pick(pool.size())]; }
-  // A tensor operand, or one in four times a C++ number of a random type.
-  ef::TensorOrScalar operand() {
-    if (in.pick(4) != 0) return tensor();
-    switch (in.pick(5)) {
-      case 0: return to_float(in.number());
-      case 1: return in.number();
-      case 2: return static_cast<int32_t>(in.integer() & 0x7fffffff) - (in.flag() ? 1 << 30 : 0);
-      case 3: return in.integer();
-      default: return in.flag();
-    }
-  }
-  // Passes `result` through; a finding if it was created eagerly from an invalid shape
-  // (a negative or unknown dimension, rank > 8, or an element count that overflows).
-  Tensor expect_thrown(const Shape& shape, Tensor result) {
-    if (!symbolic && classify(shape, ef::size_of(result.dtype())) == ShapeKind::kInvalid)
-      finding("creation op accepted the invalid shape " + shape.to_string());
-    return result;
-  }
-  // A shape argument for a creation op; huge valid ones are replaced by a small one.
-  std::optional<Shape> shape_arg() {
-    Shape s = in.shape();
-    if (classify(s) == ShapeKind::kHuge) return std::nullopt;
-    return s;
-  }
-};
-
-// A fresh tensor with values from the input: small valid shape, any dtype.
-template <class T>
-Tensor make_values(FuzzInput& in, const Shape& shape) {
-  std::vector<T> values(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < values.size(); ++i) {  // by index: std::vector<bool> has no T&
-    if constexpr (std::is_same_v<T, bool>) values[i] = in.flag();
-    else if constexpr (std::is_same_v<T, float>) values[i] = to_float(in.number());
-    else if constexpr (std::is_same_v<T, double>) values[i] = in.number();
-    else values[i] = static_cast<T>(in.integer() % 1000);
-  }
-  return ef::constant(values, shape);
-}
-Tensor make_tensor(FuzzInput& in, bool symbolic) {
-  DType dtype = in.dtype();
-  Shape shape = in.small_shape();
-  if (symbolic) {
-    for (int64_t& d : shape.dims())
-      if (in.pick(3) == 0) d = ef::kUnknownDim;
-    return ef::symbolic_tensor(dtype, shape);
-  }
-  return ef::dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return make_values<T>(in, shape);
-  });
-}
-
-// Checks what every result must satisfy and touches every element, so that ASan sees
-// views that reach outside their storage and UBSan sees invalid bools.
-void check_result(const Tensor& t, bool symbolic, const char* op) {
-  if (!t.defined()) finding(std::string(op) + " returned an undefined tensor");
-  if (t.rank() > ef::kMaxRank) finding(std::string(op) + " returned rank > kMaxRank");
-  // While building, ops give symbolic tensors, but constants stay eager values.
-  if (t.is_symbolic()) {
-    if (!symbolic) finding(std::string(op) + " returned a symbolic tensor eagerly");
-    return;
-  }
-  const ef::TensorImpl& impl = *t.impl();
-  if (!impl.shape.is_fully_defined()) finding(std::string(op) + " returned an unknown dimension eagerly");
-  if (impl.strides.size() != static_cast<size_t>(t.rank())) finding(std::string(op) + ": strides/rank mismatch");
-  int64_t n = t.num_elements();
-  if (n > 0) {
-    int64_t lo = impl.offset, hi = impl.offset;
-    for (int i = 0; i < t.rank(); ++i) {
-      int64_t span = (impl.shape[i] - 1) * impl.strides[i];
-      (span < 0 ? lo : hi) += span;
-    }
-    int64_t capacity = static_cast<int64_t>(impl.storage->nbytes() / ef::size_of(impl.dtype));
-    if (lo < 0 || hi >= capacity)
-      finding(std::string(op) + " returned a view outside its storage: " + t.shape().to_string());
-    if (n <= kMaxElements) {
-      std::vector<double> values = t.to_vector<double>();
-      if (values.size() != static_cast<size_t>(n)) finding(std::string(op) + ": to_vector size mismatch");
-    }
-  }
-  if (n <= 4096) (void)t.to_string();
-}
 
 // ---- the op table: one line per op ----
 using OpFn = Tensor (*)(State&);
@@ -191,6 +56,214 @@ const FuzzOp kOps[] = {
       const Tensor& t = s.tensor();
       if (s.in.flag()) return ef::constant(t.item<double>());
       return ef::constant(static_cast<bool>(t));
+    }),
+    // shapes and views
+    EF_FUZZ_OP("operator[]", return s.tensor()[s.in.integer()];),
+    EF_FUZZ_OP("contiguous", return s.tensor().contiguous();),
+    EF_FUZZ_OP("reshape", {
+      const Tensor& x = s.tensor();
+      Shape shape = s.in.shape();
+      return ef::reshape(x, shape);
+    }),
+    EF_FUZZ_OP("transpose", {
+      const Tensor& x = s.tensor();
+      if (s.in.flag()) return ef::transpose(x);
+      return ef::transpose(x, s.perm(x.rank()));
+    }),
+    EF_FUZZ_OP("expand_dims", {
+      const Tensor& x = s.tensor();
+      return ef::expand_dims(x, s.in.axis(x.rank() + 1));
+    }),
+    EF_FUZZ_OP("squeeze", {
+      const Tensor& x = s.tensor();
+      return ef::squeeze(x, s.axes(x.rank()));
+    }),
+    EF_FUZZ_OP("strided_slice", {
+      const Tensor& x = s.tensor();
+      std::vector<int64_t> begin = s.ints(), end = s.ints(), strides = s.ints();
+      ef::StridedSliceMasks m{s.in.byte(), s.in.byte(), s.in.pick(4) == 0 ? s.in.byte() : 0,
+                              s.in.pick(4) == 0 ? s.in.byte() : 0, s.in.pick(3) == 0 ? s.in.byte() : 0};
+      return ef::strided_slice(x, begin, end, strides, m);
+    }),
+    EF_FUZZ_OP("slice", {
+      const Tensor& x = s.tensor();
+      std::vector<int64_t> begin = s.ints(), size = s.ints();
+      return ef::slice(x, begin, size);
+    }),
+    EF_FUZZ_OP("broadcast_to", {
+      const Tensor& x = s.tensor();
+      auto shape = s.shape_arg();
+      return shape ? ef::broadcast_to(x, *shape) : Tensor();
+    }),
+    EF_FUZZ_UNARY(identity),
+    EF_FUZZ_OP("reverse", {
+      const Tensor& x = s.tensor();
+      return ef::reverse(x, s.axes(x.rank()));
+    }),
+    // joining, splitting, padding
+    EF_FUZZ_OP("concat", {
+      std::vector<Tensor> values = s.tensors();
+      return ef::concat(values, s.in.axis(values.empty() ? 1 : values[0].rank()));
+    }),
+    EF_FUZZ_OP("stack", {
+      std::vector<Tensor> values = s.tensors();
+      return ef::stack(values, s.in.axis(values.empty() ? 1 : values[0].rank() + 1));
+    }),
+    EF_FUZZ_OP("unstack", {
+      const Tensor& x = s.tensor();
+      return s.one_of(ef::unstack(x, s.in.axis(x.rank())), "unstack");
+    }),
+    EF_FUZZ_OP("split", {
+      const Tensor& x = s.tensor();
+      if (s.in.flag()) return s.one_of(ef::split(x, s.in.integer(), s.in.axis(x.rank())), "split");
+      std::vector<int64_t> sizes = s.ints();
+      return s.one_of(ef::split(x, sizes, s.in.axis(x.rank())), "split");
+    }),
+    EF_FUZZ_OP("tile", {
+      const Tensor& x = s.tensor();
+      return ef::tile(x, s.ints());
+    }),
+    EF_FUZZ_OP("pad", {
+      const Tensor& x = s.tensor();
+      std::vector<std::pair<int64_t, int64_t>> paddings(s.in.pick(4) == 0 ? s.in.pick(7) : x.rank());
+      for (auto& p : paddings) p = {s.in.integer(), s.in.integer()};
+      static const char* kModes[] = {"CONSTANT", "REFLECT", "SYMMETRIC", "constant", "WRAP"};
+      std::string mode = kModes[s.in.pick(5)];
+      return ef::pad(x, paddings, mode, s.operand());
+    }),
+    // indexing
+    EF_FUZZ_OP("gather", {
+      const Tensor& params = s.tensor();
+      const Tensor& indices = s.tensor();
+      return ef::gather(params, indices, s.in.axis(params.rank()), s.in.pick(4) == 0 ? s.in.integer() : 0);
+    }),
+    EF_FUZZ_OP("gather_nd", {
+      const Tensor& params = s.tensor();
+      const Tensor& indices = s.tensor();
+      return ef::gather_nd(params, indices, s.in.pick(4) == 0 ? s.in.integer() : 0);
+    }),
+    EF_FUZZ_OP("scatter_nd", {
+      const Tensor& indices = s.tensor();
+      const Tensor& updates = s.tensor();
+      auto shape = s.shape_arg();
+      return shape ? ef::scatter_nd(indices, updates, *shape) : Tensor();
+    }),
+    EF_FUZZ_OP("where3", {
+      const Tensor& condition = s.tensor();
+      return ef::where(condition, s.operand(), s.operand());
+    }),
+    EF_FUZZ_OP("where1", return ef::where(s.tensor());),
+    EF_FUZZ_OP("one_hot", {
+      const Tensor& indices = s.tensor();
+      int64_t depth = s.in.integer();
+      ef::TensorOrScalar on = s.operand(), off = s.operand();
+      return ef::one_hot(indices, depth, on, off, s.in.axis(indices.rank() + 1), s.in.dtype());
+    }),
+    // sorting
+    EF_FUZZ_OP("top_k", {
+      const Tensor& x = s.tensor();
+      ef::TopKResult r = ef::top_k(x, s.in.integer(), s.in.flag());
+      return s.one_of({r.values, r.indices}, "top_k");
+    }),
+    EF_FUZZ_OP("sort", {
+      const Tensor& x = s.tensor();
+      return ef::sort(x, s.in.axis(x.rank()), s.direction());
+    }),
+    EF_FUZZ_OP("argsort", {
+      const Tensor& x = s.tensor();
+      return ef::argsort(x, s.in.axis(x.rank()), s.direction());
+    }),
+    // reductions
+#define EF_FUZZ_REDUCE(f) {#f, [](State& s) { const Tensor& x = s.tensor(); return ef::f(x, s.axes(x.rank()), s.in.flag()); }}
+    EF_FUZZ_REDUCE(reduce_sum), EF_FUZZ_REDUCE(reduce_prod), EF_FUZZ_REDUCE(reduce_max), EF_FUZZ_REDUCE(reduce_min),
+    EF_FUZZ_REDUCE(reduce_any), EF_FUZZ_REDUCE(reduce_all), EF_FUZZ_REDUCE(reduce_mean),
+    EF_FUZZ_REDUCE(reduce_logsumexp), EF_FUZZ_REDUCE(reduce_variance), EF_FUZZ_REDUCE(reduce_std),
+#undef EF_FUZZ_REDUCE
+    EF_FUZZ_OP("argmax", {
+      const Tensor& x = s.tensor();
+      return ef::argmax(x, s.in.axis(x.rank()), s.in.dtype());
+    }),
+    EF_FUZZ_OP("argmin", {
+      const Tensor& x = s.tensor();
+      return ef::argmin(x, s.in.axis(x.rank()), s.in.dtype());
+    }),
+    EF_FUZZ_OP("cumsum", {
+      const Tensor& x = s.tensor();
+      return ef::cumsum(x, s.in.axis(x.rank()), s.in.flag(), s.in.flag());
+    }),
+    EF_FUZZ_OP("cumprod", {
+      const Tensor& x = s.tensor();
+      return ef::cumprod(x, s.in.axis(x.rank()), s.in.flag(), s.in.flag());
+    }),
+    // linear algebra
+    EF_FUZZ_OP("matmul", return ef::matmul(s.tensor(), s.tensor(), s.in.flag(), s.in.flag());),
+    EF_FUZZ_OP("tensordot", {
+      const Tensor& a = s.tensor();
+      const Tensor& b = s.tensor();
+      if (s.in.flag()) return ef::tensordot(a, b, s.in.integer());
+      return ef::tensordot(a, b, ef::TensordotAxes(s.in.axes(a.rank()), s.in.axes(b.rank())));
+    }),
+    EF_FUZZ_OP("norm", {
+      const Tensor& x = s.tensor();
+      static const char* kNames[] = {"euclidean", "fro", "nuc", "bogus"};
+      ef::linalg::NormOrd ord = s.in.flag() ? ef::linalg::NormOrd(kNames[s.in.pick(4)]) : ef::linalg::NormOrd(s.in.number());
+      return ef::linalg::norm(x, ord, s.axes(x.rank()), s.in.flag());
+    }),
+    // nn
+    EF_FUZZ_UNARY(sigmoid), EF_FUZZ_UNARY(relu), EF_FUZZ_UNARY(relu6), EF_FUZZ_UNARY(elu), EF_FUZZ_UNARY(selu),
+    EF_FUZZ_UNARY(softplus), EF_FUZZ_UNARY(softsign),
+    EF_FUZZ_OP("leaky_relu", return ef::leaky_relu(s.tensor(), s.in.number());),
+    EF_FUZZ_OP("gelu", return ef::gelu(s.tensor(), s.in.flag());),
+    EF_FUZZ_OP("softmax", {
+      const Tensor& x = s.tensor();
+      return ef::softmax(x, s.in.axis(x.rank()));
+    }),
+    EF_FUZZ_OP("log_softmax", {
+      const Tensor& x = s.tensor();
+      return ef::log_softmax(x, s.in.axis(x.rank()));
+    }),
+    EF_FUZZ_OP("softmax_cross_entropy_with_logits", {
+      const Tensor& labels = s.tensor();
+      const Tensor& logits = s.tensor();
+      return ef::softmax_cross_entropy_with_logits(labels, logits, s.in.axis(logits.rank()));
+    }),
+    EF_FUZZ_OP("sparse_softmax_cross_entropy_with_logits",
+               return ef::sparse_softmax_cross_entropy_with_logits(s.tensor(), s.tensor());),
+    EF_FUZZ_OP("sigmoid_cross_entropy_with_logits",
+               return ef::sigmoid_cross_entropy_with_logits(s.tensor(), s.tensor());),
+    EF_FUZZ_OP("bias_add", {
+      const Tensor& value = s.tensor();
+      const Tensor& bias = s.tensor();
+      return ef::bias_add(value, bias, s.in.flag() ? "NHWC" : (s.in.flag() ? "NCHW" : "bogus"));
+    }),
+    EF_FUZZ_OP("l2_normalize", {
+      const Tensor& x = s.tensor();
+      return ef::l2_normalize(x, s.axes(x.rank()), s.in.number());
+    }),
+    EF_FUZZ_OP("dropout", {
+      const Tensor& x = s.tensor();
+      double rate = s.in.number();
+      std::optional<Shape> noise;
+      if (s.in.pick(4) == 0) noise = s.in.shape();
+      return ef::dropout(x, rate, s.in.integer(), noise);
+    }),
+    // random
+    EF_FUZZ_OP("random::uniform", {
+      auto shape = s.shape_arg();
+      if (!shape) return Tensor();
+      ef::TensorOrScalar lo = s.operand();
+      std::optional<ef::TensorOrScalar> hi;
+      if (s.in.flag()) hi = s.operand();
+      return ef::random::uniform(*shape, lo, hi, s.in.dtype(), s.in.integer());
+    }),
+    EF_FUZZ_OP("random::normal", {
+      auto shape = s.shape_arg();
+      return shape ? ef::random::normal(*shape, s.in.number(), s.in.number(), s.in.dtype(), s.in.integer()) : Tensor();
+    }),
+    EF_FUZZ_OP("random::truncated_normal", {
+      auto shape = s.shape_arg();
+      return shape ? ef::random::truncated_normal(*shape, s.in.number(), s.in.number(), s.in.dtype(), s.in.integer())
+                   : Tensor();
     }),
     // creation
     EF_FUZZ_OP("fill", {
@@ -240,6 +313,31 @@ const FuzzOp kOps[] = {
     }),
 };
 
+// Runs one op call, turning every outcome other than a value or an ef::Error into a
+// finding. Returns nullopt when the op threw an ef::Error.
+std::optional<Tensor> guarded(const FuzzOp& op, State& state) {
+  try {
+    return op.run(state);
+  } catch (const ef::Error&) {
+    return std::nullopt;  // rejected cleanly: the expected outcome for bad arguments
+  } catch (const std::exception& e) {
+    finding(std::string(op.name) + " threw a non-ef exception: " + e.what());
+  } catch (...) {
+    finding(std::string(op.name) + " threw a non-std exception");
+  }
+}
+
+// Eager results must agree with what shape inference alone predicted.
+void check_against_inference(const Tensor& eager, const Tensor& inferred, const char* op) {
+  if (!inferred.defined() || !inferred.is_symbolic()) return;
+  bool same = eager.dtype() == inferred.dtype() && eager.rank() == inferred.rank();
+  for (int i = 0; same && i < eager.rank(); ++i)
+    same = inferred.shape()[i] == ef::kUnknownDim || inferred.shape()[i] == eager.shape()[i];
+  if (!same)
+    finding(std::string(op) + ": eager result " + eager.to_string() + " differs from inference " +
+            inferred.to_string());
+}
+
 }  // namespace
 }  // namespace ef_fuzz
 
@@ -261,18 +359,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int step = 0; step < kMaxSteps && !in.empty(); ++step) {
     const FuzzOp& op = kOps[in.u16() % std::size(kOps)];
     size_t slot = in.pick(kPoolSize);
-    try {
-      Tensor out = op.run(state);
-      if (!out.defined()) continue;  // skipped: an argument would have been huge
-      check_result(out, state.symbolic, op.name);
-      state.pool[slot] = out;
-    } catch (const ef::Error&) {
-      // Rejected cleanly: the expected outcome for bad arguments.
-    } catch (const std::exception& e) {
-      finding(std::string(op.name) + " threw a non-ef exception: " + e.what());
-    } catch (...) {
-      finding(std::string(op.name) + " threw a non-std exception");
+    // Eagerly, first run the call through inference alone (same bytes, so the same
+    // arguments): it bounds the output size before anything is allocated, and the
+    // eager result must match it.
+    std::optional<Tensor> inferred;
+    if (!state.symbolic) {
+      FuzzInput saved = in;
+      {
+        ef::InferenceOnlyBuilder dry;
+        ef::BuildScope dry_scope(&dry);
+        inferred = guarded(op, state);
+      }
+      in = saved;
+      if (inferred && inferred->defined() && inferred->num_elements() > kMaxElements) continue;
     }
+    std::optional<Tensor> out = guarded(op, state);
+    if (!out || !out->defined()) continue;  // an ef::Error, or skipped: an argument would be huge
+    check_result(*out, op.name);
+    if (inferred) check_against_inference(*out, *inferred, op.name);
+    state.pool[slot] = *out;
   }
   return 0;
 }

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
@@ -117,6 +119,18 @@ Tensor empty_tensor(DType dtype, const Shape& shape, Device device = kCPU,
 Tensor make_view(const Tensor& base, Shape shape, Dims strides, int64_t offset);
 // Reads element `flat_index` (row-major over the logical shape) as T.
 template <class T> T read_element(const TensorImpl& impl, int64_t flat_index);
+// v as T. A float that T cannot hold (NaN, inf, out of range) converting to an integer
+// type is undefined behaviour in C++, so it throws InvalidArgumentError naming `what`.
+template <class T, class S>
+T convert_element(S v, const char* what) {
+  if constexpr (std::is_floating_point_v<S> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const S lo = static_cast<S>(std::numeric_limits<T>::min());
+    const S hi = std::ldexp(S(1), std::numeric_limits<T>::digits);  // max + 1, exact
+    if (!(std::trunc(v) >= lo && v < hi))
+      fail(what, ": the value ", v, " cannot be converted to a ", sizeof(T) * 8, "-bit integer");
+  }
+  return static_cast<T>(v);
+}
 // Offset, in elements, of row-major element `flat_index` of a strided tensor.
 int64_t strided_offset(const TensorImpl& impl, int64_t flat_index);
 }  // namespace detail
@@ -134,7 +148,7 @@ T Tensor::item() const {
     fail("item: expected a tensor with exactly one element, got shape ", t.shape);
   return dispatch_dtype(t.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    return static_cast<T>(detail::read_element<S>(t, 0));
+    return detail::convert_element<T>(detail::read_element<S>(t, 0), "item");
   });
 }
 
@@ -149,10 +163,10 @@ std::vector<T> Tensor::to_vector() const {
     using S = typename decltype(tag)::type;
     if (t.is_contiguous()) {
       const S* p = static_cast<const S*>(t.storage->data()) + t.offset;
-      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<T>(p[i]);
+      for (size_t i = 0; i < out.size(); ++i) out[i] = detail::convert_element<T>(p[i], "to_vector");
     } else {
       for (size_t i = 0; i < out.size(); ++i)
-        out[i] = static_cast<T>(detail::read_element<S>(t, static_cast<int64_t>(i)));
+        out[i] = detail::convert_element<T>(detail::read_element<S>(t, static_cast<int64_t>(i)), "to_vector");
     }
   });
   return out;

@@ -54,7 +54,11 @@ void range_cpu(const OpCall& call, std::span<Tensor> outputs) {
     int64_t n = out.num_elements();
     if constexpr (std::is_integral_v<T>) {
       int64_t start = call.attrs.get_int(kStart), delta = call.attrs.get_int(kDelta);
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * delta);
+      // i * delta alone may overflow (start = INT64_MIN, delta = 2^62) although every
+      // element fits: compute modulo 2^64, which gives the exact in-range value.
+      auto ustart = static_cast<uint64_t>(start), udelta = static_cast<uint64_t>(delta);
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = static_cast<T>(static_cast<int64_t>(ustart + static_cast<uint64_t>(i) * udelta));
     } else {
       double start = attr_number(call.attrs[kStart]), delta = attr_number(call.attrs[kDelta]);
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + static_cast<double>(i) * delta);

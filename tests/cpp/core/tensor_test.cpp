@@ -66,6 +66,18 @@ TEST(Tensor, ItemAndToVector) {
   EXPECT_ERROR(s.raw_data(), FailedPreconditionError, "symbolic");
 }
 
+TEST(Tensor, FloatToIntegerConversionsThatWouldBeUndefinedThrow) {
+  EXPECT_ERROR(constant(NAN).item<int>(), InvalidArgumentError, "item", "nan", "32-bit");
+  EXPECT_ERROR(constant(-INFINITY).item<int64_t>(), InvalidArgumentError, "-inf", "64-bit");
+  EXPECT_ERROR(constant(3e9f).item<int32_t>(), InvalidArgumentError, "item");
+  EXPECT_ERROR(constant(9.3e18).item<int64_t>(), InvalidArgumentError, "item");
+  EXPECT_ERROR(constant({1.f, INFINITY}).to_vector<int64_t>(), InvalidArgumentError, "to_vector", "inf");
+  EXPECT_EQ(constant(-2147483648.5).item<int32_t>(), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(constant(-7.9f).item<int>(), -7);  // truncates toward zero, like static_cast
+  EXPECT_EQ(constant(NAN).item<bool>(), true);
+  EXPECT_TRUE(std::isnan(constant(NAN).item<double>()));
+}
+
 TEST(Tensor, DataChecksTheElementType) {
   Tensor t = constant({1.f, 2.f});
   EXPECT_EQ(t.data<float>()[1], 2.f);
