@@ -33,8 +33,18 @@ struct SumR {
   static Acc row(const T* p, int64_t n, int64_t s) {
     Acc acc = 0;
     if (s == 1) {
-#pragma omp simd reduction(+ : acc)
-      for (int64_t i = 0; i < n; ++i) acc += static_cast<Acc>(p[i]);
+      // kLanes independent partial sums (several vector registers): one accumulator
+      // would make every addition wait for the previous one, and the loop would run at
+      // the adder's latency instead of at memory speed.
+      constexpr int kLanes = 16;
+      Acc lanes[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= n; i += kLanes) {
+#pragma omp simd
+        for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<Acc>(p[i + j]);
+      }
+      for (; i < n; ++i) acc += static_cast<Acc>(p[i]);
+      for (int j = 0; j < kLanes; ++j) acc += lanes[j];
     } else {
       for (int64_t i = 0; i < n; ++i) acc += static_cast<Acc>(p[i * s]);
     }
