@@ -61,4 +61,16 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   return def;
 }
 
+// `def` with its gradient function set (for OpDefs made by the builders above).
+inline OpDef with_gradient(OpDef def, GradFn gradient) {
+  def.gradient = gradient;
+  return def;
+}
+
+// `def` marked as having no gradient, saying why.
+inline OpDef not_differentiable(OpDef def, std::string_view reason) {
+  def.not_differentiable = reason;
+  return def;
+}
+
 }  // namespace ef::detail

@@ -1,0 +1,79 @@
+// GradientTape: records the ops that run while it is alive and plays them back to
+// compute gradients (reverse-mode automatic differentiation).
+//
+//   ef::Tensor x = ef::constant(3.0);
+//   ef::GradientTape tape;        // records while in scope
+//   tape.watch(x);
+//   ef::Tensor y = x * x;
+//   ef::Tensor dy_dx = tape.gradient(y, x);   // 6.0
+//
+// Note [tape recording]: a tape records an op when one of its inputs is watched (by
+// watch(), or because an earlier recorded op produced it) and its outputs are floats;
+// the outputs then become watched too. Ops marked not differentiable are never
+// recorded, so gradients stop there. Gradient functions are written with public ops:
+// while one tape computes gradients, every other active tape records that
+// computation, which is how nested tapes give higher-order derivatives.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef {
+
+// What gradient() returns for a source the target does not depend on.
+enum class UnconnectedGradients { None, Zero };
+
+class GradientTape {
+ public:
+  // A persistent tape allows several gradient() calls; a non-persistent one releases
+  // its records during the first.
+  explicit GradientTape(bool persistent = false);
+  ~GradientTape();
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+
+  // Records ops that use `t` from now on.
+  void watch(const Tensor& t);
+
+  // d(sum of target * output_gradient)/d(source) for each source. A non-scalar target
+  // is summed unless `output_gradient` (target's shape) seeds the backward pass.
+  // Throws FailedPreconditionError when a non-persistent tape was already used, and
+  // InvalidArgumentError for a source that is not a float tensor.
+  std::vector<Tensor> gradient(const Tensor& target, std::span<const Tensor> sources,
+                               const Tensor& output_gradient = Tensor(),
+                               UnconnectedGradients unconnected = UnconnectedGradients::None,
+                               CallSite where = CallSite::current());
+  Tensor gradient(const Tensor& target, const Tensor& source, const Tensor& output_gradient = Tensor(),
+                  UnconnectedGradients unconnected = UnconnectedGradients::None,
+                  CallSite where = CallSite::current());
+
+  // Forgets every record and watched tensor; the tape keeps recording.
+  void reset();
+
+  // While the returned scope lives, this tape records nothing.
+  class StopRecording {
+   public:
+    ~StopRecording();
+    StopRecording(StopRecording&&) noexcept;
+    StopRecording(const StopRecording&) = delete;
+
+   private:
+    friend class GradientTape;
+    explicit StopRecording(GradientTape* tape);
+    GradientTape* tape_;
+  };
+  [[nodiscard]] StopRecording stop_recording();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// x, through which no gradient flows (an identity that tapes do not record).
+Tensor stop_gradient(const Tensor& x, CallSite where = CallSite::current());
+
+}  // namespace ef
