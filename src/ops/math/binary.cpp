@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "ops/op_helpers.h"
 
@@ -157,29 +158,83 @@ OpDef with_cpu_kernel(OpDef def, KernelFn kernel) {
   return def;
 }
 
-const OpDef& kAdd = define_op(binary_op<AddFn, kNumericTypes>("add"));
-const OpDef& kSubtract = define_op(binary_op<SubtractFn, kNumericTypes>("subtract"));
-const OpDef& kMultiply = define_op(binary_op<MultiplyFn, kNumericTypes>("multiply"));
-const OpDef& kDivide = define_op(
-    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>));
-const OpDef& kFloorDiv = define_op(
-    with_cpu_kernel(binary_op<FloorDivFn, kNumericTypes>("floordiv"), checked_division_kernel<FloorDivFn>));
-const OpDef& kFloorMod = define_op(
-    with_cpu_kernel(binary_op<FloorModFn, kNumericTypes>("floormod"), checked_division_kernel<FloorModFn>));
-const OpDef& kPow = define_op(with_cpu_kernel(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel));
-const OpDef& kMaximum = define_op(binary_op<MaximumFn, kNumericTypes>("maximum"));
-const OpDef& kMinimum = define_op(binary_op<MinimumFn, kNumericTypes>("minimum"));
-const OpDef& kSquaredDifference = define_op(binary_op<SquaredDifferenceFn, kNumericTypes>("squared_difference"));
 
-const OpDef& kEqual = define_op(binary_op<EqualFn, kAllTypes, true>("equal"));
-const OpDef& kNotEqual = define_op(binary_op<NotEqualFn, kAllTypes, true>("not_equal"));
-const OpDef& kLess = define_op(binary_op<LessFn, kNumericTypes, true>("less"));
-const OpDef& kLessEqual = define_op(binary_op<LessEqualFn, kNumericTypes, true>("less_equal"));
-const OpDef& kGreater = define_op(binary_op<GreaterFn, kNumericTypes, true>("greater"));
-const OpDef& kGreaterEqual = define_op(binary_op<GreaterEqualFn, kNumericTypes, true>("greater_equal"));
-const OpDef& kLogicalAnd = define_op(binary_op<LogicalAndFn, kBoolType, true>("logical_and"));
-const OpDef& kLogicalOr = define_op(binary_op<LogicalOrFn, kBoolType, true>("logical_or"));
-const OpDef& kLogicalXor = define_op(binary_op<LogicalXorFn, kBoolType, true>("logical_xor"));
+// ---- Gradients: written with public ops, so they are differentiable themselves ----
+using Grads = std::vector<Tensor>;
+
+Grads add_grad(const GradCall& c) { return {c.output_grads[0], c.output_grads[0]}; }
+Grads subtract_grad(const GradCall& c) { return {c.output_grads[0], negative(c.output_grads[0])}; }
+Grads multiply_grad(const GradCall& c) {
+  const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
+  return {multiply(g, y), multiply(g, x)};
+}
+Grads divide_grad(const GradCall& c) {
+  const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
+  return {divide(g, y), negative(divide(multiply(g, x), multiply(y, y)))};
+}
+// d/dy x^y = x^y log x; like TensorFlow, taken as 0 where x <= 0 (log undefined).
+Grads pow_grad(const GradCall& c) {
+  const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
+  const Tensor& z = c.outputs[0];
+  Tensor dx = multiply(g, multiply(y, pow(x, subtract(y, 1))));
+  Tensor positive = greater(x, 0);
+  Tensor log_x = where(positive, log(where(positive, x, 1)), 0);
+  return {dx, multiply(g, multiply(z, log_x))};
+}
+// Ties send the whole gradient to x, as TensorFlow does.
+Grads maximum_grad(const GradCall& c) {
+  const Tensor& g = c.output_grads[0];
+  Tensor to_x = greater_equal(c.forward.inputs[0], c.forward.inputs[1]);
+  return {where(to_x, g, 0), where(to_x, 0, g)};
+}
+Grads minimum_grad(const GradCall& c) {
+  const Tensor& g = c.output_grads[0];
+  Tensor to_x = less_equal(c.forward.inputs[0], c.forward.inputs[1]);
+  return {where(to_x, g, 0), where(to_x, 0, g)};
+}
+Grads squared_difference_grad(const GradCall& c) {
+  Tensor d = multiply(multiply(c.output_grads[0], 2), subtract(c.forward.inputs[0], c.forward.inputs[1]));
+  return {d, negative(d)};
+}
+// floormod(x, y) = x - floordiv(x, y) * y, and floordiv is piecewise constant.
+Grads floormod_grad(const GradCall& c) {
+  const Tensor& g = c.output_grads[0];
+  return {g, negative(multiply(g, floordiv(c.forward.inputs[0], c.forward.inputs[1])))};
+}
+
+constexpr std::string_view kBoolOutput = "its output is bool";
+constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradient is zero wherever it exists";
+
+using detail::not_differentiable;
+using detail::with_gradient;
+
+const OpDef& kAdd = define_op(with_gradient(binary_op<AddFn, kNumericTypes>("add"), add_grad));
+const OpDef& kSubtract = define_op(with_gradient(binary_op<SubtractFn, kNumericTypes>("subtract"), subtract_grad));
+const OpDef& kMultiply = define_op(with_gradient(binary_op<MultiplyFn, kNumericTypes>("multiply"), multiply_grad));
+const OpDef& kDivide = define_op(with_gradient(
+    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>), divide_grad));
+const OpDef& kFloorDiv = define_op(not_differentiable(
+    with_cpu_kernel(binary_op<FloorDivFn, kNumericTypes>("floordiv"), checked_division_kernel<FloorDivFn>),
+    kPiecewiseConstant));
+const OpDef& kFloorMod = define_op(with_gradient(
+    with_cpu_kernel(binary_op<FloorModFn, kNumericTypes>("floormod"), checked_division_kernel<FloorModFn>),
+    floormod_grad));
+const OpDef& kPow =
+    define_op(with_gradient(with_cpu_kernel(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel), pow_grad));
+const OpDef& kMaximum = define_op(with_gradient(binary_op<MaximumFn, kNumericTypes>("maximum"), maximum_grad));
+const OpDef& kMinimum = define_op(with_gradient(binary_op<MinimumFn, kNumericTypes>("minimum"), minimum_grad));
+const OpDef& kSquaredDifference = define_op(
+    with_gradient(binary_op<SquaredDifferenceFn, kNumericTypes>("squared_difference"), squared_difference_grad));
+
+const OpDef& kEqual = define_op(not_differentiable(binary_op<EqualFn, kAllTypes, true>("equal"), kBoolOutput));
+const OpDef& kNotEqual = define_op(not_differentiable(binary_op<NotEqualFn, kAllTypes, true>("not_equal"), kBoolOutput));
+const OpDef& kLess = define_op(not_differentiable(binary_op<LessFn, kNumericTypes, true>("less"), kBoolOutput));
+const OpDef& kLessEqual = define_op(not_differentiable(binary_op<LessEqualFn, kNumericTypes, true>("less_equal"), kBoolOutput));
+const OpDef& kGreater = define_op(not_differentiable(binary_op<GreaterFn, kNumericTypes, true>("greater"), kBoolOutput));
+const OpDef& kGreaterEqual = define_op(not_differentiable(binary_op<GreaterEqualFn, kNumericTypes, true>("greater_equal"), kBoolOutput));
+const OpDef& kLogicalAnd = define_op(not_differentiable(binary_op<LogicalAndFn, kBoolType, true>("logical_and"), kBoolOutput));
+const OpDef& kLogicalOr = define_op(not_differentiable(binary_op<LogicalOrFn, kBoolType, true>("logical_or"), kBoolOutput));
+const OpDef& kLogicalXor = define_op(not_differentiable(binary_op<LogicalXorFn, kBoolType, true>("logical_xor"), kBoolOutput));
 
 // Resolves numbers to tensors of the other operand's dtype, then dispatches.
 Tensor call_binary(const OpDef& op, const TensorOrScalar& x, const TensorOrScalar& y, CallSite where) {

@@ -44,11 +44,19 @@ void cast_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// The gradient flows back into float inputs, converted to their dtype.
+std::vector<Tensor> cast_grad(const GradCall& c) {
+  DType in = c.forward.inputs[0].dtype();
+  if (!is_floating(in)) return {Tensor()};
+  return {cast(c.output_grads[0], in)};
+}
+
 const OpDef& kCast = define_op({
     .name = "cast",
     .attr_names = {"dtype"},
     .infer = infer_cast,
     .kernels = {cast_cpu},
+    .gradient = cast_grad,
     .traits = {.elementwise = true},
 });
 

@@ -67,36 +67,78 @@ struct IsInfFn { template <class T> bool operator()(T a) const { return std::isi
 struct IsFiniteFn { template <class T> bool operator()(T a) const { return std::isfinite(a); } };
 struct LogicalNotFn { bool operator()(bool a) const { return !a; } };
 
+// ---- Gradients: written with public ops, so they are differentiable themselves ----
+using Grads = std::vector<Tensor>;
+#define EF_GRAD(name, expr)                                                            \
+  Grads name(const GradCall& c) {                                                      \
+    [[maybe_unused]] const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], \
+                                  &z = c.outputs[0];                                    \
+    return {expr};                                                                     \
+  }
+EF_GRAD(negative_grad, negative(g))
+EF_GRAD(abs_grad, multiply(g, sign(x)))  // 0 at x = 0, as TensorFlow
+EF_GRAD(square_grad, multiply(g, multiply(x, 2)))
+EF_GRAD(reciprocal_grad, negative(multiply(g, multiply(z, z))))
+EF_GRAD(exp_grad, multiply(g, z))
+EF_GRAD(expm1_grad, multiply(g, add(z, 1)))
+EF_GRAD(log_grad, divide(g, x))
+EF_GRAD(log1p_grad, divide(g, add(x, 1)))
+EF_GRAD(sqrt_grad, divide(multiply(g, 0.5), z))
+EF_GRAD(rsqrt_grad, multiply(multiply(g, -0.5), multiply(z, multiply(z, z))))
+EF_GRAD(sin_grad, multiply(g, cos(x)))
+EF_GRAD(cos_grad, negative(multiply(g, sin(x))))
+EF_GRAD(tan_grad, multiply(g, add(multiply(z, z), 1)))
+EF_GRAD(asin_grad, multiply(g, rsqrt(subtract(1, multiply(x, x)))))
+EF_GRAD(acos_grad, negative(multiply(g, rsqrt(subtract(1, multiply(x, x))))))
+EF_GRAD(atan_grad, divide(g, add(multiply(x, x), 1)))
+EF_GRAD(sinh_grad, multiply(g, cosh(x)))
+EF_GRAD(cosh_grad, multiply(g, sinh(x)))
+EF_GRAD(tanh_grad, multiply(g, subtract(1, multiply(z, z))))
+EF_GRAD(erf_grad, multiply(g, multiply(exp(negative(multiply(x, x))), 1.1283791670955126)))  // 2/sqrt(pi)
+#undef EF_GRAD
+
+constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradient is zero wherever it exists";
+constexpr std::string_view kBoolOutput = "its output is bool";
+
+template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
+OpDef unary(std::string_view name, GradFn gradient) {
+  return detail::with_gradient(unary_op<F, Set, BoolOutput, Expensive>(name), gradient);
+}
+template <class F, DTypeSet Set, bool BoolOutput = false>
+OpDef unary_without_gradient(std::string_view name, std::string_view reason) {
+  return detail::not_differentiable(unary_op<F, Set, BoolOutput>(name), reason);
+}
+
 constexpr bool kExpensive = true;
 
-const OpDef& kNegative = define_op(unary_op<NegativeFn, kNumericTypes>("negative"));
-const OpDef& kAbs = define_op(unary_op<AbsFn, kNumericTypes>("abs"));
-const OpDef& kSign = define_op(unary_op<SignFn, kNumericTypes>("sign"));
-const OpDef& kSquare = define_op(unary_op<SquareFn, kNumericTypes>("square"));
-const OpDef& kReciprocal = define_op(unary_op<ReciprocalFn, kFloatTypes>("reciprocal"));
-const OpDef& kExp = define_op(unary_op<ExpFn, kFloatTypes, false, kExpensive>("exp"));
-const OpDef& kExpm1 = define_op(unary_op<Expm1Fn, kFloatTypes, false, kExpensive>("expm1"));
-const OpDef& kLog = define_op(unary_op<LogFn, kFloatTypes, false, kExpensive>("log"));
-const OpDef& kLog1p = define_op(unary_op<Log1pFn, kFloatTypes, false, kExpensive>("log1p"));
-const OpDef& kSqrt = define_op(unary_op<SqrtFn, kFloatTypes>("sqrt"));
-const OpDef& kRsqrt = define_op(unary_op<RsqrtFn, kFloatTypes>("rsqrt"));
-const OpDef& kSin = define_op(unary_op<SinFn, kFloatTypes, false, kExpensive>("sin"));
-const OpDef& kCos = define_op(unary_op<CosFn, kFloatTypes, false, kExpensive>("cos"));
-const OpDef& kTan = define_op(unary_op<TanFn, kFloatTypes, false, kExpensive>("tan"));
-const OpDef& kAsin = define_op(unary_op<AsinFn, kFloatTypes, false, kExpensive>("asin"));
-const OpDef& kAcos = define_op(unary_op<AcosFn, kFloatTypes, false, kExpensive>("acos"));
-const OpDef& kAtan = define_op(unary_op<AtanFn, kFloatTypes, false, kExpensive>("atan"));
-const OpDef& kSinh = define_op(unary_op<SinhFn, kFloatTypes, false, kExpensive>("sinh"));
-const OpDef& kCosh = define_op(unary_op<CoshFn, kFloatTypes, false, kExpensive>("cosh"));
-const OpDef& kTanh = define_op(unary_op<TanhFn, kFloatTypes, false, kExpensive>("tanh"));
-const OpDef& kErf = define_op(unary_op<ErfFn, kFloatTypes, false, kExpensive>("erf"));
-const OpDef& kFloor = define_op(unary_op<FloorFn, kFloatTypes>("floor"));
-const OpDef& kCeil = define_op(unary_op<CeilFn, kFloatTypes>("ceil"));
-const OpDef& kRound = define_op(unary_op<RoundFn, kFloatTypes>("round"));
-const OpDef& kIsNan = define_op(unary_op<IsNanFn, kFloatTypes, true>("isnan"));
-const OpDef& kIsInf = define_op(unary_op<IsInfFn, kFloatTypes, true>("isinf"));
-const OpDef& kIsFinite = define_op(unary_op<IsFiniteFn, kFloatTypes, true>("isfinite"));
-const OpDef& kLogicalNot = define_op(unary_op<LogicalNotFn, kBoolType, true>("logical_not"));
+const OpDef& kNegative = define_op(unary<NegativeFn, kNumericTypes>("negative", negative_grad));
+const OpDef& kAbs = define_op(unary<AbsFn, kNumericTypes>("abs", abs_grad));
+const OpDef& kSign = define_op(unary_without_gradient<SignFn, kNumericTypes>("sign", kPiecewiseConstant));
+const OpDef& kSquare = define_op(unary<SquareFn, kNumericTypes>("square", square_grad));
+const OpDef& kReciprocal = define_op(unary<ReciprocalFn, kFloatTypes>("reciprocal", reciprocal_grad));
+const OpDef& kExp = define_op(unary<ExpFn, kFloatTypes, false, kExpensive>("exp", exp_grad));
+const OpDef& kExpm1 = define_op(unary<Expm1Fn, kFloatTypes, false, kExpensive>("expm1", expm1_grad));
+const OpDef& kLog = define_op(unary<LogFn, kFloatTypes, false, kExpensive>("log", log_grad));
+const OpDef& kLog1p = define_op(unary<Log1pFn, kFloatTypes, false, kExpensive>("log1p", log1p_grad));
+const OpDef& kSqrt = define_op(unary<SqrtFn, kFloatTypes>("sqrt", sqrt_grad));
+const OpDef& kRsqrt = define_op(unary<RsqrtFn, kFloatTypes>("rsqrt", rsqrt_grad));
+const OpDef& kSin = define_op(unary<SinFn, kFloatTypes, false, kExpensive>("sin", sin_grad));
+const OpDef& kCos = define_op(unary<CosFn, kFloatTypes, false, kExpensive>("cos", cos_grad));
+const OpDef& kTan = define_op(unary<TanFn, kFloatTypes, false, kExpensive>("tan", tan_grad));
+const OpDef& kAsin = define_op(unary<AsinFn, kFloatTypes, false, kExpensive>("asin", asin_grad));
+const OpDef& kAcos = define_op(unary<AcosFn, kFloatTypes, false, kExpensive>("acos", acos_grad));
+const OpDef& kAtan = define_op(unary<AtanFn, kFloatTypes, false, kExpensive>("atan", atan_grad));
+const OpDef& kSinh = define_op(unary<SinhFn, kFloatTypes, false, kExpensive>("sinh", sinh_grad));
+const OpDef& kCosh = define_op(unary<CoshFn, kFloatTypes, false, kExpensive>("cosh", cosh_grad));
+const OpDef& kTanh = define_op(unary<TanhFn, kFloatTypes, false, kExpensive>("tanh", tanh_grad));
+const OpDef& kErf = define_op(unary<ErfFn, kFloatTypes, false, kExpensive>("erf", erf_grad));
+const OpDef& kFloor = define_op(unary_without_gradient<FloorFn, kFloatTypes>("floor", kPiecewiseConstant));
+const OpDef& kCeil = define_op(unary_without_gradient<CeilFn, kFloatTypes>("ceil", kPiecewiseConstant));
+const OpDef& kRound = define_op(unary_without_gradient<RoundFn, kFloatTypes>("round", kPiecewiseConstant));
+const OpDef& kIsNan = define_op(unary_without_gradient<IsNanFn, kFloatTypes, true>("isnan", kBoolOutput));
+const OpDef& kIsInf = define_op(unary_without_gradient<IsInfFn, kFloatTypes, true>("isinf", kBoolOutput));
+const OpDef& kIsFinite = define_op(unary_without_gradient<IsFiniteFn, kFloatTypes, true>("isfinite", kBoolOutput));
+const OpDef& kLogicalNot = define_op(unary_without_gradient<LogicalNotFn, kBoolType, true>("logical_not", kBoolOutput));
 
 }  // namespace
 

@@ -1,0 +1,91 @@
+// The backward pass: play recorded ops back in reverse, asking each op's gradient
+// function for its inputs' gradients, summing broadcast gradients down to the input
+// shapes, and accumulating the gradients of tensors used more than once.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/eagerflow.h"
+
+namespace ef::detail {
+
+Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
+  if (grad.shape() == shape) return grad;
+  // Broadcasting aligns shapes on the right: leading extra dimensions, and dimensions
+  // where the input had size 1, were stretched.
+  const int extra = grad.rank() - shape.rank();
+  std::vector<int64_t> axes;
+  for (int i = 0; i < grad.rank(); ++i) {
+    if (i < extra || (shape[i - extra] == 1 && grad.shape()[i] != 1)) axes.push_back(i);
+  }
+  Tensor summed = axes.empty() ? grad : reduce_sum(grad, axes, /*keepdims=*/true);
+  return summed.shape() == shape ? summed : reshape(summed, shape);
+}
+
+std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
+                             std::span<const Tensor> seeds, std::span<const Tensor> sources,
+                             UnconnectedGradients unconnected) {
+  std::unordered_map<int64_t, Tensor> grads;
+  auto accumulate = [&](const Tensor& t, Tensor g) {
+    Tensor& slot = grads[tensor_id(t)];
+    slot = slot.defined() ? add(slot, g) : std::move(g);
+  };
+  for (size_t i = 0; i < targets.size(); ++i) accumulate(targets[i], seeds[i]);
+
+  // Only ops downstream of a source can carry gradient to it: find them first.
+  std::unordered_set<int64_t> reaches_source;
+  for (const Tensor& s : sources)
+    if (s.impl()->id) reaches_source.insert(s.impl()->id);
+  std::vector<bool> relevant(entries.size(), false);
+  for (size_t e = 0; e < entries.size(); ++e) {
+    for (const Tensor& in : entries[e].inputs)
+      if (in.impl()->id && reaches_source.count(in.impl()->id)) relevant[e] = true;
+    if (relevant[e])
+      for (const Tensor& out : entries[e].outputs) reaches_source.insert(tensor_id(out));
+  }
+
+  // Entries were recorded in execution order, so walking them backwards visits every
+  // op after all the ops that consumed its outputs.
+  std::vector<Tensor> output_grads;
+  for (size_t e = entries.size(); e-- > 0;) {
+    if (!relevant[e]) continue;
+    const TapeEntry& entry = entries[e];
+    output_grads.assign(entry.outputs.size(), Tensor());
+    bool any = false;
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      auto found = grads.find(entry.outputs[k].impl()->id);
+      if (found != grads.end()) {
+        output_grads[k] = found->second;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    if (!entry.op->gradient)
+      fail<UnimplementedError>("gradient: op '", entry.op->name, "' has no gradient function yet");
+    for (size_t k = 0; k < entry.outputs.size(); ++k)
+      if (!output_grads[k].defined()) output_grads[k] = zeros_like(entry.outputs[k]);
+
+    OpCall forward{*entry.op, entry.inputs, entry.attrs};
+    std::vector<Tensor> input_grads = entry.op->gradient(GradCall{forward, entry.outputs, output_grads});
+    if (input_grads.size() != entry.inputs.size())
+      fail<InternalError>("gradient of '", entry.op->name, "' returned ", input_grads.size(),
+                          " gradients for ", entry.inputs.size(), " inputs");
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      const Tensor& input = entry.inputs[i];
+      if (!input_grads[i].defined() || !is_floating(input.dtype())) continue;
+      Tensor g = sum_to_shape(input_grads[i], input.shape());
+      accumulate(input, g.dtype() == input.dtype() ? g : cast(g, input.dtype()));
+    }
+  }
+
+  std::vector<Tensor> result;
+  result.reserve(sources.size());
+  for (const Tensor& source : sources) {
+    auto found = source.impl()->id ? grads.find(source.impl()->id) : grads.end();
+    if (found != grads.end()) result.push_back(found->second);
+    else result.push_back(unconnected == UnconnectedGradients::Zero ? zeros_like(source) : Tensor());
+  }
+  return result;
+}
+
+}  // namespace ef::detail

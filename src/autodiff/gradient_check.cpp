@@ -1,0 +1,97 @@
+#include "eagerflow/autodiff/gradient_check.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "eagerflow/eagerflow.h"
+
+namespace ef::testing {
+namespace {
+
+using Function = std::function<Tensor(const std::vector<Tensor>&)>;
+using Inputs = std::vector<Tensor>;
+
+constexpr double kStep = 1e-5;
+
+// sum(f(inputs)) as a double.
+double total(const Function& f, const Inputs& inputs) {
+  return reduce_sum(cast(f(inputs), DType::Float64)).item<double>();
+}
+
+// The tape's gradients of sum(f) with respect to every input (zeros where unconnected).
+Inputs tape_gradients(const Function& f, const Inputs& inputs) {
+  GradientTape tape;
+  for (const Tensor& x : inputs) tape.watch(x);
+  Tensor y = reduce_sum(cast(f(inputs), DType::Float64));
+  return tape.gradient(y, inputs, Tensor(), UnconnectedGradients::Zero);
+}
+
+// inputs with element j of input i moved by delta.
+Inputs nudged(const Inputs& inputs, size_t i, size_t j, double delta) {
+  Inputs out = inputs;
+  std::vector<double> values = inputs[i].to_vector<double>();
+  values[j] += delta;
+  out[i] = constant(values, inputs[i].shape());
+  return out;
+}
+
+// Compares `analytic` (per input) with central differences of `scalar`.
+void compare(const std::function<double(const Inputs&)>& scalar, const Inputs& inputs, const Inputs& analytic,
+             int order, double tolerance, GradientCheckResult& result) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<double> tape = analytic[i].to_vector<double>();
+    std::vector<double> x = inputs[i].to_vector<double>();
+    for (size_t j = 0; j < x.size(); ++j) {
+      double h = kStep * std::max(1.0, std::fabs(x[j]));
+      double numeric = (scalar(nudged(inputs, i, j, h)) - scalar(nudged(inputs, i, j, -h))) / (2 * h);
+      double error = std::fabs(tape[j] - numeric) / (1 + std::fabs(numeric));
+      if (!(error <= result.max_error)) result.max_error = std::isnan(error) ? INFINITY : error;
+      if (!(error <= tolerance) && result.ok) {
+        result.ok = false;
+        std::ostringstream os;
+        os << "order " << order << ": d/d input " << i << " element " << j << ": tape gives " << tape[j]
+           << ", central differences give " << numeric << " (relative error " << error << ", tolerance "
+           << tolerance << ")";
+        result.message = os.str();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>& raw_inputs, int order,
+                                    double tolerance) {
+  Inputs inputs;
+  for (const Tensor& x : raw_inputs) inputs.push_back(cast(x, DType::Float64));
+  GradientCheckResult result;
+
+  // First order: the tape against differences of sum(f).
+  Inputs first = tape_gradients(f, inputs);
+  compare([&](const Inputs& in) { return total(f, in); }, inputs, first, 1, tolerance, result);
+  if (order < 2) return result;
+
+  // Second order: G(x) = sum_i <grad_i f(x), v_i> for a fixed direction v. Its gradient
+  // by nested tapes against differences of G, itself computed by the (inner) tape.
+  Inputs directions;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    directions.push_back(random::uniform(inputs[i].shape(), -1, 1, DType::Float64, 1000 + static_cast<int64_t>(i)));
+  auto directional = [&](const Inputs& in) {
+    Inputs g = tape_gradients(f, in);
+    Tensor sum = constant(0.0);
+    for (size_t i = 0; i < in.size(); ++i) sum = add(sum, reduce_sum(multiply(g[i], directions[i])));
+    return sum;
+  };
+  Inputs second;
+  {
+    GradientTape outer;
+    for (const Tensor& x : inputs) outer.watch(x);
+    Tensor g = directional(inputs);
+    second = outer.gradient(g, inputs, Tensor(), UnconnectedGradients::Zero);
+  }
+  compare([&](const Inputs& in) { return directional(in).item<double>(); }, inputs, second, 2,
+          tolerance * 10, result);
+  return result;
+}
+
+}  // namespace ef::testing

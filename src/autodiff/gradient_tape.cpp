@@ -1,0 +1,152 @@
+// GradientTape: the recording side (see Note [tape recording] in gradient_tape.h).
+// Active tapes of a thread form a stack; one recorder per thread, installed in the
+// thread's Context while any tape is alive, offers each op call to every tape.
+#include "eagerflow/autodiff/gradient_tape.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/runtime/context.h"
+#include "eagerflow/runtime/dispatch.h"
+
+namespace ef {
+
+struct GradientTape::Impl {
+  bool persistent = false;
+  bool paused = false;  // while computing its own gradient, or in stop_recording()
+  bool used = false;    // a non-persistent tape after gradient()
+  std::unordered_set<int64_t> watched;
+  std::vector<detail::TapeEntry> entries;
+
+  bool is_watched(const Tensor& t) const { return t.impl()->id != 0 && watched.count(t.impl()->id) != 0; }
+};
+
+namespace {
+
+class TapeStack : public OpRecorder {
+ public:
+  std::vector<GradientTape::Impl*> tapes;
+
+  void record(const OpCall& call, std::span<const Tensor> outputs) override {
+    if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
+    for (GradientTape::Impl* tape : tapes) {
+      if (tape->paused) continue;
+      bool any_watched = std::any_of(call.inputs.begin(), call.inputs.end(),
+                                     [&](const Tensor& t) { return tape->is_watched(t); });
+      if (!any_watched) continue;
+      bool any_float = false;
+      for (const Tensor& out : outputs) {
+        if (!is_floating(out.dtype())) continue;
+        tape->watched.insert(detail::tensor_id(out));
+        any_float = true;
+      }
+      if (!any_float) continue;
+      tape->entries.push_back({&call.op, call.attrs, {call.inputs.begin(), call.inputs.end()},
+                               {outputs.begin(), outputs.end()}});
+    }
+  }
+};
+
+TapeStack& tape_stack() {
+  thread_local TapeStack stack;
+  return stack;
+}
+
+void check_source(const Tensor& source, size_t index) {
+  if (!source.defined()) fail("gradient: source ", index, " is an undefined tensor");
+  if (!is_floating(source.dtype()))
+    fail("gradient: source ", index, " has dtype ", source.dtype(),
+         "; gradients flow only through float32 and float64 tensors (cast it first)");
+}
+
+}  // namespace
+
+int64_t detail::tensor_id(const Tensor& t) {
+  static std::atomic<int64_t> next_id{1};
+  TensorImpl* impl = t.impl();
+  if (impl->id == 0) impl->id = next_id.fetch_add(1, std::memory_order_relaxed);
+  return impl->id;
+}
+
+GradientTape::GradientTape(bool persistent) : impl_(std::make_unique<Impl>()) {
+  impl_->persistent = persistent;
+  tape_stack().tapes.push_back(impl_.get());
+  Context::current().recorder = &tape_stack();
+}
+
+GradientTape::~GradientTape() {
+  auto& tapes = tape_stack().tapes;
+  tapes.erase(std::remove(tapes.begin(), tapes.end(), impl_.get()), tapes.end());
+  if (tapes.empty()) Context::current().recorder = nullptr;
+}
+
+void GradientTape::watch(const Tensor& t) {
+  if (!t.defined()) fail("watch: the tensor is undefined");
+  if (!is_floating(t.dtype()))
+    fail("watch: only float tensors can be watched; got dtype ", t.dtype(), " (shape ", t.shape(), ")");
+  impl_->watched.insert(detail::tensor_id(t));
+}
+
+void GradientTape::reset() {
+  impl_->watched.clear();
+  impl_->entries.clear();
+  impl_->used = false;
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const Tensor> sources,
+                                           const Tensor& output_gradient, UnconnectedGradients unconnected,
+                                           CallSite where) {
+  try {
+    if (impl_->used)
+      fail<FailedPreconditionError>(
+          "gradient: this GradientTape was already used to compute a gradient and has released what it "
+          "recorded; create it with GradientTape(/*persistent=*/true) to call gradient() more than once");
+    if (!target.defined()) fail("gradient: the target is an undefined tensor");
+    for (size_t i = 0; i < sources.size(); ++i) check_source(sources[i], i);
+    Tensor seed = output_gradient;
+    if (seed.defined() && seed.shape() != target.shape())
+      fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ", target.shape());
+    if (!seed.defined() && is_floating(target.dtype())) seed = ones_like(target);
+
+    // This tape must not record its own gradient computation; outer tapes do.
+    impl_->paused = true;
+    std::vector<Tensor> grads;
+    try {
+      grads = is_floating(target.dtype())
+                  ? detail::backprop(impl_->entries, std::span<const Tensor>(&target, 1),
+                                     std::span<const Tensor>(&seed, 1), sources, unconnected)
+                  : detail::backprop({}, {}, {}, sources, unconnected);
+    } catch (...) {
+      impl_->paused = false;
+      throw;
+    }
+    impl_->paused = false;
+    if (!impl_->persistent) {
+      impl_->entries.clear();
+      impl_->entries.shrink_to_fit();
+      impl_->watched.clear();
+      impl_->used = true;
+    }
+    return grads;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor GradientTape::gradient(const Tensor& target, const Tensor& source, const Tensor& output_gradient,
+                              UnconnectedGradients unconnected, CallSite where) {
+  return gradient(target, std::span<const Tensor>(&source, 1), output_gradient, unconnected, where)[0];
+}
+
+GradientTape::StopRecording::StopRecording(GradientTape* tape) : tape_(tape) { tape_->impl_->paused = true; }
+GradientTape::StopRecording::StopRecording(StopRecording&& other) noexcept
+    : tape_(std::exchange(other.tape_, nullptr)) {}
+GradientTape::StopRecording::~StopRecording() {
+  if (tape_) tape_->impl_->paused = false;
+}
+GradientTape::StopRecording GradientTape::stop_recording() { return StopRecording(this); }
+
+}  // namespace ef
