@@ -212,11 +212,25 @@ void matmul_cpu(const OpCall& call, std::span<Tensor> outputs) {
                              [&](auto tag) { matmul_typed<typename decltype(tag)::type>(call, outputs[0]); });
 }
 
+// C = op(A) op(B) gives dA = dC op(B)^T and dB = op(A)^T dC, folded back through the
+// transposes with matmul's own flags (TensorFlow's _MatMulGrad), never a materialized
+// transpose. Batched gradients come out in the broadcast batch shape; the tape sums
+// them down to each input's batch dimensions.
+std::vector<Tensor> matmul_grad(const GradCall& call) {
+  const Tensor &a = call.forward.inputs[0], &b = call.forward.inputs[1], &g = call.output_grads[0];
+  const bool ta = call.forward.attrs.get_bool(kTransposeA), tb = call.forward.attrs.get_bool(kTransposeB);
+  if (!ta && !tb) return {matmul(g, b, false, true), matmul(a, g, true, false)};
+  if (!ta && tb) return {matmul(g, b, false, false), matmul(g, a, true, false)};
+  if (ta && !tb) return {matmul(b, g, false, true), matmul(a, g, false, false)};
+  return {matmul(b, g, true, true), matmul(g, a, true, true)};
+}
+
 const OpDef& kMatMul = define_op({
     .name = "matmul",
     .attr_names = {"transpose_a", "transpose_b"},
     .infer = infer_matmul,
     .kernels = {matmul_cpu},
+    .gradient = matmul_grad,
 });
 
 }  // namespace

@@ -3,7 +3,9 @@
 // a full-size temporary per step). sigmoid_cross_entropy_with_logits is a composite.
 #include <cmath>
 
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
+#include "eagerflow/ops/reduction.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "ops/nn/softmax_kernels.h"
@@ -80,11 +82,25 @@ void dense_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// loss = sum_j z_j (lse(x) - x_j), so d loss/d x = softmax(x) * sum(z) - z and
+// d loss/d z = lse(x) - x = -log_softmax(x). TensorFlow writes the first as
+// softmax(x) - z, which assumes every row of labels sums to 1; the form here is the
+// same for such labels and exact for any others.
+std::vector<Tensor> dense_grad(const GradCall& call) {
+  const Tensor &labels = call.forward.inputs[0], &logits = call.forward.inputs[1];
+  const int64_t axis = normalize_axis(call.forward.attrs.get_int(kAxis), logits.rank(), call.forward.op.name);
+  Tensor g = expand_dims(call.output_grads[0], axis);
+  Tensor mass = reduce_sum(labels, axis, true);
+  Tensor d_logits = subtract(multiply(softmax(logits, axis), mass), labels);
+  return {multiply(g, negative(log_softmax(logits, axis))), multiply(g, d_logits)};
+}
+
 const OpDef& kDense = define_op({
     .name = "softmax_cross_entropy_with_logits",
     .attr_names = {"axis"},
     .infer = infer_dense,
     .kernels = {dense_cpu},
+    .gradient = dense_grad,
 });
 
 // ---- sparse_softmax_cross_entropy_with_logits(labels, logits) ----
@@ -127,10 +143,20 @@ void sparse_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// d loss/d logits = softmax(logits) - one_hot(labels); labels are integer class ids
+// and get no gradient.
+std::vector<Tensor> sparse_grad(const GradCall& call) {
+  const Tensor &labels = call.forward.inputs[0], &logits = call.forward.inputs[1];
+  Tensor g = expand_dims(call.output_grads[0], -1);
+  Tensor target = one_hot(labels, logits.shape().dim(-1), 1, 0, -1, logits.dtype());
+  return {Tensor(), multiply(g, subtract(softmax(logits, -1), target))};
+}
+
 const OpDef& kSparse = define_op({
     .name = "sparse_softmax_cross_entropy_with_logits",
     .infer = infer_sparse,
     .kernels = {sparse_cpu},
+    .gradient = sparse_grad,
 });
 
 }  // namespace

@@ -5,7 +5,9 @@
 // fused kernel reads each row while it is in cache and writes the output once, with
 // no temporaries, and it is the hottest op of every classifier. The composite remains
 // the definition that the gradient will be written with.
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
+#include "eagerflow/ops/reduction.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
 
@@ -58,11 +60,26 @@ void softmax_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// With y = softmax(x): dx = y * (g - sum(g * y)) along the axis.
+std::vector<Tensor> softmax_grad(const GradCall& call) {
+  const Tensor &y = call.outputs[0], &g = call.output_grads[0];
+  const int64_t axis = call.forward.attrs.get_int(kAxis);
+  return {multiply(y, subtract(g, reduce_sum(multiply(g, y), axis, true)))};
+}
+
+// With y = log_softmax(x): dx = g - exp(y) * sum(g) along the axis (exp(y) = softmax).
+std::vector<Tensor> log_softmax_grad(const GradCall& call) {
+  const Tensor &y = call.outputs[0], &g = call.output_grads[0];
+  const int64_t axis = call.forward.attrs.get_int(kAxis);
+  return {subtract(g, multiply(exp(y), reduce_sum(g, axis, true)))};
+}
+
 const OpDef& kSoftmax = define_op({
     .name = "softmax",
     .attr_names = {"axis"},
     .infer = infer_softmax,
     .kernels = {softmax_cpu<false>},
+    .gradient = softmax_grad,
 });
 
 const OpDef& kLogSoftmax = define_op({
@@ -70,6 +87,7 @@ const OpDef& kLogSoftmax = define_op({
     .attr_names = {"axis"},
     .infer = infer_softmax,
     .kernels = {softmax_cpu<true>},
+    .gradient = log_softmax_grad,
 });
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <type_traits>
 
 #include "backends/cpu/reduce.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
@@ -197,10 +200,95 @@ OpDef reduction_op(std::string_view name) {
   return def;
 }
 
-const OpDef& kReduceSum = define_op(reduction_op<SumR, kNumericTypes>("reduce_sum"));
-const OpDef& kReduceProd = define_op(reduction_op<ProdR, kNumericTypes>("reduce_prod"));
-const OpDef& kReduceMax = define_op(reduction_op<MaxR, kNumericTypes, true>("reduce_max"));
-const OpDef& kReduceMin = define_op(reduction_op<MinR, kNumericTypes, true>("reduce_min"));
+// ---- Gradients ----
+
+// The forward call's reduction axes, normalized and sorted.
+Dims grad_axes(const GradCall& call) {
+  const Dims& attr = call.forward.attrs.get_ints(kAxis);
+  return normalize_axes(std::span<const int64_t>(attr.data(), attr.size()), call.forward.inputs[0].rank(),
+                        call.forward.op.name, false);
+}
+
+// `t`, shaped like the forward output, with the reduced axes restored as size 1 (the
+// keepdims shape), so that it broadcasts against the input.
+Tensor with_kept_dims(const GradCall& call, const Tensor& t, const Dims& axes) {
+  if (call.forward.attrs.get_bool(kKeepDims)) return t;
+  Tensor r = t;
+  for (int64_t a : axes) r = expand_dims(r, a);  // ascending: each axis is final-rank
+  return r;
+}
+
+// `t` (keepdims shape) broadcast to the input's shape.
+Tensor to_input_shape(const GradCall& call, const Tensor& t) {
+  const Tensor& x = call.forward.inputs[0];
+  if (x.shape().is_fully_defined()) return broadcast_to(t, x.shape());
+  return add(t, zeros_like(x));  // partly known shape (graph mode)
+}
+
+// d sum(x)/dx = 1: the gradient is copied to every reduced element.
+std::vector<Tensor> reduce_sum_grad(const GradCall& call) {
+  return {to_input_shape(call, with_kept_dims(call, call.output_grads[0], grad_axes(call)))};
+}
+
+// Ties (as TensorFlow): the gradient is split equally among all the elements equal to
+// the extreme, g * [x == y] / (number of such elements). Shared by max and min.
+std::vector<Tensor> reduce_extreme_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const Dims axes = grad_axes(call);
+  Tensor y = with_kept_dims(call, call.outputs[0], axes);
+  Tensor g = with_kept_dims(call, call.output_grads[0], axes);
+  Tensor indicators = cast(equal(x, y), x.dtype());
+  Tensor count = reduce_sum(indicators, Axes(axes), true);
+  return {multiply(divide(indicators, count), g)};
+}
+
+// d prod(x)/dx_i = the product of the other elements, computed (as TensorFlow's
+// _ProdGrad) as exclusive cumulative products from the left and from the right along
+// the reduced elements: no division, so zeros are handled exactly at first order.
+// (The second derivative goes through cumprod's gradient, which divides by x.)
+std::vector<Tensor> reduce_prod_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const Dims axes = grad_axes(call);
+  Tensor g = to_input_shape(call, with_kept_dims(call, call.output_grads[0], axes));
+  if (axes.empty()) return {g};
+  if (axes.size() == 1) {
+    const int64_t a = axes[0];
+    return {multiply(g, multiply(cumprod(x, a, true, false), cumprod(x, a, true, true)))};
+  }
+  if (!x.shape().is_fully_defined())
+    fail<UnimplementedError>("reduce_prod: the gradient over several axes needs a fully known input shape, got ",
+                             x.shape());
+  // Reduced axes first, flattened into one: [reduced, other].
+  const int rank = x.rank();
+  std::vector<int64_t> perm(axes.begin(), axes.end()), inverse(rank);
+  int64_t reduced = 1, other = 1;
+  for (int64_t a : axes) reduced *= x.shape()[static_cast<int>(a)];
+  for (int i = 0, next = 0; i < rank; ++i) {
+    if (next < static_cast<int>(axes.size()) && axes[next] == i) {
+      ++next;
+      continue;
+    }
+    perm.push_back(i);
+    other *= x.shape()[i];
+  }
+  Dims permuted_dims;
+  for (int i = 0; i < rank; ++i) {
+    inverse[perm[i]] = i;
+    permuted_dims.push_back(x.shape()[static_cast<int>(perm[i])]);
+  }
+  Tensor flat = reshape(transpose(x, perm), Shape{reduced, other});
+  Tensor others = multiply(cumprod(flat, 0, true, false), cumprod(flat, 0, true, true));
+  return {multiply(g, transpose(reshape(others, Shape(permuted_dims)), inverse))};
+}
+
+const OpDef& kReduceSum =
+    define_op(detail::with_gradient(reduction_op<SumR, kNumericTypes>("reduce_sum"), reduce_sum_grad));
+const OpDef& kReduceProd =
+    define_op(detail::with_gradient(reduction_op<ProdR, kNumericTypes>("reduce_prod"), reduce_prod_grad));
+const OpDef& kReduceMax =
+    define_op(detail::with_gradient(reduction_op<MaxR, kNumericTypes, true>("reduce_max"), reduce_extreme_grad));
+const OpDef& kReduceMin =
+    define_op(detail::with_gradient(reduction_op<MinR, kNumericTypes, true>("reduce_min"), reduce_extreme_grad));
 OpDef bool_output(OpDef def) {
   def.not_differentiable = "its input and output are bool";
   return def;

@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/op_helpers.h"
 
@@ -124,11 +126,41 @@ void scan_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Each input feeds every output after it in scan order (at or after it when
+// inclusive), so its gradient is the opposite-direction scan of the output gradient,
+// with the same exclusive flag (as TensorFlow's _CumsumGrad).
+std::vector<Tensor> cumsum_grad(const GradCall& call) {
+  const Attrs& attrs = call.forward.attrs;
+  return {cumsum(call.output_grads[0], attrs.get_int(kAxis), attrs.get_bool(kExclusive),
+                 !attrs.get_bool(kReverse))};
+}
+
+// d y_i / d x_k = the product of the scanned elements up to i other than x_k. Where no
+// zero comes at or before x_k in scan order this is y_i / x_k, which gives TensorFlow's
+// _CumprodGrad, reverse-cumsum(y * g) / x. Past that, TensorFlow's formula divides by
+// zero; here, the first zero's products are the scan of x with that zero set to 1, and
+// every later element has a zero among its "others", so its gradient is 0.
+std::vector<Tensor> cumprod_grad(const GradCall& call) {
+  const Attrs& attrs = call.forward.attrs;
+  const Tensor &x = call.forward.inputs[0], &y = call.outputs[0], &g = call.output_grads[0];
+  const int64_t axis = attrs.get_int(kAxis);
+  const bool exclusive = attrs.get_bool(kExclusive), reverse = attrs.get_bool(kReverse);
+  Tensor is_zero = equal(x, 0);
+  Tensor zeros_so_far = cumsum(cast(is_zero, DType::Int32), axis, false, reverse);  // x_k included
+  Tensor no_zero_yet = equal(zeros_so_far, 0);
+  Tensor first_zero = logical_and(is_zero, equal(zeros_so_far, 1));
+  Tensor plain = divide(cumsum(multiply(y, g), axis, exclusive, !reverse), where(is_zero, 1, x));
+  Tensor skip_zero = cumprod(where(first_zero, 1, x), axis, exclusive, reverse);
+  Tensor at_first_zero = cumsum(multiply(skip_zero, g), axis, exclusive, !reverse);
+  return {where(no_zero_yet, plain, where(first_zero, at_first_zero, 0))};
+}
+
 const OpDef& kCumsum = define_op({
     .name = "cumsum",
     .attr_names = {"axis", "exclusive", "reverse"},
     .infer = infer_scan,
     .kernels = {scan_cpu<SumOp>},
+    .gradient = cumsum_grad,
 });
 
 const OpDef& kCumprod = define_op({
@@ -136,6 +168,7 @@ const OpDef& kCumprod = define_op({
     .attr_names = {"axis", "exclusive", "reverse"},
     .infer = infer_scan,
     .kernels = {scan_cpu<ProdOp>},
+    .gradient = cumprod_grad,
 });
 
 }  // namespace
