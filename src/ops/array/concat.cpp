@@ -1,6 +1,7 @@
 // concat (a copying kernel), unstack and split (views, one output per part) and the
 // composite stack.
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -60,11 +61,21 @@ void concat_cpu(const OpCall& call, std::span<Tensor> outputs) {
   }
 }
 
+// Gradient: the output gradient split back into the inputs' sizes along the axis.
+std::vector<Tensor> concat_grad(const GradCall& call) {
+  int axis = concat_axis(call.forward);
+  std::vector<int64_t> sizes;
+  for (const Tensor& t : call.forward.inputs) sizes.push_back(t.shape()[axis]);
+  if (sizes.size() == 1) return {call.output_grads[0]};
+  return ef::split(call.output_grads[0], sizes, axis);
+}
+
 const OpDef& kConcat = define_op({
     .name = "concat",
     .attr_names = {"axis"},
     .infer = infer_concat,
     .kernels = {concat_cpu},
+    .gradient = concat_grad,
 });
 
 // ---- unstack(x, axis) ----
@@ -100,11 +111,20 @@ void unstack_cpu(const OpCall& call, std::span<Tensor> outputs) {
     outputs[i] = detail::make_view(x, shape, strides, x.impl()->offset + static_cast<int64_t>(i) * step);
 }
 
+// Gradient: the outputs' gradients stacked back along the axis.
+std::vector<Tensor> unstack_grad(const GradCall& call) {
+  int axis = unstack_axis(call.forward);
+  std::vector<Tensor> grads(call.output_grads.begin(), call.output_grads.end());
+  if (grads.empty()) return {ef::zeros_like(call.forward.inputs[0])};
+  return {ef::stack(grads, axis)};
+}
+
 const OpDef& kUnstack = define_op({
     .name = "unstack",
     .attr_names = {"axis"},
     .infer = infer_unstack,
     .kernels = {unstack_cpu},
+    .gradient = unstack_grad,
     .traits = {.view = true},
 });
 
@@ -180,11 +200,20 @@ void split_cpu(const OpCall& call, std::span<Tensor> outputs) {
   }
 }
 
+// Gradient: the parts' gradients joined back along the axis.
+std::vector<Tensor> split_grad(const GradCall& call) {
+  int axis = normalize_axis(call.forward.attrs.get_int(kSplitAxis), call.forward.inputs[0].rank(), call.forward.op.name);
+  std::vector<Tensor> grads(call.output_grads.begin(), call.output_grads.end());
+  if (grads.size() == 1) return {grads[0]};
+  return {ef::concat(grads, axis)};
+}
+
 const OpDef& kSplit = define_op({
     .name = "split",
     .attr_names = {"num_split", "size_splits", "axis"},
     .infer = infer_split,
     .kernels = {split_cpu},
+    .gradient = split_grad,
     .traits = {.view = true},
 });
 

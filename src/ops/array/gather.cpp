@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -49,6 +50,25 @@ void check_batch_axes(const OpCall& call, const Shape& a, const Shape& b, int ba
     if (a[i] != b[i] && a[i] != kUnknownDim && b[i] != kUnknownDim)
       fail(call.op.name, ": the first ", batch_dims, " (batch) axes of ", a_name, " and indices must match, got ",
            a_name, " shape ", a, " and indices shape ", b);
+}
+
+// Index tuples with the batch positions prepended: `tuples` has shape lead + [m]
+// (lead starting with the batch_dims batch axes); the result has shape
+// lead + [batch_dims + m], entry j < batch_dims being the position on batch axis j.
+Tensor with_batch_coordinates(const Tensor& tuples, int batch_dims) {
+  if (batch_dims == 0) return tuples;
+  const Shape& shape = tuples.shape();
+  Dims lead(shape.begin(), shape.end() - 1);
+  lead.push_back(1);
+  std::vector<Tensor> parts;
+  for (int j = 0; j < batch_dims; ++j) {
+    Dims axis_shape(lead.size(), 1);
+    axis_shape[j] = shape[j];
+    Tensor r = ef::reshape(ef::range(0, shape[j], 1, tuples.dtype()), Shape(axis_shape));
+    parts.push_back(ef::broadcast_to(r, Shape(lead)));
+  }
+  parts.push_back(tuples);
+  return ef::concat(parts, -1);
 }
 
 // ---- gather(params, indices, axis, batch_dims) ----
@@ -117,11 +137,44 @@ void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Gradient of params: the output gradient added (duplicate indices add up) into zeros
+// of params' shape with scatter_nd. The gradient is laid out as B + K + O + I (batch
+// axes, indices' other axes, params' axes between the batch axes and `axis`, params'
+// trailing axes) and scattered into B + [N] + O + I by index tuples (batch position,
+// index); then axis N moves back to `axis`. Indices get none.
+std::vector<Tensor> gather_grad(const GradCall& call) {
+  auto [axis, bd] = gather_dims(call.forward);
+  const Shape& ps = call.forward.inputs[0].shape();
+  const Tensor& indices = call.forward.inputs[1];
+  const int nk = indices.rank() - bd, no = axis - bd, ni = ps.rank() - axis - 1;
+  // The output gradient's axes: B [0, bd), O [bd, axis), K [axis, axis + nk), I after.
+  std::vector<int64_t> to_bkoi;
+  for (int i = 0; i < bd; ++i) to_bkoi.push_back(i);
+  for (int i = 0; i < nk; ++i) to_bkoi.push_back(axis + i);
+  for (int i = 0; i < no; ++i) to_bkoi.push_back(bd + i);
+  for (int i = 0; i < ni; ++i) to_bkoi.push_back(axis + nk + i);
+  Tensor updates = ef::transpose(call.output_grads[0], to_bkoi);
+  Tensor coords = with_batch_coordinates(ef::expand_dims(indices, -1), bd);
+  Dims scattered(ps.begin(), ps.begin() + bd);
+  scattered.push_back(ps[axis]);
+  for (int i = bd; i < axis; ++i) scattered.push_back(ps[i]);
+  for (int i = axis + 1; i < ps.rank(); ++i) scattered.push_back(ps[i]);
+  Tensor grad = ef::scatter_nd(coords, updates, Shape(scattered));
+  if (no == 0) return {grad, Tensor()};
+  std::vector<int64_t> back;
+  for (int i = 0; i < bd; ++i) back.push_back(i);
+  for (int i = 0; i < no; ++i) back.push_back(bd + 1 + i);
+  back.push_back(bd);
+  for (int i = 0; i < ni; ++i) back.push_back(bd + 1 + no + i);
+  return {ef::transpose(grad, back), Tensor()};
+}
+
 const OpDef& kGather = define_op({
     .name = "gather",
     .attr_names = {"axis", "batch_dims"},
     .infer = infer_gather,
     .kernels = {gather_cpu},
+    .gradient = gather_grad,
 });
 
 // ---- gather_nd(params, indices, batch_dims) ----
@@ -192,11 +245,21 @@ void gather_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Gradient of params: scatter_nd of the output gradient at the index tuples (with the
+// batch positions prepended); indices get none.
+std::vector<Tensor> gather_nd_grad(const GradCall& call) {
+  auto [bd, m] = gather_nd_dims(call.forward);
+  (void)m;
+  Tensor coords = with_batch_coordinates(call.forward.inputs[1], bd);
+  return {ef::scatter_nd(coords, call.output_grads[0], call.forward.inputs[0].shape()), Tensor()};
+}
+
 const OpDef& kGatherNd = define_op({
     .name = "gather_nd",
     .attr_names = {"batch_dims"},
     .infer = infer_gather_nd,
     .kernels = {gather_nd_cpu},
+    .gradient = gather_nd_grad,
 });
 
 // ---- scatter_nd(indices, updates, shape) ----
@@ -268,11 +331,18 @@ void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Gradient of updates: the output gradient read back at the indices (gather_nd);
+// indices get none.
+std::vector<Tensor> scatter_nd_grad(const GradCall& call) {
+  return {Tensor(), ef::gather_nd(call.output_grads[0], call.forward.inputs[0])};
+}
+
 const OpDef& kScatterNd = define_op({
     .name = "scatter_nd",
     .attr_names = {"shape"},
     .infer = infer_scatter_nd,
     .kernels = {scatter_nd_cpu},
+    .gradient = scatter_nd_grad,
 });
 
 }  // namespace

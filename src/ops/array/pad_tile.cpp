@@ -1,6 +1,8 @@
 // pad (CONSTANT, REFLECT, SYMMETRIC) and tile: copying kernels that build a bigger
 // tensor from x.
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -118,11 +120,66 @@ void pad_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// x's part of a gradient along one axis: elements [begin, begin + size) of `axis`.
+Tensor slice_axis(const Tensor& g, int axis, int64_t begin, int64_t size) {
+  std::vector<int64_t> begins(g.rank(), 0), sizes(g.rank(), -1);
+  begins[axis] = begin;
+  sizes[axis] = size;
+  return ef::slice(g, begins, sizes);
+}
+
+// g padded with zeros on one axis.
+Tensor pad_axis(const Tensor& g, int axis, int64_t before, int64_t after) {
+  std::vector<std::pair<int64_t, int64_t>> pads(g.rank(), {0, 0});
+  pads[axis] = {before, after};
+  return ef::pad(g, pads);
+}
+
+// Gradient. CONSTANT: the part of the output gradient over x (constant_values is an
+// attr, so it gets none). REFLECT / SYMMETRIC: mirror padding acts on each axis
+// separately, so its adjoint is applied one axis at a time: the middle part of the
+// gradient plus the two padded parts reversed and added onto the elements they copied
+// (REFLECT skips the edge element, SYMMETRIC includes it).
+std::vector<Tensor> pad_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const Dims& pads = call.forward.attrs.get_ints(kPaddings);
+  PadMode mode = pad_mode(call.forward);
+  Tensor g = call.output_grads[0];
+  const int rank = x.rank();
+  if (mode == PadMode::Constant) {
+    std::vector<int64_t> begin(rank), size(rank);
+    for (int i = 0; i < rank; ++i) {
+      begin[i] = pads[2 * i];
+      size[i] = x.shape()[i];
+    }
+    return {ef::slice(g, begin, size)};
+  }
+  const int64_t edge = mode == PadMode::Reflect ? 1 : 0;
+  for (int i = 0; i < rank; ++i) {
+    const int64_t before = pads[2 * i], after = pads[2 * i + 1], dim = x.shape()[i];
+    if (before == 0 && after == 0) continue;
+    Tensor gx = slice_axis(g, i, before, dim);
+    if (before > 0) {
+      // Output position before - 1 - j copies input position j + edge.
+      Tensor part = ef::reverse(slice_axis(g, i, 0, before), Axes(int64_t{i}));
+      gx = ef::add(gx, pad_axis(part, i, edge, dim - edge - before));
+    }
+    if (after > 0) {
+      // Output position before + dim + j copies input position dim - 1 - edge - j.
+      Tensor part = ef::reverse(slice_axis(g, i, before + dim, after), Axes(int64_t{i}));
+      gx = ef::add(gx, pad_axis(part, i, dim - edge - after, edge));
+    }
+    g = gx;
+  }
+  return {g};
+}
+
 const OpDef& kPad = define_op({
     .name = "pad",
     .attr_names = {"paddings", "mode", "constant_values"},
     .infer = infer_pad,
     .kernels = {pad_cpu},
+    .gradient = pad_grad,
 });
 
 // ---- tile(x, multiples) ----
@@ -198,11 +255,48 @@ void tile_cpu(const OpCall& call, std::span<Tensor> outputs) {
   detail::copy_elements(*current.impl(), *out.impl());
 }
 
+// Gradient: the sum of the output gradient over the copies. Axis i of size m * d is
+// split into [m, d] and the m axis summed; when that would exceed kMaxRank axes, one
+// axis at a time.
+std::vector<Tensor> tile_grad(const GradCall& call) {
+  const Shape& shape = call.forward.inputs[0].shape();
+  const Dims& multiples = call.forward.attrs.get_ints(kMultiples);
+  Tensor g = call.output_grads[0];
+  const int rank = shape.rank();
+  int tiled = 0;
+  for (int i = 0; i < rank; ++i) tiled += multiples[i] != 1;
+  if (tiled == 0) return {g};
+  if (rank + tiled <= kMaxRank) {
+    Dims split;
+    std::vector<int64_t> summed;
+    for (int i = 0; i < rank; ++i) {
+      if (multiples[i] != 1) {
+        summed.push_back(static_cast<int64_t>(split.size()));
+        split.push_back(multiples[i]);
+      }
+      split.push_back(shape[i]);
+    }
+    return {ef::reshape(ef::reduce_sum(ef::reshape(g, Shape(split)), Axes(summed)), shape)};
+  }
+  for (int i = 0; i < rank; ++i) {
+    if (multiples[i] == 1) continue;
+    int64_t outer = 1, inner = 1;
+    for (int j = 0; j < i; ++j) outer *= shape[j];
+    for (int j = i + 1; j < rank; ++j) inner *= g.shape()[j];
+    Tensor summed = ef::reduce_sum(ef::reshape(g, Shape{outer, multiples[i], shape[i], inner}), Axes(int64_t{1}));
+    Dims next = g.shape().dims();
+    next[i] = shape[i];
+    g = ef::reshape(summed, Shape(next));
+  }
+  return {g};
+}
+
 const OpDef& kTile = define_op({
     .name = "tile",
     .attr_names = {"multiples"},
     .infer = infer_tile,
     .kernels = {tile_cpu},
+    .gradient = tile_grad,
 });
 
 // The number as an attr for `dtype`: int64 for integers and bool (exact), else double.

@@ -111,6 +111,11 @@ void reshape_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(dense, shape, contiguous_strides(shape), dense.impl()->offset);
 }
 
+// Gradient: the output gradient reshaped back to the input's shape.
+std::vector<Tensor> reshape_grad(const GradCall& call) {
+  return {reshape(call.output_grads[0], call.forward.inputs[0].shape())};
+}
+
 // A view op whose output aliases its input whenever the strides allow; otherwise the
 // kernel hands back a fresh contiguous copy (never a write into an existing buffer).
 const OpDef& kReshape = define_op({
@@ -118,6 +123,7 @@ const OpDef& kReshape = define_op({
     .attr_names = {"shape"},
     .infer = infer_reshape,
     .kernels = {reshape_cpu},
+    .gradient = reshape_grad,
     .traits = {.view = true},
 });
 
@@ -154,11 +160,17 @@ void expand_dims_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, shape, strides, x.impl()->offset);
 }
 
+// Gradient: the inserted axis removed again.
+std::vector<Tensor> expand_dims_grad(const GradCall& call) {
+  return {squeeze(call.output_grads[0], Axes(int64_t{expand_axis(call.forward)}))};
+}
+
 const OpDef& kExpandDims = define_op({
     .name = "expand_dims",
     .attr_names = {"axis"},
     .infer = infer_expand_dims,
     .kernels = {expand_dims_cpu},
+    .gradient = expand_dims_grad,
     .traits = {.view = true},
 });
 
@@ -204,11 +216,22 @@ void squeeze_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(dims), strides, x.impl()->offset);
 }
 
+// Gradient: the squeezed size-1 axes inserted again (in increasing order, so that each
+// lands at its input position).
+std::vector<Tensor> squeeze_grad(const GradCall& call) {
+  std::vector<bool> drop = squeezed_axes(call.forward);
+  Tensor g = call.output_grads[0];
+  for (size_t i = 0; i < drop.size(); ++i)
+    if (drop[i]) g = expand_dims(g, static_cast<int64_t>(i));
+  return {g};
+}
+
 const OpDef& kSqueeze = define_op({
     .name = "squeeze",
     .attr_names = {"axis", "all"},
     .infer = infer_squeeze,
     .kernels = {squeeze_cpu},
+    .gradient = squeeze_grad,
     .traits = {.view = true},
 });
 
@@ -222,10 +245,14 @@ void identity_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, x.shape(), x.strides(), x.impl()->offset);
 }
 
+// Gradient: passed through unchanged.
+std::vector<Tensor> identity_grad(const GradCall& call) { return {call.output_grads[0]}; }
+
 const OpDef& kIdentity = define_op({
     .name = "identity",
     .infer = infer_identity,
     .kernels = {identity_cpu},
+    .gradient = identity_grad,
     .traits = {.elementwise = true, .view = true},
 });
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -76,6 +77,19 @@ void sort_lines(const Tensor& x, int axis, bool descending, int64_t k, Tensor* v
   });
 }
 
+// The gradient of a tensor of shape `shape` whose last axis was read at `indices`
+// (shape shape[:-1] + [k]) into `g` (same shape as indices): g added at those
+// positions into zeros (scatter_nd with (row, index) tuples over the flattened rows).
+Tensor scatter_last_axis(const Tensor& g, const Tensor& indices, const Shape& shape) {
+  const int rank = shape.rank();
+  const int64_t n = shape[rank - 1], k = indices.shape()[rank - 1];
+  int64_t rows = 1;
+  for (int i = 0; i < rank - 1; ++i) rows *= shape[i];
+  Tensor row = ef::broadcast_to(ef::reshape(ef::range(0, rows, 1, indices.dtype()), Shape{rows, 1}), Shape{rows, k});
+  Tensor coords = ef::stack({row, ef::reshape(indices, Shape{rows, k})}, -1);
+  return ef::reshape(ef::scatter_nd(coords, ef::reshape(g, Shape{rows, k}), Shape{rows, n}), shape);
+}
+
 // ---- sort / argsort(x, axis, direction) ----
 enum SortAttr { kAxis, kDirection };
 
@@ -115,11 +129,36 @@ void argsort_cpu(const OpCall& call, std::span<Tensor> outputs) {
   sort_lines(call.inputs[0], axis, descending(call), call.inputs[0].shape()[axis], nullptr, &outputs[0]);
 }
 
+// Gradient: the output gradient sent back to the positions the sorted values came
+// from (argsort of x, with the same axis and direction). Equal values (ties) are a
+// non-differentiable point: each tied element gets the gradient of the slot that
+// argsort's stable order gives it (as with top_k: the lower index comes first).
+std::vector<Tensor> sort_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const int axis = sort_axis(call.forward);
+  const int rank = x.rank();
+  const std::string& direction = call.forward.attrs.get<std::string>(kDirection);
+  Tensor order = ef::argsort(x, axis, direction);
+  Tensor g = call.output_grads[0];
+  if (axis == rank - 1) return {scatter_last_axis(g, order, x.shape())};
+  // Move the axis last, scatter, move it back.
+  std::vector<int64_t> perm, back(rank);
+  for (int i = 0; i < rank; ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  for (int i = 0; i < rank; ++i) back[static_cast<size_t>(perm[i])] = i;
+  Dims moved;
+  for (int64_t p : perm) moved.push_back(x.shape()[static_cast<int>(p)]);
+  Tensor grad = scatter_last_axis(ef::transpose(g, perm), ef::transpose(order, perm), Shape(moved));
+  return {ef::transpose(grad, back)};
+}
+
 const OpDef& kSort = define_op({
     .name = "sort",
     .attr_names = {"axis", "direction"},
     .infer = infer_sort,
     .kernels = {sort_cpu},
+    .gradient = sort_grad,
 });
 
 const OpDef& kArgsort = define_op({
@@ -156,11 +195,19 @@ void top_k_cpu(const OpCall& call, std::span<Tensor> outputs) {
   sort_lines(x, x.rank() - 1, true, call.attrs.get_int(kK), &outputs[0], &outputs[1]);
 }
 
+// Gradient: the values' gradient added at the positions in the indices output (which
+// itself is not differentiable). Ties follow the forward pass: the lower index wins.
+std::vector<Tensor> top_k_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  return {scatter_last_axis(call.output_grads[0], call.outputs[1], x.shape())};
+}
+
 const OpDef& kTopK = define_op({
     .name = "top_k",
     .attr_names = {"k", "sorted"},
     .infer = infer_top_k,
     .kernels = {top_k_cpu},
+    .gradient = top_k_grad,
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
 // strided_slice (TensorFlow's full semantics: masks, ellipsis, new and shrunk axes,
 // negative strides) and slice: views whose offset and strides select the elements.
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -21,6 +22,8 @@ struct SliceSpec {
   std::vector<Axis> out_axes;
   // Start index on every input axis (including shrunk ones).
   std::vector<int64_t> starts;
+  // Size, start and step on every input axis (a shrunk axis: size 1 at its index).
+  std::vector<Axis> in_axes;
 };
 
 // Follows TensorFlow's ValidateStridedSliceOp: the sparse spec (one entry per begin[i],
@@ -121,6 +124,7 @@ SliceSpec resolve(const OpCall& call) {
     spec.starts[i] = b;
     axes[i] = {i, size, b, d.stride};
   }
+  spec.in_axes = axes;
   for (int g : gather) {
     if (g < 0) spec.out_axes.push_back({-1, 1, 0, 1});
     else if (!dense[g].shrink) spec.out_axes.push_back(axes[g]);
@@ -158,12 +162,65 @@ void strided_slice_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(dims), strides, offset);
 }
 
+// Gradient: the output gradient put back at the positions the slice read, zeros
+// elsewhere, built from public ops: reshape to one axis per input axis (dropping new
+// axes, restoring shrunk ones), reverse the axes read backwards, spread axes with a
+// step s > 1 by interleaving s - 1 zeros, then pad with zeros to the input's shape.
+std::vector<Tensor> strided_slice_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const Shape& shape = x.shape();
+  SliceSpec spec = resolve(call.forward);
+  Dims dims;
+  for (const auto& a : spec.in_axes) {
+    if (a.size == 0) return {ef::zeros(shape, call.output_grads[0].dtype())};
+    dims.push_back(a.size);
+  }
+  Tensor g = ef::reshape(call.output_grads[0], Shape(dims));
+  const int rank = shape.rank();
+  std::vector<int64_t> reversed;
+  std::vector<int64_t> starts(rank), steps(rank);
+  for (int i = 0; i < rank; ++i) {
+    const auto& a = spec.in_axes[i];
+    starts[i] = a.start;
+    steps[i] = a.size > 1 ? a.step : 1;
+    if (steps[i] < 0) {  // read backwards from start: forwards from the last element read
+      reversed.push_back(i);
+      starts[i] = a.start + (a.size - 1) * steps[i];
+      steps[i] = -steps[i];
+    }
+  }
+  if (!reversed.empty()) g = ef::reverse(g, Axes(reversed));
+  std::vector<std::pair<int64_t, int64_t>> pads(rank, {0, 0});
+  for (int i = 0; i < rank; ++i) {
+    const int64_t size = dims[i], step = steps[i];
+    int64_t length = size;
+    if (step > 1) {
+      // [.., size, ..] -> [.., size, step, ..] (step - 1 zeros after each element) ->
+      // [.., size * step, ..], cut after the last element read.
+      Dims split_shape = g.shape().dims();
+      split_shape.insert(i + 1, 1);
+      std::vector<std::pair<int64_t, int64_t>> spread(rank + 1, {0, 0});
+      spread[i + 1] = {0, step - 1};
+      Tensor t = ef::pad(ef::reshape(g, Shape(split_shape)), spread);
+      Dims merged = g.shape().dims();
+      merged[i] = size * step;
+      length = (size - 1) * step + 1;
+      std::vector<int64_t> begin(rank, 0), sizes(rank, -1);
+      sizes[i] = length;
+      g = ef::slice(ef::reshape(t, Shape(merged)), begin, sizes);
+    }
+    pads[i] = {starts[i], shape[i] - starts[i] - length};
+  }
+  return {ef::pad(g, pads)};
+}
+
 const OpDef& kStridedSlice = define_op({
     .name = "strided_slice",
     .attr_names = {"begin", "end", "strides", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
                    "shrink_axis_mask"},
     .infer = infer_strided_slice,
     .kernels = {strided_slice_cpu},
+    .gradient = strided_slice_grad,
     .traits = {.view = true},
 });
 
@@ -213,11 +270,22 @@ void slice_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(sizes), x.strides(), offset);
 }
 
+// Gradient: the output gradient padded with zeros back to the input's shape.
+std::vector<Tensor> slice_grad(const GradCall& call) {
+  const Shape& shape = call.forward.inputs[0].shape();
+  Dims sizes = slice_sizes(call.forward);
+  const Dims& begin = call.forward.attrs.get_ints(kSliceBegin);
+  std::vector<std::pair<int64_t, int64_t>> pads;
+  for (int i = 0; i < shape.rank(); ++i) pads.push_back({begin[i], shape[i] - begin[i] - sizes[i]});
+  return {ef::pad(call.output_grads[0], pads)};
+}
+
 const OpDef& kSlice = define_op({
     .name = "slice",
     .attr_names = {"begin", "size"},
     .infer = infer_slice,
     .kernels = {slice_cpu},
+    .gradient = slice_grad,
     .traits = {.view = true},
 });
 

@@ -16,10 +16,14 @@ void contiguous_cpu(const OpCall& call, std::span<Tensor> outputs) {
   detail::copy_elements(*call.inputs[0].impl(), *outputs[0].impl());
 }
 
+// Gradient: passed through unchanged (a copy does not change values).
+std::vector<Tensor> contiguous_grad(const GradCall& call) { return {call.output_grads[0]}; }
+
 const OpDef& kContiguous = define_op({
     .name = "contiguous",
     .infer = infer_contiguous,
     .kernels = {contiguous_cpu},
+    .gradient = contiguous_grad,
     .traits = {.elementwise = true},
 });
 

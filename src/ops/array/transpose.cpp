@@ -45,11 +45,20 @@ void transpose_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(dims), strides, x.impl()->offset);
 }
 
+// Gradient: transposed by the inverse permutation.
+std::vector<Tensor> transpose_grad(const GradCall& call) {
+  Dims perm = checked_perm(call.forward);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return {transpose(call.output_grads[0], inverse)};
+}
+
 const OpDef& kTranspose = define_op({
     .name = "transpose",
     .attr_names = {"perm"},
     .infer = infer_transpose,
     .kernels = {transpose_cpu},
+    .gradient = transpose_grad,
     .traits = {.view = true},
 });
 
@@ -83,11 +92,15 @@ void broadcast_to_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, target, strides, x.impl()->offset);
 }
 
+// Gradient: the output gradient as it is; the tape sums it down to the input's shape.
+std::vector<Tensor> broadcast_to_grad(const GradCall& call) { return {call.output_grads[0]}; }
+
 const OpDef& kBroadcastTo = define_op({
     .name = "broadcast_to",
     .attr_names = {"shape"},
     .infer = infer_broadcast_to,
     .kernels = {broadcast_to_cpu},
+    .gradient = broadcast_to_grad,
     .traits = {.view = true},
 });
 
@@ -119,11 +132,18 @@ void reverse_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, x.shape(), strides, offset);
 }
 
+// Gradient: reversed along the same axes.
+std::vector<Tensor> reverse_grad(const GradCall& call) {
+  Dims axes = reverse_axes(call.forward);
+  return {reverse(call.output_grads[0], Axes(axes))};
+}
+
 const OpDef& kReverse = define_op({
     .name = "reverse",
     .attr_names = {"axis", "all"},
     .infer = infer_reverse,
     .kernels = {reverse_cpu},
+    .gradient = reverse_grad,
     .traits = {.view = true},
 });
 

@@ -42,10 +42,19 @@ void select_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Gradient: to x where the condition holds, to y elsewhere (zeros in the other
+// places), in the broadcast shape (the tape sums it down); the condition gets none.
+std::vector<Tensor> select_grad(const GradCall& call) {
+  const Tensor& c = call.forward.inputs[0];
+  const Tensor& g = call.output_grads[0];
+  return {Tensor(), ef::where(c, g, 0), ef::where(c, 0, g)};
+}
+
 const OpDef& kSelect = define_op({
     .name = "select",
     .infer = infer_select,
     .kernels = {select_cpu},
+    .gradient = select_grad,
     .traits = {.elementwise = true},
 });
 
