@@ -26,3 +26,4 @@
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/runtime/dispatch.h"
 #include "eagerflow/runtime/op_def.h"
+#include "eagerflow/runtime/variable.h"

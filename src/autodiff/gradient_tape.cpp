@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unordered_map>
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/runtime/dispatch.h"
 
@@ -15,10 +17,27 @@ namespace ef {
 
 struct GradientTape::Impl {
   bool persistent = false;
+  bool watch_accessed_variables = true;
   bool paused = false;  // while computing its own gradient, or in stop_recording()
   bool used = false;    // a non-persistent tape after gradient()
   std::unordered_set<int64_t> watched;
   std::vector<detail::TapeEntry> entries;
+  std::vector<Variable> variables;                     // watched, in first-seen order
+  std::unordered_set<const void*> explicitly_watched;  // by watch(Variable)
+  std::unordered_map<const void*, std::vector<Tensor>> reads;  // values read, per variable
+
+  void on_read(const Variable& v, const Tensor& value) {
+    if (!is_floating(value.dtype())) return;
+    bool wanted = explicitly_watched.count(v.key()) || (watch_accessed_variables && v.trainable());
+    if (!wanted) return;
+    auto& seen = reads[v.key()];
+    if (seen.empty()) variables.push_back(v);
+    int64_t id = detail::tensor_id(value);
+    watched.insert(id);
+    for (const Tensor& t : seen)
+      if (t.impl()->id == id) return;
+    seen.push_back(value);
+  }
 
   bool is_watched(const Tensor& t) const { return t.impl()->id != 0 && watched.count(t.impl()->id) != 0; }
 };
@@ -28,6 +47,11 @@ namespace {
 class TapeStack : public OpRecorder {
  public:
   std::vector<GradientTape::Impl*> tapes;
+
+  void variable_read(const Variable& variable, const Tensor& value) override {
+    for (GradientTape::Impl* tape : tapes)
+      if (!tape->paused) tape->on_read(variable, value);
+  }
 
   void record(const OpCall& call, std::span<const Tensor> outputs) override {
     if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
@@ -70,8 +94,9 @@ int64_t detail::tensor_id(const Tensor& t) {
   return impl->id;
 }
 
-GradientTape::GradientTape(bool persistent) : impl_(std::make_unique<Impl>()) {
+GradientTape::GradientTape(bool persistent, bool watch_accessed_variables) : impl_(std::make_unique<Impl>()) {
   impl_->persistent = persistent;
+  impl_->watch_accessed_variables = watch_accessed_variables;
   tape_stack().tapes.push_back(impl_.get());
   Context::current().recorder = &tape_stack();
 }
@@ -89,9 +114,21 @@ void GradientTape::watch(const Tensor& t) {
   impl_->watched.insert(detail::tensor_id(t));
 }
 
+void GradientTape::watch(const Variable& v) {
+  if (!is_floating(v.dtype()))
+    fail("watch: only float variables can be watched; variable '", v.name(), "' has dtype ", v.dtype());
+  impl_->explicitly_watched.insert(v.key());
+  impl_->on_read(v, v.value());
+}
+
+std::vector<Variable> GradientTape::watched_variables() const { return impl_->variables; }
+
 void GradientTape::reset() {
   impl_->watched.clear();
   impl_->entries.clear();
+  impl_->variables.clear();
+  impl_->explicitly_watched.clear();
+  impl_->reads.clear();
   impl_->used = false;
 }
 
@@ -127,6 +164,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const
       impl_->entries.clear();
       impl_->entries.shrink_to_fit();
       impl_->watched.clear();
+      impl_->reads.clear();
       impl_->used = true;
     }
     return grads;
@@ -139,6 +177,35 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const
 Tensor GradientTape::gradient(const Tensor& target, const Tensor& source, const Tensor& output_gradient,
                               UnconnectedGradients unconnected, CallSite where) {
   return gradient(target, std::span<const Tensor>(&source, 1), output_gradient, unconnected, where)[0];
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Variable>& sources,
+                                           const Tensor& output_gradient, UnconnectedGradients unconnected,
+                                           CallSite where) {
+  // Differentiate with respect to every tensor read from each variable, then add up.
+  std::vector<Tensor> flat;
+  std::vector<size_t> first(sources.size() + 1, 0);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto it = impl_->reads.find(sources[i].key());
+    if (it != impl_->reads.end()) flat.insert(flat.end(), it->second.begin(), it->second.end());
+    first[i + 1] = flat.size();
+  }
+  std::vector<Tensor> flat_grads = gradient(target, flat, output_gradient, UnconnectedGradients::None, where);
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Tensor sum;
+    for (size_t k = first[i]; k < first[i + 1]; ++k)
+      if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
+    if (!sum.defined() && unconnected == UnconnectedGradients::Zero)
+      sum = zeros(sources[i].shape(), sources[i].dtype());
+    result.push_back(sum);
+  }
+  return result;
+}
+
+Tensor GradientTape::gradient(const Tensor& target, const Variable& source, const Tensor& output_gradient,
+                              UnconnectedGradients unconnected, CallSite where) {
+  return gradient(target, std::vector<Variable>{source}, output_gradient, unconnected, where)[0];
 }
 
 GradientTape::StopRecording::StopRecording(GradientTape* tape) : tape_(tape) { tape_->impl_->paused = true; }

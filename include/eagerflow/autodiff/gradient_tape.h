@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/variable.h"
 
 namespace ef {
 
@@ -29,14 +30,19 @@ enum class UnconnectedGradients { None, Zero };
 class GradientTape {
  public:
   // A persistent tape allows several gradient() calls; a non-persistent one releases
-  // its records during the first.
-  explicit GradientTape(bool persistent = false);
+  // its records during the first. With watch_accessed_variables, every trainable
+  // Variable read while the tape records is watched automatically.
+  explicit GradientTape(bool persistent = false, bool watch_accessed_variables = true);
   ~GradientTape();
   GradientTape(const GradientTape&) = delete;
   GradientTape& operator=(const GradientTape&) = delete;
 
   // Records ops that use `t` from now on.
   void watch(const Tensor& t);
+  // Records ops that use the variable's value, read now or later.
+  void watch(const Variable& v);
+  // The variables this tape watches, in the order it first saw them.
+  std::vector<Variable> watched_variables() const;
 
   // d(sum of target * output_gradient)/d(source) for each source. A non-scalar target
   // is summed unless `output_gradient` (target's shape) seeds the backward pass.
@@ -49,6 +55,16 @@ class GradientTape {
   Tensor gradient(const Tensor& target, const Tensor& source, const Tensor& output_gradient = Tensor(),
                   UnconnectedGradients unconnected = UnconnectedGradients::None,
                   CallSite where = CallSite::current());
+
+  // Gradients with respect to variables: summed over every read of the variable
+  // while the tape recorded.
+  Tensor gradient(const Tensor& target, const Variable& source, const Tensor& output_gradient = Tensor(),
+                  UnconnectedGradients unconnected = UnconnectedGradients::None,
+                  CallSite where = CallSite::current());
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Variable>& sources,
+                               const Tensor& output_gradient = Tensor(),
+                               UnconnectedGradients unconnected = UnconnectedGradients::None,
+                               CallSite where = CallSite::current());
 
   // Forgets every record and watched tensor; the tape keeps recording.
   void reset();

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/variable.h"
 
 namespace ef {
 
@@ -14,6 +15,7 @@ class TensorOrScalar {
  public:
   TensorOrScalar(const Tensor& t) : tensor_(t), is_tensor_(true) {}  // NOLINT: implicit by design
   TensorOrScalar(Tensor&& t) : tensor_(std::move(t)), is_tensor_(true) {}  // NOLINT
+  TensorOrScalar(const Variable& v) : tensor_(v.value()), is_tensor_(true) {}  // NOLINT: reads the variable
   template <class S, std::enable_if_t<std::is_arithmetic_v<S>, int> = 0>
   TensorOrScalar(S value)  // NOLINT: implicit by design
       : value_(static_cast<double>(value)),

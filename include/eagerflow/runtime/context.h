@@ -23,10 +23,17 @@ class OpBuilder {
 };
 
 // Sees every op call that produced outputs while it is installed: gradient tapes.
+class Variable;
+
 class OpRecorder {
  public:
   virtual ~OpRecorder() = default;
   virtual void record(const OpCall& call, std::span<const Tensor> outputs) = 0;
+  // A variable's value was read (tapes watch trainable variables they see read).
+  virtual void variable_read(const Variable& variable, const Tensor& value) {
+    (void)variable;
+    (void)value;
+  }
 };
 
 struct Context {
