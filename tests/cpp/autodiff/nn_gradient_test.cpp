@@ -182,6 +182,13 @@ TEST(NnGradient, SparseSoftmaxCrossEntropyValues) {
   expect_values(d, {p[0], p[1], p[2] - 1, p[3] - 1, p[4], p[5]}, 1e-12);
 }
 
+TEST(NnGradient, EveryPrimitiveHasAGradient) {
+  for (const char* name : {"sigmoid", "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "softplus", "softsign",
+                           "softmax", "log_softmax", "softmax_cross_entropy_with_logits",
+                           "sparse_softmax_cross_entropy_with_logits", "matmul"})
+    EXPECT_NE(find_op(name).gradient, nullptr) << name;
+}
+
 TEST(NnGradient, Composites) {
   Tensor x = rand64({3, 4}, 16, -2, 2), z = rand64({3, 4}, 17, 0, 1), b = rand64({4}, 18);
   expect_gradients(
