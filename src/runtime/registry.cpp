@@ -27,6 +27,12 @@ Registry& registry() {
 const OpDef& define_op(OpDef def) {
   if (def.name.empty()) fail<InternalError>("define_op: an op needs a name");
   if (!def.infer) fail<InternalError>("define_op: op '", def.name, "' has no inference function");
+  // Every op either has a gradient or says why it has none (docs/dev/adding_an_op.md).
+  if (!def.gradient && def.not_differentiable.empty())
+    fail<InternalError>("define_op: op '", def.name,
+                        "' needs a gradient function, or not_differentiable set to the reason it has none");
+  if (def.gradient && !def.not_differentiable.empty())
+    fail<InternalError>("define_op: op '", def.name, "' has a gradient but is also marked not differentiable");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   std::string key(def.name);

@@ -90,8 +90,9 @@ class OpDef {
 };
 
 // Registers `def` under its name and returns the stored definition, whose address is
-// stable for the life of the program. Throws InternalError for a duplicate name or a
-// definition without inference.
+// stable for the life of the program. Throws InternalError for a duplicate name, a
+// definition without inference, or one with neither a gradient nor a reason for
+// having none.
 const OpDef& define_op(OpDef def);
 
 // Every registered op, sorted by name (for graph mode and tooling).

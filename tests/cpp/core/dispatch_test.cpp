@@ -118,7 +118,18 @@ TEST(Registry, FindOpAndDefineOpErrors) {
   OpDef duplicate;
   duplicate.name = "add";
   duplicate.infer = find_op("add").infer;
+  duplicate.gradient = find_op("add").gradient;
   EXPECT_ERROR(define_op(duplicate), InternalError, "add", "twice");
+  // Every op must have a gradient or say why it has none — and not both.
+  OpDef no_gradient;
+  no_gradient.name = "op_without_gradient";
+  no_gradient.infer = find_op("add").infer;
+  EXPECT_ERROR(define_op(no_gradient), InternalError, "op_without_gradient", "gradient", "not_differentiable");
+  no_gradient.gradient = find_op("add").gradient;
+  no_gradient.not_differentiable = "a reason";
+  EXPECT_ERROR(define_op(no_gradient), InternalError, "also marked");
+  for (const OpDef* op : registered_ops())
+    EXPECT_TRUE(op->gradient || !op->not_differentiable.empty()) << op->name;
   OpDef no_inference;
   no_inference.name = "op_without_inference";
   EXPECT_ERROR(define_op(no_inference), InternalError, "inference");
