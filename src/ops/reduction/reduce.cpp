@@ -245,7 +245,7 @@ std::vector<Tensor> reduce_extreme_grad(const GradCall& call) {
 // d prod(x)/dx_i = the product of the other elements, computed (as TensorFlow's
 // _ProdGrad) as exclusive cumulative products from the left and from the right along
 // the reduced elements: no division, so zeros are handled exactly at first order.
-// (The second derivative goes through cumprod's gradient, which divides by x.)
+// (The second derivative goes through cumprod's gradient: see its note on zeros.)
 std::vector<Tensor> reduce_prod_grad(const GradCall& call) {
   const Tensor& x = call.forward.inputs[0];
   const Dims axes = grad_axes(call);

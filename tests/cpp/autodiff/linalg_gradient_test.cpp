@@ -25,9 +25,8 @@ Tensor weights_like(const Tensor& y) {
   return reshape(add(multiply(range(0, y.shape().num_elements(), 1, y.dtype()), 0.1), 1), y.shape());
 }
 
-// sum(w * y) for fixed random weights w, squared inside so second derivatives are non-zero.
-Tensor weighted_square(const Tensor& y, int64_t seed) {
-  (void)seed;
+// sum(w * y^2) for fixed weights w (squared so that second derivatives are not zero).
+Tensor weighted_square(const Tensor& y) {
   return reduce_sum(multiply(square(y), weights_like(y)));
 }
 
@@ -38,7 +37,7 @@ TEST(LinalgGradient, MatMulTransposeFlags) {
       Tensor a = rand64(ta ? Shape{3, 2} : Shape{2, 3}, 1);
       Tensor b = rand64(tb ? Shape{4, 3} : Shape{3, 4}, 2);
       expect_gradients(
-          [=](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1], ta, tb), 3); }, {a, b});
+          [=](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1], ta, tb)); }, {a, b});
     }
 }
 
@@ -49,12 +48,12 @@ TEST(LinalgGradient, MatMulBatched) {
       Tensor a = rand64(ta ? Shape{2, 1, 3, 2} : Shape{2, 1, 2, 3}, 4);
       Tensor b = rand64(tb ? Shape{3, 4, 3} : Shape{3, 3, 4}, 5);
       expect_gradients(
-          [=](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1], ta, tb), 6); }, {a, b});
+          [=](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1], ta, tb)); }, {a, b});
     }
   // A plain matrix times a batch, and a batch times a matrix.
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1]), 7); },
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1])); },
                    {rand64({2, 3}, 8), rand64({4, 3, 2}, 9)});
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1]), 7); },
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(matmul(in[0], in[1])); },
                    {rand64({4, 2, 3}, 10), rand64({3, 2}, 11)});
 }
 
@@ -84,14 +83,34 @@ TEST(LinalgGradient, MatMulBroadcastBatchIsSummed) {
   expect_values(da, {6, 6, 6, 6});
 }
 
+TEST(LinalgGradient, MatMulGradientDtypes) {
+  // Float32 stays float32.
+  Tensor a = constant(std::vector<float>{1, 2, 3, 4}, Shape{2, 2});
+  GradientTape tape;
+  tape.watch(a);
+  Tensor da = tape.gradient(matmul(a, a, false, true), a);
+  EXPECT_EQ(da.dtype(), DType::Float32);
+  expect_values(da, {8, 12, 8, 12});  // d sum(a a^T) / da = 2 * column sums of a
+  // Tapes do not record integer ops, but the formula itself holds for integers.
+  const OpDef& op = find_op("matmul");
+  std::vector<Tensor> in{constant(std::vector<int32_t>{1, 2, 3, 4}, Shape{2, 2}),
+                         constant(std::vector<int32_t>{5, 6, 7, 8}, Shape{2, 2})};
+  Attrs attrs{false, false};
+  OpCall call{op, in, attrs};
+  std::vector<Tensor> out{matmul(in[0], in[1])}, grads{ones({2, 2}, DType::Int32)};
+  std::vector<Tensor> d = op.gradient(GradCall{call, out, grads});
+  expect_values(d[0], {11, 15, 11, 15});  // g b^T
+  expect_values(d[1], {4, 4, 6, 6});      // a^T g
+}
+
 TEST(LinalgGradient, Tensordot) {
   Tensor a = rand64({2, 3, 4}, 12), b = rand64({4, 3, 5}, 13);
   expect_gradients(
       [](const std::vector<Tensor>& in) {
-        return weighted_square(tensordot(in[0], in[1], TensordotAxes(std::vector<int64_t>{1, 2}, std::vector<int64_t>{1, 0})), 14);
+        return weighted_square(tensordot(in[0], in[1], TensordotAxes(std::vector<int64_t>{1, 2}, std::vector<int64_t>{1, 0})));
       },
       {a, b});
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(tensordot(in[0], in[1], 1), 15); },
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted_square(tensordot(in[0], in[1], 1)); },
                    {rand64({2, 3}, 16), rand64({3, 4}, 17)});
 }
 

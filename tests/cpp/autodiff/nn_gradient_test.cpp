@@ -36,9 +36,8 @@ Tensor weights_like(const Tensor& y) {
   return reshape(add(multiply(range(0, y.shape().num_elements(), 1, y.dtype()), 0.1), 1), y.shape());
 }
 
-// sum(w * y) for fixed random weights (a non-uniform upstream gradient).
-Tensor weighted(const Tensor& y, int64_t seed) {
-  (void)seed;
+// sum(w * y) for fixed weights w (a non-uniform upstream gradient).
+Tensor weighted(const Tensor& y) {
   return reduce_sum(multiply(y, weights_like(y)));
 }
 
@@ -59,11 +58,11 @@ TEST(NnGradient, Activations) {
   for (auto& [name, f] : cases) {
     SCOPED_TRACE(name);
     // Plain and squared (so that second derivatives of piecewise-linear ones are not zero).
-    expect_gradients([&](const std::vector<Tensor>& in) { return weighted(f(in[0]), 2); }, {x});
-    expect_gradients([&](const std::vector<Tensor>& in) { return weighted(square(f(in[0])), 3); }, {x});
+    expect_gradients([&](const std::vector<Tensor>& in) { return weighted(f(in[0])); }, {x});
+    expect_gradients([&](const std::vector<Tensor>& in) { return weighted(square(f(in[0]))); }, {x});
   }
   // relu6 around its upper kink.
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted(square(relu6(in[0])), 4); },
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted(square(relu6(in[0]))); },
                    {f64({5.5, 6.5, 5.9, 7})});
 }
 
@@ -86,12 +85,34 @@ TEST(NnGradient, ActivationValuesAtKinks) {
   expect_values(grad(softsign), {0.25, 1, 1 / 2.25, 1.0 / 49, 1.0 / 64}, 1e-12);
 }
 
+TEST(NnGradient, ThirdDerivativeOfSigmoid) {
+  // Nested tapes: at 0 the derivatives of sigmoid are 1/4, 0 and -1/8.
+  Tensor x = constant(0.0);
+  GradientTape t3;
+  t3.watch(x);
+  Tensor d1, d2;
+  {
+    GradientTape t2;
+    t2.watch(x);
+    {
+      GradientTape t1;
+      t1.watch(x);
+      d1 = t1.gradient(sigmoid(x), x);
+    }
+    d2 = t2.gradient(d1, x);
+  }
+  Tensor d3 = t3.gradient(d2, x);
+  expect_values(d1, {0.25}, 1e-14);
+  expect_values(d2, {0}, 1e-14);
+  expect_values(d3, {-0.125}, 1e-14);
+}
+
 TEST(NnGradient, Softmax) {
   Tensor x = rand64({3, 4, 2}, 5, -2, 2);
   for (int64_t axis : {0, 1, -1}) {
     SCOPED_TRACE(axis);
-    expect_gradients([=](const std::vector<Tensor>& in) { return weighted(softmax(in[0], axis), 6); }, {x});
-    expect_gradients([=](const std::vector<Tensor>& in) { return weighted(log_softmax(in[0], axis), 7); }, {x});
+    expect_gradients([=](const std::vector<Tensor>& in) { return weighted(softmax(in[0], axis)); }, {x});
+    expect_gradients([=](const std::vector<Tensor>& in) { return weighted(log_softmax(in[0], axis)); }, {x});
   }
 }
 
@@ -115,10 +136,10 @@ TEST(NnGradient, SoftmaxCrossEntropy) {
   Tensor raw_labels = rand64({3, 4}, 10, 0, 1);
   for (const Tensor& z : {labels, raw_labels}) {
     expect_gradients(
-        [](const std::vector<Tensor>& in) { return weighted(softmax_cross_entropy_with_logits(in[0], in[1]), 11); },
+        [](const std::vector<Tensor>& in) { return weighted(softmax_cross_entropy_with_logits(in[0], in[1])); },
         {z, logits});
     expect_gradients(
-        [](const std::vector<Tensor>& in) { return weighted(softmax_cross_entropy_with_logits(in[0], in[1], 0), 12); },
+        [](const std::vector<Tensor>& in) { return weighted(softmax_cross_entropy_with_logits(in[0], in[1], 0)); },
         {z, logits});
   }
 }
@@ -142,12 +163,12 @@ TEST(NnGradient, SparseSoftmaxCrossEntropy) {
   Tensor logits = rand64({4, 3}, 13, -2, 2);
   Tensor labels = testing::i64({2, 0, 1, 2});
   expect_gradients(
-      [=](const std::vector<Tensor>& in) { return weighted(sparse_softmax_cross_entropy_with_logits(labels, in[0]), 14); },
+      [=](const std::vector<Tensor>& in) { return weighted(sparse_softmax_cross_entropy_with_logits(labels, in[0])); },
       {logits});
   // Batch of shape [2, 2] over 3 classes.
   Tensor labels2 = testing::i64({0, 2, 1, 1}, {2, 2});
   expect_gradients(
-      [=](const std::vector<Tensor>& in) { return weighted(sparse_softmax_cross_entropy_with_logits(labels2, in[0]), 15); },
+      [=](const std::vector<Tensor>& in) { return weighted(sparse_softmax_cross_entropy_with_logits(labels2, in[0])); },
       {reshape(logits, {2, 2, 3})});
 }
 
@@ -161,13 +182,20 @@ TEST(NnGradient, SparseSoftmaxCrossEntropyValues) {
   expect_values(d, {p[0], p[1], p[2] - 1, p[3] - 1, p[4], p[5]}, 1e-12);
 }
 
+TEST(NnGradient, EveryPrimitiveHasAGradient) {
+  for (const char* name : {"sigmoid", "relu", "relu6", "leaky_relu", "elu", "selu", "gelu", "softplus", "softsign",
+                           "softmax", "log_softmax", "softmax_cross_entropy_with_logits",
+                           "sparse_softmax_cross_entropy_with_logits", "matmul"})
+    EXPECT_NE(find_op(name).gradient, nullptr) << name;
+}
+
 TEST(NnGradient, Composites) {
   Tensor x = rand64({3, 4}, 16, -2, 2), z = rand64({3, 4}, 17, 0, 1), b = rand64({4}, 18);
   expect_gradients(
-      [](const std::vector<Tensor>& in) { return weighted(sigmoid_cross_entropy_with_logits(in[0], in[1]), 19); },
+      [](const std::vector<Tensor>& in) { return weighted(sigmoid_cross_entropy_with_logits(in[0], in[1])); },
       {z, x});
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted(square(bias_add(in[0], in[1])), 20); }, {x, b});
-  expect_gradients([](const std::vector<Tensor>& in) { return weighted(l2_normalize(in[0], 1), 21); }, {x});
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted(square(bias_add(in[0], in[1]))); }, {x, b});
+  expect_gradients([](const std::vector<Tensor>& in) { return weighted(l2_normalize(in[0], 1)); }, {x});
 }
 
 }  // namespace
