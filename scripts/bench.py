@@ -21,6 +21,8 @@ FAMILIES = {
     "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
     "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
 }
+# Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
+PER_OP = {"backward"}
 
 
 def run(binary, args):
@@ -48,6 +50,8 @@ def describe(name, seconds):
     unit, work = FAMILIES.get(family, ("us/op", None))
     if seconds is None:
         return unit, None
+    if family in PER_OP:
+        return unit, seconds * 1e6 / int(name.split("/")[1])
     if work is None:
         return unit, seconds * 1e6
     return unit, work(int(name.split("/")[1])) / seconds

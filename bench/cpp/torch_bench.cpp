@@ -49,6 +49,26 @@ void register_all() {
     for (auto _ : st) benchmark::DoNotOptimize(at::sum(a));
     st.SetBytesProcessed(st.iterations() * n * 4);
   });
+  // Autograd: recording a tiny op, and backward over a chain (see ef_autodiff_bench.cpp).
+  bench::register_one("tape/record_add_1elem", [](benchmark::State& st) {
+    at::Tensor a = at::full({1}, 1.f).requires_grad_(), b = at::full({1}, 2.f);
+    for (auto _ : st) benchmark::DoNotOptimize(at::add(a, b));
+  });
+  bench::register_sized("backward", {10000}, [](benchmark::State& st, int64_t n) {
+    at::Tensor x = at::full({1}, 1.f).requires_grad_(), c = at::full({1}, 1.0001f);
+    for (auto _ : st) {
+      st.PauseTiming();
+      {
+        at::Tensor y = x;
+        for (int64_t i = 0; i < n; ++i) y = y * c;
+        st.ResumeTiming();
+        y.backward();
+        st.PauseTiming();
+        x.mutable_grad().reset();
+      }
+      st.ResumeTiming();
+    }
+  });
 }
 
 }  // namespace
