@@ -1,0 +1,39 @@
+// Function transforms: functions that return the gradients of other functions.
+//
+//   auto f = [](const ef::Tensor& x) { return ef::pow(x, 3.0); };
+//   auto d3f = ef::grad(ef::grad(ef::grad(f)));      // composes: the third derivative
+//   d3f(ef::constant(1.0));                          // 6.0
+//
+//   auto dg = ef::gradients_function([](const std::vector<ef::Tensor>& a) { return a[0] * a[1]; });
+//   dg({x, y});                                      // {y, x}
+//
+// Each call records on its own tape, so transforms nest (higher order) and run inside
+// any outer tape.
+#pragma once
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef {
+
+using UnaryFunction = std::function<Tensor(const Tensor&)>;
+using TensorFunction = std::function<Tensor(const std::vector<Tensor>&)>;
+using GradientsFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+using ValueAndGradientsFunction =
+    std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>&)>;
+
+// x ↦ d(sum f(x))/dx, for f of one float tensor. Where f does not depend on x the
+// gradient is zeros, so grad can be applied any number of times.
+UnaryFunction grad(UnaryFunction f);
+
+// args ↦ gradients of sum(f(args)) with respect to the arguments at `params` (all
+// arguments when empty). Unconnected arguments get zeros.
+GradientsFunction gradients_function(TensorFunction f, std::vector<int> params = {});
+
+// args ↦ (f(args), gradients as gradients_function gives them).
+ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::vector<int> params = {});
+
+}  // namespace ef
