@@ -10,4 +10,13 @@ int main() {
   ef::Tensor a = ef::random::normal({3, 3}, 0, 1, ef::DType::Float32, /*seed=*/42);
   ef::Tensor y = ef::reduce_sum(ef::relu(a) * 2 + 1, /*axis=*/1);
   if (y[0] > y[1]) std::cout << "row 0 wins: " << y << "\n";  // branch on a tensor's value
+
+  ef::Variable w(ef::ones({2, 2}), "w");
+  ef::GradientTape tape;                        // trainable variables read here are watched
+  ef::Tensor loss = ef::reduce_sum(w * w);
+  ef::Tensor dw = tape.gradient(loss, w);       // 2 * w
+  w.assign_sub(0.1f * dw);
+
+  auto f = [](const ef::Tensor& x) { return ef::pow(x, 3.0); };
+  std::cout << ef::grad(ef::grad(f))(ef::constant(2.0)) << "\n";  // 12.0: grad composes
 }
