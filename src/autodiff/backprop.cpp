@@ -47,6 +47,7 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
   // Entries were recorded in execution order, so walking them backwards visits every
   // op after all the ops that consumed its outputs.
   std::vector<Tensor> output_grads;
+  std::vector<char> needs;  // per input of the current entry (vector<bool> has no data())
   for (size_t e = entries.size(); e-- > 0;) {
     if (!relevant[e]) continue;
     const TapeEntry& entry = entries[e];
@@ -65,14 +66,22 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
     for (size_t k = 0; k < entry.outputs.size(); ++k)
       if (!output_grads[k].defined()) output_grads[k] = zeros_like(entry.outputs[k]);
 
+    // Only float inputs downstream of a source need a gradient.
+    needs.assign(entry.inputs.size(), false);
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      const Tensor& in = entry.inputs[i];
+      needs[i] = is_floating(in.dtype()) && in.impl()->id && reaches_source.count(in.impl()->id);
+    }
+    const bool* needs_data = reinterpret_cast<const bool*>(needs.data());
     OpCall forward{*entry.op, entry.inputs, entry.attrs};
-    std::vector<Tensor> input_grads = entry.op->gradient(GradCall{forward, entry.outputs, output_grads});
+    std::vector<Tensor> input_grads = entry.op->gradient(
+        GradCall{forward, entry.outputs, output_grads, std::span<const bool>(needs_data, needs.size())});
     if (input_grads.size() != entry.inputs.size())
       fail<InternalError>("gradient of '", entry.op->name, "' returned ", input_grads.size(),
                           " gradients for ", entry.inputs.size(), " inputs");
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const Tensor& input = entry.inputs[i];
-      if (!input_grads[i].defined() || !is_floating(input.dtype())) continue;
+      if (!needs[i] || !input_grads[i].defined()) continue;
       Tensor g = sum_to_shape(input_grads[i], input.shape());
       accumulate(input, g.dtype() == input.dtype() ? g : cast(g, input.dtype()));
     }

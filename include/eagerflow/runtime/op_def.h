@@ -62,6 +62,11 @@ struct GradCall {
   const OpCall& forward;
   std::span<const Tensor> outputs;
   std::span<const Tensor> output_grads;
+  // Per input: whether its gradient is wanted (empty: all are). A gradient function may
+  // return an undefined tensor for an input that is not, and skip computing it.
+  std::span<const bool> needs_grad = {};
+
+  bool needs(size_t input) const { return needs_grad.empty() || needs_grad[input]; }
 };
 // Returns one gradient per input (undefined for inputs that get none), written with
 // public ops so it runs eagerly, in graphs, and can itself be differentiated.

@@ -219,10 +219,19 @@ void matmul_cpu(const OpCall& call, std::span<Tensor> outputs) {
 std::vector<Tensor> matmul_grad(const GradCall& call) {
   const Tensor &a = call.forward.inputs[0], &b = call.forward.inputs[1], &g = call.output_grads[0];
   const bool ta = call.forward.attrs.get_bool(kTransposeA), tb = call.forward.attrs.get_bool(kTransposeB);
-  if (!ta && !tb) return {matmul(g, b, false, true), matmul(a, g, true, false)};
-  if (!ta && tb) return {matmul(g, b, false, false), matmul(g, a, true, false)};
-  if (ta && !tb) return {matmul(b, g, false, true), matmul(a, g, false, false)};
-  return {matmul(b, g, true, true), matmul(g, a, true, true)};
+  // Each product is computed only when its input needs a gradient (a layer's input
+  // batch usually does not: that saves one of the three GEMMs of a training step).
+  auto grad_a = [&] {
+    if (!call.needs(0)) return Tensor();
+    if (!ta) return tb ? matmul(g, b, false, false) : matmul(g, b, false, true);
+    return tb ? matmul(b, g, true, true) : matmul(b, g, false, true);
+  };
+  auto grad_b = [&] {
+    if (!call.needs(1)) return Tensor();
+    if (!ta) return tb ? matmul(g, a, true, false) : matmul(a, g, true, false);
+    return tb ? matmul(g, a, true, true) : matmul(a, g, false, false);
+  };
+  return {grad_a(), grad_b()};
 }
 
 const OpDef& kMatMul = define_op({

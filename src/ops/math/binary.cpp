@@ -166,17 +166,19 @@ Grads add_grad(const GradCall& c) { return {c.output_grads[0], c.output_grads[0]
 Grads subtract_grad(const GradCall& c) { return {c.output_grads[0], negative(c.output_grads[0])}; }
 Grads multiply_grad(const GradCall& c) {
   const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
-  return {multiply(g, y), multiply(g, x)};
+  return {c.needs(0) ? multiply(g, y) : Tensor(), c.needs(1) ? multiply(g, x) : Tensor()};
 }
 Grads divide_grad(const GradCall& c) {
   const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
-  return {divide(g, y), negative(divide(multiply(g, x), multiply(y, y)))};
+  return {c.needs(0) ? divide(g, y) : Tensor(),
+          c.needs(1) ? negative(divide(multiply(g, x), multiply(y, y))) : Tensor()};
 }
 // d/dy x^y = x^y log x; like TensorFlow, taken as 0 where x <= 0 (log undefined).
 Grads pow_grad(const GradCall& c) {
   const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
   const Tensor& z = c.outputs[0];
-  Tensor dx = multiply(g, multiply(y, pow(x, subtract(y, 1))));
+  Tensor dx = c.needs(0) ? multiply(g, multiply(y, pow(x, subtract(y, 1)))) : Tensor();
+  if (!c.needs(1)) return {dx, Tensor()};
   Tensor positive = greater(x, 0);
   Tensor log_x = where(positive, log(where(positive, x, 1)), 0);
   return {dx, multiply(g, multiply(z, log_x))};
