@@ -7,6 +7,7 @@
 #include <eagerflow/eagerflow.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,18 @@ inline Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
 inline Tensor i64(std::vector<int64_t> v, Shape shape = {}) {
   if (shape.rank() == 0) shape = Shape{static_cast<int64_t>(v.size())};
   return constant(v, shape);
+}
+
+// Expects check_gradients (first and, by default, second order) to pass for f.
+inline void expect_gradients(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                             const std::vector<Tensor>& inputs, int order = 2) {
+  GradientCheckResult r = check_gradients(f, inputs, order);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+// Uniform float64 values in [lo, hi), from a fixed seed.
+inline Tensor rand64(const Shape& shape, int64_t seed, double lo = -1, double hi = 1) {
+  return random::uniform(shape, lo, hi, DType::Float64, seed);
 }
 
 // Expects `statement` to throw ErrorType whose message contains every one of `parts`.

@@ -12,15 +12,8 @@ namespace {
 
 using testing::expect_values;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-void expect_gradients(const Fn& f, const std::vector<Tensor>& inputs, int order = 2) {
-  testing::GradientCheckResult r = testing::check_gradients(f, inputs, order);
-  EXPECT_TRUE(r.ok) << r.message;
-}
-
-Tensor rand64(const Shape& shape, int64_t seed, double lo = -1, double hi = 1) {
-  return random::uniform(shape, lo, hi, DType::Float64, seed);
-}
+using testing::expect_gradients;
+using testing::rand64;
 
 Tensor f64(std::vector<double> v) { return constant(v, Shape{static_cast<int64_t>(v.size())}); }
 

@@ -10,11 +10,7 @@ namespace {
 
 using testing::expect_values;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-void expect_gradients(const Fn& f, const std::vector<Tensor>& inputs, int order = 2) {
-  testing::GradientCheckResult r = testing::check_gradients(f, inputs, order);
-  EXPECT_TRUE(r.ok) << r.message;
-}
+using testing::expect_gradients;
 
 Tensor rand64(const Shape& shape, double lo, double hi, int64_t seed) {
   return random::uniform(shape, lo, hi, DType::Float64, seed);
