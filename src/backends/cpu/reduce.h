@@ -28,6 +28,31 @@
 namespace ef::cpu {
 
 inline constexpr int64_t kReduceBlock = 16384;
+
+// Largest (IsMax) or smallest of n contiguous values starting from `init`, vectorized:
+// a plain max/min reduction plus a separate flag that is set when any value is NaN
+// (the comparison alone would skip NaNs). Used by reduce_max/min and argmax/argmin.
+template <bool IsMax, class T>
+T extreme_contiguous(const T* p, int64_t n, T init, bool& saw_nan) {
+  T m = init;
+  int nan = 0;
+  if constexpr (IsMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      m = p[i] > m ? p[i] : m;
+      nan |= p[i] != p[i];
+    }
+  } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      m = p[i] < m ? p[i] : m;
+      nan |= p[i] != p[i];
+    }
+  }
+  saw_nan = nan != 0;
+  return m;
+}
+
 inline constexpr double kReduceElementNs = 0.3;
 
 // The input seen as kept dimensions (one per output dimension, in output order, with

@@ -2,6 +2,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/cpu/reduce.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
@@ -46,21 +47,8 @@ int64_t arg_extreme_contiguous(const T* p, int64_t n) {
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
     const int64_t w = std::min(kBlock, n - b0);
     const T* q = p + b0;
-    T m = q[0];
-    int nan = 0;
-    if constexpr (IsMax) {
-#pragma omp simd reduction(max : m) reduction(| : nan)
-      for (int64_t i = 0; i < w; ++i) {
-        m = q[i] > m ? q[i] : m;
-        nan |= q[i] != q[i];
-      }
-    } else {
-#pragma omp simd reduction(min : m) reduction(| : nan)
-      for (int64_t i = 0; i < w; ++i) {
-        m = q[i] < m ? q[i] : m;
-        nan |= q[i] != q[i];
-      }
-    }
+    bool nan = false;
+    const T m = cpu::extreme_contiguous<IsMax>(q, w, q[0], nan);
     if (nan) return b0 + arg_extreme_scalar<IsMax>(q, w, 1);  // the first NaN of this block
     if (best_block < 0 || (IsMax ? m > best : m < best)) {
       best = m;

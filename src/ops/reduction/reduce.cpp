@@ -156,22 +156,8 @@ struct ExtremeR {
       for (int64_t i = 0; i < n; ++i) m = merge(m, p[i * s]);
       return m;
     }
-    // Vectorized: a plain max/min reduction plus a separate NaN flag.
-    T m = identity();
-    int nan = 0;
-    if constexpr (IsMax) {
-#pragma omp simd reduction(max : m) reduction(| : nan)
-      for (int64_t i = 0; i < n; ++i) {
-        m = p[i] > m ? p[i] : m;
-        nan |= p[i] != p[i];
-      }
-    } else {
-#pragma omp simd reduction(min : m) reduction(| : nan)
-      for (int64_t i = 0; i < n; ++i) {
-        m = p[i] < m ? p[i] : m;
-        nan |= p[i] != p[i];
-      }
-    }
+    bool nan = false;
+    T m = extreme_contiguous<IsMax>(p, n, identity(), nan);
     if constexpr (std::is_floating_point_v<T>)
       if (nan) return std::numeric_limits<T>::quiet_NaN();
     return m;
