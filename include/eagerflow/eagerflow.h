@@ -12,6 +12,7 @@
 #include "eagerflow/core/shape.h"
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/core/threading.h"
+#include "eagerflow/autodiff/custom_gradient.h"
 #include "eagerflow/autodiff/function_transforms.h"
 #include "eagerflow/autodiff/gradient_check.h"
 #include "eagerflow/autodiff/gradient_tape.h"

@@ -61,7 +61,7 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
       }
     }
     if (!any) continue;
-    if (!entry.op->gradient)
+    if (!entry.custom_gradient && !entry.op->gradient)
       fail<UnimplementedError>("gradient: op '", entry.op->name, "' has no gradient function yet");
     for (size_t k = 0; k < entry.outputs.size(); ++k)
       if (!output_grads[k].defined()) output_grads[k] = zeros_like(entry.outputs[k]);
@@ -72,12 +72,17 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
       const Tensor& in = entry.inputs[i];
       needs[i] = is_floating(in.dtype()) && in.impl()->id && reaches_source.count(in.impl()->id);
     }
-    const bool* needs_data = reinterpret_cast<const bool*>(needs.data());
-    OpCall forward{*entry.op, entry.inputs, entry.attrs};
-    std::vector<Tensor> input_grads = entry.op->gradient(
-        GradCall{forward, entry.outputs, output_grads, std::span<const bool>(needs_data, needs.size())});
+    std::vector<Tensor> input_grads;
+    if (entry.custom_gradient) {
+      input_grads = (*entry.custom_gradient)(output_grads);
+    } else {
+      const bool* needs_data = reinterpret_cast<const bool*>(needs.data());
+      OpCall forward{*entry.op, entry.inputs, entry.attrs};
+      input_grads = entry.op->gradient(
+          GradCall{forward, entry.outputs, output_grads, std::span<const bool>(needs_data, needs.size())});
+    }
     if (input_grads.size() != entry.inputs.size())
-      fail<InternalError>("gradient of '", entry.op->name, "' returned ", input_grads.size(),
+      fail<InternalError>("gradient of '", entry.name(), "' returned ", input_grads.size(),
                           " gradients for ", entry.inputs.size(), " inputs");
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const Tensor& input = entry.inputs[i];

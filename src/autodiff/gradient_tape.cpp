@@ -47,18 +47,30 @@ namespace {
 class TapeStack : public OpRecorder {
  public:
   std::vector<GradientTape::Impl*> tapes;
+  std::vector<detail::VariableReadLog*> read_logs;  // open custom_gradient calls
 
   void variable_read(const Variable& variable, const Tensor& value) override {
+    for (detail::VariableReadLog* log : read_logs) log->add(variable, value);
     for (GradientTape::Impl* tape : tapes)
       if (!tape->paused) tape->on_read(variable, value);
   }
 
   void record(const OpCall& call, std::span<const Tensor> outputs) override {
     if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
+    record_entry(call.inputs, outputs, [&] {
+      return detail::TapeEntry{&call.op, call.attrs, {call.inputs.begin(), call.inputs.end()},
+                               {outputs.begin(), outputs.end()}};
+    });
+  }
+
+  // Appends make_entry() to every recording tape that watches one of `inputs`, and
+  // watches the float outputs there.
+  template <class MakeEntry>
+  void record_entry(std::span<const Tensor> inputs, std::span<const Tensor> outputs, MakeEntry make_entry) {
     for (GradientTape::Impl* tape : tapes) {
       if (tape->paused) continue;
-      bool any_watched = std::any_of(call.inputs.begin(), call.inputs.end(),
-                                     [&](const Tensor& t) { return tape->is_watched(t); });
+      bool any_watched =
+          std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& t) { return tape->is_watched(t); });
       if (!any_watched) continue;
       bool any_float = false;
       for (const Tensor& out : outputs) {
@@ -66,9 +78,7 @@ class TapeStack : public OpRecorder {
         tape->watched.insert(detail::tensor_id(out));
         any_float = true;
       }
-      if (!any_float) continue;
-      tape->entries.push_back({&call.op, call.attrs, {call.inputs.begin(), call.inputs.end()},
-                               {outputs.begin(), outputs.end()}});
+      if (any_float) tape->entries.push_back(make_entry());
     }
   }
 };
@@ -86,6 +96,29 @@ void check_source(const Tensor& source, size_t index) {
 }
 
 }  // namespace
+
+bool detail::tapes_recording() { return !tape_stack().tapes.empty(); }
+
+void detail::record_custom_gradient(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                                    std::shared_ptr<const CustomGradientFn> gradient) {
+  tape_stack().record_entry(inputs, outputs, [&] {
+    return TapeEntry{nullptr, {}, {inputs.begin(), inputs.end()}, {outputs.begin(), outputs.end()}, gradient};
+  });
+}
+
+detail::VariableReadLog::VariableReadLog() { tape_stack().read_logs.push_back(this); }
+detail::VariableReadLog::~VariableReadLog() {
+  auto& logs = tape_stack().read_logs;
+  logs.erase(std::remove(logs.begin(), logs.end(), this), logs.end());
+}
+
+void detail::VariableReadLog::add(const Variable& variable, const Tensor& value) {
+  if (!variable.trainable() || !is_floating(value.dtype())) return;
+  for (const Variable& seen : variables)
+    if (seen.same_as(variable)) return;
+  variables.push_back(variable);
+  values.push_back(value);
+}
 
 int64_t detail::tensor_id(const Tensor& t) {
   static std::atomic<int64_t> next_id{1};

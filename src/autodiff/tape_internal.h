@@ -1,6 +1,8 @@
 // The pieces of a tape that backprop needs (internal to src/autodiff).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <unordered_set>
 #include <vector>
 
@@ -12,12 +14,41 @@ namespace ef::detail {
 // A tensor's identity on tapes, assigned on first use (Note [tape recording]).
 int64_t tensor_id(const Tensor& t);
 
-// One recorded op call.
+// A custom_gradient call's gradient: one gradient per output in, one per input out.
+using CustomGradientFn = std::function<std::vector<Tensor>(std::span<const Tensor> output_grads)>;
+
+// One recorded op call, or one custom_gradient call (op null, custom_gradient set).
 struct TapeEntry {
   const OpDef* op;
   Attrs attrs;
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
+  std::shared_ptr<const CustomGradientFn> custom_gradient = nullptr;
+
+  std::string_view name() const { return op ? op->name : std::string_view("custom_gradient"); }
+};
+
+// Whether some tape records on this thread.
+bool tapes_recording();
+
+// Records a custom_gradient call on every recording tape that watches one of `inputs`
+// (Note [custom gradients] in custom_gradient.h).
+void record_custom_gradient(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                            std::shared_ptr<const CustomGradientFn> gradient);
+
+// While it lives, collects the trainable float variables read on this thread (each
+// once, with the value first read), whether or not a tape watches them.
+class VariableReadLog {
+ public:
+  VariableReadLog();
+  ~VariableReadLog();
+  VariableReadLog(const VariableReadLog&) = delete;
+  VariableReadLog& operator=(const VariableReadLog&) = delete;
+
+  void add(const Variable& variable, const Tensor& value);
+
+  std::vector<Variable> variables;
+  std::vector<Tensor> values;  // parallel to `variables`
 };
 
 // Computes d(targets · seeds)/d(sources) from `entries` (in execution order).

@@ -21,6 +21,7 @@ namespace ef {
 
 using UnaryFunction = std::function<Tensor(const Tensor&)>;
 using TensorFunction = std::function<Tensor(const std::vector<Tensor>&)>;
+using TensorsFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 using GradientsFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 using ValueAndGradientsFunction =
     std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>&)>;

@@ -1,0 +1,94 @@
+// custom_gradient (Note [custom gradients] in custom_gradient.h).
+#include "eagerflow/autodiff/custom_gradient.h"
+
+#include <optional>
+#include <sstream>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+
+namespace ef {
+namespace {
+
+std::string variable_names(const std::vector<Variable>& variables) {
+  std::ostringstream os;
+  for (size_t i = 0; i < variables.size(); ++i) os << (i ? ", '" : "'") << variables[i].name() << "'";
+  return os.str();
+}
+
+// Runs f's gradient for one backward pass and checks what it returned.
+std::vector<Tensor> call_gradient(const WithGradients& result, const std::vector<Tensor>& inputs,
+                                  const std::vector<Variable>& variables, const std::vector<Tensor>& variable_values,
+                                  std::span<const Tensor> output_grads) {
+  std::vector<Tensor> grads =
+      result.gradient(std::vector<Tensor>(output_grads.begin(), output_grads.end()), variables);
+  const size_t expected = inputs.size() + variables.size();
+  if (grads.size() != expected)
+    fail("custom_gradient: the gradient function returned ", grads.size(), " gradients; expected one per input (",
+         inputs.size(), ")", variables.empty() ? "" : " followed by one per trainable variable read (",
+         variables.empty() ? "" : std::to_string(variables.size()) + ")");
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) continue;
+    const Tensor& x = i < inputs.size() ? inputs[i] : variable_values[i - inputs.size()];
+    if (grads[i].shape() != x.shape())
+      fail("custom_gradient: the gradient for ",
+           i < inputs.size() ? "input " + std::to_string(i) : "variable '" + variables[i - inputs.size()].name() + "'",
+           " has shape ", grads[i].shape(), " but the ", i < inputs.size() ? "input" : "variable", " has shape ",
+           x.shape());
+  }
+  return grads;
+}
+
+}  // namespace
+
+TensorsFunction custom_gradient(std::function<WithGradients(const std::vector<Tensor>&)> f) {
+  return [f = std::move(f)](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
+    // Without a recording tape nobody will ask for the gradient.
+    if (!detail::tapes_recording()) return f(inputs).outputs;
+
+    std::optional<WithGradients> result;
+    std::vector<Variable> variables;
+    std::vector<Tensor> variable_values;
+    {
+      detail::VariableReadLog reads;
+      result.emplace(f(inputs));
+      variables = std::move(reads.variables);
+      variable_values = std::move(reads.values);
+    }
+    if (!result->gradient) fail("custom_gradient: the function returned no gradient function");
+    if (!variables.empty() && !result->takes_variables)
+      fail("custom_gradient: the function read the trainable variables ", variable_names(variables),
+           ", so its gradient function must take them as a second argument and return their gradients after the "
+           "inputs' (a one-tensor function cannot: use the std::vector form)");
+    for (size_t i = 0; i < result->outputs.size(); ++i)
+      if (!result->outputs[i].defined()) fail("custom_gradient: output ", i, " of the function is undefined");
+
+    // Fresh outputs, so that backprop reaches the inputs only through the custom entry.
+    std::vector<Tensor> outputs;
+    outputs.reserve(result->outputs.size());
+    for (const Tensor& out : result->outputs) outputs.push_back(stop_gradient(out));
+
+    std::vector<Tensor> recorded_inputs = inputs;
+    recorded_inputs.insert(recorded_inputs.end(), variable_values.begin(), variable_values.end());
+    auto gradient = std::make_shared<const detail::CustomGradientFn>(
+        [result = std::move(*result), inputs, variables = std::move(variables),
+         variable_values = std::move(variable_values)](std::span<const Tensor> output_grads) {
+          return call_gradient(result, inputs, variables, variable_values, output_grads);
+        });
+    detail::record_custom_gradient(recorded_inputs, outputs, std::move(gradient));
+    return outputs;
+  };
+}
+
+UnaryFunction custom_gradient(std::function<WithGradient(const Tensor&)> f) {
+  TensorsFunction general = custom_gradient([f = std::move(f)](const std::vector<Tensor>& inputs) {
+    WithGradient result = f(inputs[0]);
+    if (!result.gradient) fail("custom_gradient: the function returned no gradient function");
+    return WithGradients({result.output}, [g = std::move(result.gradient)](const std::vector<Tensor>& dys) {
+      return std::vector<Tensor>{g(dys[0])};
+    });
+  });
+  return [general = std::move(general)](const Tensor& x) { return general({x})[0]; };
+}
+
+}  // namespace ef
