@@ -32,6 +32,18 @@ std::pair<Tensor, std::vector<Tensor>> value_and_gradients(const TensorFunction&
   return {value, grads};
 }
 
+std::pair<Tensor, VariableGradients> implicit_value_and_gradients_of(const std::function<Tensor()>& f) {
+  GradientTape tape;
+  Tensor value = f();
+  std::vector<Variable> variables = tape.watched_variables();
+  if (variables.empty())
+    fail("implicit_gradients: the function read no trainable variables, so there is nothing to differentiate");
+  std::vector<Tensor> grads = tape.gradient(value, variables);
+  VariableGradients pairs;
+  for (size_t i = 0; i < variables.size(); ++i) pairs.emplace_back(grads[i], variables[i]);
+  return {value, std::move(pairs)};
+}
+
 }  // namespace
 
 UnaryFunction grad(UnaryFunction f) {
@@ -52,6 +64,27 @@ GradientsFunction gradients_function(TensorFunction f, std::vector<int> params) 
 ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::vector<int> params) {
   return [f = std::move(f), params = std::move(params)](const std::vector<Tensor>& args) {
     return value_and_gradients(f, params, args);
+  };
+}
+
+std::function<std::pair<Tensor, VariableGradients>()> implicit_value_and_gradients(std::function<Tensor()> f) {
+  return [f = std::move(f)] { return implicit_value_and_gradients_of(f); };
+}
+
+std::function<std::pair<Tensor, VariableGradients>(const std::vector<Tensor>&)> implicit_value_and_gradients(
+    TensorFunction f) {
+  return [f = std::move(f)](const std::vector<Tensor>& args) {
+    return implicit_value_and_gradients_of([&] { return f(args); });
+  };
+}
+
+std::function<VariableGradients()> implicit_gradients(std::function<Tensor()> f) {
+  return [f = std::move(f)] { return implicit_value_and_gradients_of(f).second; };
+}
+
+std::function<VariableGradients(const std::vector<Tensor>&)> implicit_gradients(TensorFunction f) {
+  return [f = std::move(f)](const std::vector<Tensor>& args) {
+    return implicit_value_and_gradients_of([&] { return f(args); }).second;
   };
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "autodiff/tape_internal.h"
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/runtime/context.h"
@@ -88,10 +89,10 @@ TapeStack& tape_stack() {
   return stack;
 }
 
-void check_source(const Tensor& source, size_t index) {
-  if (!source.defined()) fail("gradient: source ", index, " is an undefined tensor");
+void check_source(const Tensor& source, size_t index, const char* what) {
+  if (!source.defined()) fail(what, ": source ", index, " is an undefined tensor");
   if (!is_floating(source.dtype()))
-    fail("gradient: source ", index, " has dtype ", source.dtype(),
+    fail(what, ": source ", index, " has dtype ", source.dtype(),
          "; gradients flow only through float32 and float64 tensors (cast it first)");
 }
 
@@ -165,42 +166,141 @@ void GradientTape::reset() {
   impl_->used = false;
 }
 
+void GradientTape::check_usable(const Tensor& target, std::span<const Tensor> sources, const char* what) const {
+  if (impl_->used)
+    fail<FailedPreconditionError>(
+        what, ": this GradientTape was already used to compute a gradient and has released what it "
+        "recorded; create it with GradientTape(/*persistent=*/true) to call gradient() more than once");
+  if (!target.defined()) fail(what, ": the target is an undefined tensor");
+  for (size_t i = 0; i < sources.size(); ++i) check_source(sources[i], i, what);
+}
+
+std::vector<Tensor> GradientTape::backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
+                                           UnconnectedGradients unconnected) {
+  if (!is_floating(target.dtype())) return detail::backprop({}, {}, {}, sources, unconnected);
+  // This tape must not record its own gradient computation; outer tapes do.
+  impl_->paused = true;
+  try {
+    std::vector<Tensor> grads = detail::backprop(impl_->entries, std::span<const Tensor>(&target, 1),
+                                                 std::span<const Tensor>(&seed, 1), sources, unconnected);
+    impl_->paused = false;
+    return grads;
+  } catch (...) {
+    impl_->paused = false;
+    throw;
+  }
+}
+
+void GradientTape::release_if_not_persistent() {
+  if (impl_->persistent) return;
+  impl_->entries.clear();
+  impl_->entries.shrink_to_fit();
+  impl_->watched.clear();
+  impl_->reads.clear();
+  impl_->used = true;
+}
+
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const Tensor> sources,
                                            const Tensor& output_gradient, UnconnectedGradients unconnected,
                                            CallSite where) {
   try {
-    if (impl_->used)
-      fail<FailedPreconditionError>(
-          "gradient: this GradientTape was already used to compute a gradient and has released what it "
-          "recorded; create it with GradientTape(/*persistent=*/true) to call gradient() more than once");
-    if (!target.defined()) fail("gradient: the target is an undefined tensor");
-    for (size_t i = 0; i < sources.size(); ++i) check_source(sources[i], i);
+    check_usable(target, sources, "gradient");
     Tensor seed = output_gradient;
     if (seed.defined() && seed.shape() != target.shape())
       fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ", target.shape());
     if (!seed.defined() && is_floating(target.dtype())) seed = ones_like(target);
-
-    // This tape must not record its own gradient computation; outer tapes do.
-    impl_->paused = true;
-    std::vector<Tensor> grads;
-    try {
-      grads = is_floating(target.dtype())
-                  ? detail::backprop(impl_->entries, std::span<const Tensor>(&target, 1),
-                                     std::span<const Tensor>(&seed, 1), sources, unconnected)
-                  : detail::backprop({}, {}, {}, sources, unconnected);
-    } catch (...) {
-      impl_->paused = false;
-      throw;
-    }
-    impl_->paused = false;
-    if (!impl_->persistent) {
-      impl_->entries.clear();
-      impl_->entries.shrink_to_fit();
-      impl_->watched.clear();
-      impl_->reads.clear();
-      impl_->used = true;
-    }
+    std::vector<Tensor> grads = backprop(target, seed, sources, unconnected);
+    release_if_not_persistent();
     return grads;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+namespace {
+
+// One backward pass per seed; row k is the gradient for seeds[k], or zeros where the
+// target does not reach the source. Empty (undefined) when no row is connected.
+template <class Backprop>
+Tensor stacked_gradients(const std::vector<Tensor>& seeds, const Tensor& source, int64_t axis, Backprop backprop) {
+  std::vector<Tensor> rows;
+  bool any_connected = false;
+  for (const Tensor& seed : seeds) {
+    Tensor row = backprop(seed);
+    any_connected = any_connected || row.defined();
+    rows.push_back(row);
+  }
+  if (!any_connected) return Tensor();
+  for (Tensor& row : rows)
+    if (!row.defined()) row = zeros_like(source);
+  return stack(rows, axis);
+}
+
+Shape concat_shapes(const Shape& a, int64_t a_from, const Shape& b, int64_t b_from) {
+  Dims dims;
+  for (int i = static_cast<int>(a_from); i < a.rank(); ++i) dims.push_back(a[i]);
+  for (int i = static_cast<int>(b_from); i < b.rank(); ++i) dims.push_back(b[i]);
+  return Shape(dims);
+}
+
+}  // namespace
+
+Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
+                              CallSite where) {
+  try {
+    check_usable(target, std::span<const Tensor>(&source, 1), "jacobian");
+    const Shape result_shape = concat_shapes(target.shape(), 0, source.shape(), 0);
+    const int64_t n = target.shape().num_elements();
+    Tensor result;
+    if (is_floating(target.dtype()) && n > 0) {
+      // Row i of the flattened target: seed a one-hot at i.
+      std::vector<Tensor> seeds;
+      for (int64_t i = 0; i < n; ++i)
+        seeds.push_back(reshape(one_hot(constant(i), n, 1, 0, -1, target.dtype()), target.shape()));
+      result = stacked_gradients(seeds, source, 0, [&](const Tensor& seed) {
+        return backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0];
+      });
+    }
+    release_if_not_persistent();
+    if (result.defined()) return reshape(result, result_shape);
+    if (unconnected == UnconnectedGradients::Zero || (n == 0 && is_floating(target.dtype())))
+      return zeros(result_shape, source.dtype());
+    return Tensor();
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
+                                    CallSite where) {
+  try {
+    check_usable(target, std::span<const Tensor>(&source, 1), "batch_jacobian");
+    if (target.rank() < 1 || source.rank() < 1 || target.shape()[0] != source.shape()[0])
+      fail("batch_jacobian: the target (shape ", target.shape(), ") and the source (shape ", source.shape(),
+           ") need the same first (batch) dimension");
+    const int64_t batch = target.shape()[0];
+    const Shape result_shape = concat_shapes(target.shape(), 0, source.shape(), 1);
+    const int64_t per_row = concat_shapes(target.shape(), 1, Shape{}, 0).num_elements();
+    Tensor result;
+    if (is_floating(target.dtype()) && per_row > 0) {
+      // Column j of every row at once: rows are independent, so summing over the batch
+      // leaves each row's own derivative.
+      std::vector<Tensor> seeds;
+      for (int64_t j = 0; j < per_row; ++j) {
+        Tensor column = one_hot(constant(j), per_row, 1, 0, -1, target.dtype());
+        seeds.push_back(reshape(broadcast_to(column, Shape{batch, per_row}), target.shape()));
+      }
+      result = stacked_gradients(seeds, source, 1, [&](const Tensor& seed) {
+        return backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0];
+      });
+    }
+    release_if_not_persistent();
+    if (result.defined()) return reshape(result, result_shape);
+    if (unconnected == UnconnectedGradients::Zero || (per_row == 0 && is_floating(target.dtype())))
+      return zeros(result_shape, source.dtype());
+    return Tensor();
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/variable.h"
 
 namespace ef {
 
@@ -25,6 +26,10 @@ using TensorsFunction = std::function<std::vector<Tensor>(const std::vector<Tens
 using GradientsFunction = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 using ValueAndGradientsFunction =
     std::function<std::pair<Tensor, std::vector<Tensor>>(const std::vector<Tensor>&)>;
+
+// (gradient, variable) for each trainable variable a function read, in first-read
+// order; the gradient is undefined for a variable read but not connected to the value.
+using VariableGradients = std::vector<std::pair<Tensor, Variable>>;
 
 // x ↦ d(sum f(x))/dx, for f of one float tensor. Where f does not depend on x the
 // gradient is zeros, so grad can be applied any number of times.
@@ -36,5 +41,16 @@ GradientsFunction gradients_function(TensorFunction f, std::vector<int> params =
 
 // args ↦ (f(args), gradients as gradients_function gives them).
 ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::vector<int> params = {});
+
+// args ↦ the gradients of sum(f(args)) with respect to every trainable variable f
+// reads (the arguments are not differentiated). Throws InvalidArgumentError when f
+// reads none. The nullary forms suit closures: implicit_gradients([&] { return loss(); })().
+std::function<VariableGradients(const std::vector<Tensor>&)> implicit_gradients(TensorFunction f);
+std::function<VariableGradients()> implicit_gradients(std::function<Tensor()> f);
+
+// args ↦ (f(args), the gradients implicit_gradients gives).
+std::function<std::pair<Tensor, VariableGradients>(const std::vector<Tensor>&)> implicit_value_and_gradients(
+    TensorFunction f);
+std::function<std::pair<Tensor, VariableGradients>()> implicit_value_and_gradients(std::function<Tensor()> f);
 
 }  // namespace ef

@@ -66,6 +66,19 @@ class GradientTape {
                                UnconnectedGradients unconnected = UnconnectedGradients::None,
                                CallSite where = CallSite::current());
 
+  // d target[i...] / d source[j...] for every element pair, shaped target.shape +
+  // source.shape: one backward pass per target element. Counts as a gradient() call
+  // for a non-persistent tape.
+  Tensor jacobian(const Tensor& target, const Tensor& source,
+                  UnconnectedGradients unconnected = UnconnectedGradients::None,
+                  CallSite where = CallSite::current());
+  // For a target [b, y...] whose row i depends only on row i of a source [b, x...]:
+  // d target[i, y...] / d source[i, x...], shaped [b, y..., x...]. One backward pass per
+  // element of a row, so it is much cheaper than jacobian for large batches.
+  Tensor batch_jacobian(const Tensor& target, const Tensor& source,
+                        UnconnectedGradients unconnected = UnconnectedGradients::None,
+                        CallSite where = CallSite::current());
+
   // Forgets every record and watched tensor; the tape keeps recording.
   void reset();
 
@@ -86,6 +99,11 @@ class GradientTape {
   struct Impl;
 
  private:
+  void check_usable(const Tensor& target, std::span<const Tensor> sources, const char* what) const;
+  std::vector<Tensor> backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
+                               UnconnectedGradients unconnected);
+  void release_if_not_persistent();
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -49,5 +49,44 @@ TEST(FunctionTransforms, NoisySquareDescent) {
   EXPECT_NEAR(x.item<double>(), 2 * std::pow(-0.8, 20), 1e-12);
 }
 
+TEST(FunctionTransforms, ImplicitGradientsPairEachTrainableVariableWithItsGradient) {
+  // The announcement's eager model: loss of W * x + b, gradients for every variable read.
+  Variable W(constant(2.0), "W"), b(constant(0.5), "b"), unused(constant(1.0), "unused");
+  Variable frozen(constant(10.0), "frozen", /*trainable=*/false);
+  TensorFunction loss = [&](const std::vector<Tensor>& a) {
+    Tensor scaled = W * a[0];  // W is read first (operands of one expression have no set order)
+    Tensor prediction = scaled + b + frozen * 0;
+    return reduce_sum(square(prediction - a[1]));
+  };
+  std::vector<Tensor> args = {constant({1.0, 2.0}), constant({3.0, 3.0})};
+  VariableGradients grads = implicit_gradients(loss)(args);
+  ASSERT_EQ(grads.size(), 2u);  // frozen is not trainable; unused is never read
+  EXPECT_EQ(grads[0].second.name(), "W");
+  EXPECT_EQ(grads[1].second.name(), "b");
+  // residuals r = (2.5 - 3, 4.5 - 3) = (-0.5, 1.5): dW = sum 2 r x = 5, db = sum 2 r = 2
+  EXPECT_DOUBLE_EQ(grads[0].first.item<double>(), 5.0);
+  EXPECT_DOUBLE_EQ(grads[1].first.item<double>(), 2.0);
+
+  auto [value, same] = implicit_value_and_gradients([&] { return loss(args); })();
+  EXPECT_DOUBLE_EQ(value.item<double>(), 0.25 + 2.25);
+  EXPECT_DOUBLE_EQ(same[0].first.item<double>(), 5.0);
+
+  EXPECT_ERROR(implicit_gradients([] { return constant(1.0) * 2; })(), InvalidArgumentError,
+               "read no trainable variables");
+}
+
+TEST(FunctionTransforms, ImplicitGradientsTrainALinearModel) {
+  // A few steps of gradient descent on y = 3 x + 1 with the pairs applied as they come.
+  Variable W(constant(0.0), "W"), b(constant(0.0), "b");
+  Tensor x = constant({0.0, 1.0, 2.0, 3.0}), y = 3 * x + 1;
+  auto step = implicit_value_and_gradients([&] { return reduce_mean(square(W * x + b - y)); });
+  double first_loss = step().first.item<double>();
+  for (int i = 0; i < 500; ++i)
+    for (auto& [g, v] : step().second) v.assign_sub(0.1 * g);
+  EXPECT_LT(step().first.item<double>(), 1e-8 * first_loss);
+  EXPECT_NEAR(W.value().item<double>(), 3.0, 1e-4);
+  EXPECT_NEAR(b.value().item<double>(), 1.0, 1e-4);
+}
+
 }  // namespace
 }  // namespace ef
