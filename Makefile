@@ -6,6 +6,7 @@
 #   make install-test   install into a temporary prefix and build an outside project against it
 #   make fuzz           run the libFuzzer op fuzzer for FUZZ_TIME seconds (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
+#   make docs           regenerate the generated docs (docs/gradient_coverage.md) from the test suite
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -17,7 +18,7 @@ GENERATOR := -G Ninja
 SANITIZER_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: all setup setup-bench build run test test-sanitize fuzz fuzz-build install-test bench clean
+.PHONY: all setup setup-bench build run test test-sanitize fuzz fuzz-build install-test bench docs clean
 
 all: build
 
@@ -68,6 +69,9 @@ build-bench/build.ninja: | setup-bench
 bench: setup-bench build-bench/build.ninja
 	cmake --build build-bench -j $(JOBS)
 	scripts/bench.py --build-dir build-bench
+
+docs: build
+	EF_GRADIENT_COVERAGE_OUT=$(CURDIR)/docs/gradient_coverage.md $(BUILD_DIR)/tests/cpp/eagerflow_tests --gtest_brief=1
 
 clean:
 	rm -rf $(BUILD_DIR) build-*

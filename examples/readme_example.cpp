@@ -19,4 +19,11 @@ int main() {
 
   auto f = [](const ef::Tensor& x) { return ef::pow(x, 3.0); };
   std::cout << ef::grad(ef::grad(f))(ef::constant(2.0)) << "\n";  // 12.0: grad composes
+
+  // Your own gradient for a function: finite where the formula's own overflows.
+  auto log1pexp = ef::custom_gradient([](const ef::Tensor& x) {
+    ef::Tensor e = ef::exp(x);
+    return ef::WithGradient{ef::log(1 + e), [e](const ef::Tensor& dy) { return dy * (1 - 1 / (1 + e)); }};
+  });
+  std::cout << ef::grad(log1pexp)(ef::constant(100.f)) << "\n";  // 1.0
 }

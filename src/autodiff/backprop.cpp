@@ -9,6 +9,11 @@
 
 namespace ef::detail {
 
+std::unordered_set<const OpDef*>*& gradient_functions_run() {
+  thread_local std::unordered_set<const OpDef*>* observed = nullptr;
+  return observed;
+}
+
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   // Broadcasting aligns shapes on the right: leading extra dimensions, and dimensions
@@ -76,6 +81,7 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
     if (entry.custom_gradient) {
       input_grads = (*entry.custom_gradient)(output_grads);
     } else {
+      if (auto* observed = gradient_functions_run()) observed->insert(entry.op);
       const bool* needs_data = reinterpret_cast<const bool*>(needs.data());
       OpCall forward{*entry.op, entry.inputs, entry.attrs};
       input_grads = entry.op->gradient(

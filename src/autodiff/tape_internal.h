@@ -28,6 +28,10 @@ struct TapeEntry {
   std::string_view name() const { return op ? op->name : std::string_view("custom_gradient"); }
 };
 
+// While set on this thread, backprop adds every op whose gradient function it runs
+// (check_gradients learns from it which gradients it verified).
+std::unordered_set<const OpDef*>*& gradient_functions_run();
+
 // Whether some tape records on this thread.
 bool tapes_recording();
 

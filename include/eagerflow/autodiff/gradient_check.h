@@ -29,4 +29,9 @@ GradientCheckResult check_gradients(const std::function<Tensor(const std::vector
                                     const std::vector<Tensor>& inputs, int order = 2,
                                     double tolerance = 1e-6);
 
+// The gradient coverage table of docs/gradient_coverage.md (Markdown): every registered
+// op, whether it has a gradient (or why not), and whether check_gradients has verified
+// its gradient function at first and at second order in this process.
+std::string gradient_coverage_table();
+
 }  // namespace ef::testing

@@ -88,6 +88,15 @@ TEST(MathGradients, CastPassesGradientsBackInTheInputsDtype) {
   Tensor g = tape.gradient(y, x);
   testing::expect_meta(g, Shape{2}, DType::Float64);
   testing::expect_values(g, {3, 3});
+
+  // Through float32 and back: the differences see float32 rounding of x ± h, hence the
+  // loose tolerance (a wrong gradient is off by far more).
+  auto through_float32 = [](const std::vector<Tensor>& a) {
+    Tensor x32 = cast(a[0], DType::Float32);
+    return cast(x32 * x32, DType::Float64);
+  };
+  testing::GradientCheckResult r = testing::check_gradients(through_float32, {constant({0.5, 1.5, -2.0})}, 2, 1e-2);
+  EXPECT_TRUE(r.ok) << r.message;
 }
 
 TEST(MathGradients, ConventionsAtNonDifferentiablePoints) {
