@@ -11,10 +11,12 @@ packages=(
   libopenblas-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
+  # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
+  python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-torch
 )
 if [[ "${1:-}" == "bench" ]]; then
   # libtorch-dev: the PyTorch (ATen C++) peer that bench/cpp/torch_bench.cpp links.
-  packages+=(libbenchmark-dev libtorch-dev python3-torch python3-numpy)
+  packages+=(libbenchmark-dev libtorch-dev)
 fi
 
 missing=()

@@ -58,8 +58,8 @@ TensorsFunction custom_gradient(std::function<WithGradients(const std::vector<Te
     if (!result->gradient) fail("custom_gradient: the function returned no gradient function");
     if (!variables.empty() && !result->takes_variables)
       fail("custom_gradient: the function read the trainable variables ", variable_names(variables),
-           ", so its gradient function must take them as a second argument and return their gradients after the "
-           "inputs' (a one-tensor function cannot: use the std::vector form)");
+           ", so its gradient function must take them (C++: a second argument, Python: `variables=`) and return "
+           "their gradients after the inputs'");
     for (size_t i = 0; i < result->outputs.size(); ++i)
       if (!result->outputs[i].defined()) fail("custom_gradient: output ", i, " of the function is undefined");
 

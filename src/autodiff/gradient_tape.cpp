@@ -135,10 +135,19 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables) : imp
   Context::current().recorder = &tape_stack();
 }
 
-GradientTape::~GradientTape() {
+GradientTape::~GradientTape() { stop(); }
+
+void GradientTape::stop() {
   auto& tapes = tape_stack().tapes;
   tapes.erase(std::remove(tapes.begin(), tapes.end(), impl_.get()), tapes.end());
   if (tapes.empty()) Context::current().recorder = nullptr;
+}
+
+void GradientTape::resume() {
+  auto& tapes = tape_stack().tapes;
+  if (std::find(tapes.begin(), tapes.end(), impl_.get()) != tapes.end()) return;
+  tapes.push_back(impl_.get());
+  Context::current().recorder = &tape_stack();
 }
 
 void GradientTape::watch(const Tensor& t) {
@@ -315,22 +324,36 @@ Tensor GradientTape::gradient(const Tensor& target, const Tensor& source, const 
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Variable>& sources,
                                            const Tensor& output_gradient, UnconnectedGradients unconnected,
                                            CallSite where) {
-  // Differentiate with respect to every tensor read from each variable, then add up.
+  return gradient(target, std::vector<Source>(sources.begin(), sources.end()), output_gradient, unconnected, where);
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Source>& sources,
+                                           const Tensor& output_gradient, UnconnectedGradients unconnected,
+                                           CallSite where) {
+  // A variable's gradient is the sum over every tensor read from it: differentiate
+  // with respect to all of them, then add up.
   std::vector<Tensor> flat;
   std::vector<size_t> first(sources.size() + 1, 0);
   for (size_t i = 0; i < sources.size(); ++i) {
-    auto it = impl_->reads.find(sources[i].key());
-    if (it != impl_->reads.end()) flat.insert(flat.end(), it->second.begin(), it->second.end());
+    if (const Tensor* t = std::get_if<Tensor>(&sources[i])) {
+      flat.push_back(*t);
+    } else {
+      auto it = impl_->reads.find(std::get<Variable>(sources[i]).key());
+      if (it != impl_->reads.end()) flat.insert(flat.end(), it->second.begin(), it->second.end());
+    }
     first[i + 1] = flat.size();
   }
-  std::vector<Tensor> flat_grads = gradient(target, flat, output_gradient, UnconnectedGradients::None, where);
+  std::vector<Tensor> flat_grads =
+      gradient(target, std::span<const Tensor>(flat), output_gradient, UnconnectedGradients::None, where);
   std::vector<Tensor> result;
   for (size_t i = 0; i < sources.size(); ++i) {
     Tensor sum;
     for (size_t k = first[i]; k < first[i + 1]; ++k)
       if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
-    if (!sum.defined() && unconnected == UnconnectedGradients::Zero)
-      sum = zeros(sources[i].shape(), sources[i].dtype());
+    if (!sum.defined() && unconnected == UnconnectedGradients::Zero) {
+      if (const Tensor* t = std::get_if<Tensor>(&sources[i])) sum = zeros_like(*t);
+      else sum = zeros(std::get<Variable>(sources[i]).shape(), std::get<Variable>(sources[i]).dtype());
+    }
     result.push_back(sum);
   }
   return result;

@@ -135,7 +135,16 @@ Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   return Ref<Storage>(new Storage(cpu_allocator().allocate(nbytes), nbytes, device));
 }
 
-Storage::~Storage() { cpu_allocator().deallocate(data_, nbytes_); }
+Ref<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::function<void()> release) {
+  Ref<Storage> storage(new Storage(data, nbytes, device));
+  storage->release_ = std::move(release);
+  return storage;
+}
+
+Storage::~Storage() {
+  if (release_) release_();
+  else cpu_allocator().deallocate(data_, nbytes_);
+}
 
 AllocatorStats cpu_allocator_stats() { return cpu_allocator().stats(); }
 void release_cached_memory() { cpu_allocator().release_all(); }

@@ -8,7 +8,7 @@ void Error::add_call_site(const CallSite& where) {
   if (has_call_site_ || where.line() == 0) return;
   has_call_site_ = true;
   std::string file = where.file_name();
-  message_ += " (called from " + file + ":" + std::to_string(where.line()) + ")";
+  what_ += " (called from " + file + ":" + std::to_string(where.line()) + ")";
 }
 
 }  // namespace ef

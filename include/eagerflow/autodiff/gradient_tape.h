@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
@@ -65,6 +66,12 @@ class GradientTape {
                                const Tensor& output_gradient = Tensor(),
                                UnconnectedGradients unconnected = UnconnectedGradients::None,
                                CallSite where = CallSite::current());
+  // Tensors and variables together, in one backward pass.
+  using Source = std::variant<Tensor, Variable>;
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<Source>& sources,
+                               const Tensor& output_gradient = Tensor(),
+                               UnconnectedGradients unconnected = UnconnectedGradients::None,
+                               CallSite where = CallSite::current());
 
   // d target[i...] / d source[j...] for every element pair, shaped target.shape +
   // source.shape: one backward pass per target element. Counts as a gradient() call
@@ -81,6 +88,11 @@ class GradientTape {
 
   // Forgets every record and watched tensor; the tape keeps recording.
   void reset();
+
+  // Leaves this thread's recording tapes for good, or until resume(): what leaving and
+  // re-entering a `with` block does in Python. gradient() works either way.
+  void stop();
+  void resume();
 
   // While the returned scope lives, this tape records nothing.
   class StopRecording {

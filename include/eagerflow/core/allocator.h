@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "eagerflow/core/device.h"
 #include "eagerflow/core/ref.h"
@@ -22,6 +23,9 @@ class Storage : public RefCounted {
  public:
   // Allocates `nbytes` (64-byte aligned) on `device` through its allocator.
   static Ref<Storage> allocate(size_t nbytes, Device device = kCPU);
+  // Memory owned by someone else (DLPack, NumPy): `release` runs when the last
+  // tensor using it goes.
+  static Ref<Storage> wrap(void* data, size_t nbytes, Device device, std::function<void()> release);
   ~Storage() override;
 
   void* data() const { return data_; }
@@ -33,6 +37,7 @@ class Storage : public RefCounted {
   void* data_;
   size_t nbytes_;
   Device device_;
+  std::function<void()> release_;  // set for wrapped memory
 };
 
 // Statistics of the CPU caching allocator.

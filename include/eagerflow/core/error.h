@@ -36,9 +36,10 @@ class CallSite {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message), message_(message) {}
-  const char* what() const noexcept override { return message_.c_str(); }
-  // The message without the call site.
+  explicit Error(const std::string& message) : std::runtime_error(message), message_(message), what_(message) {}
+  // The message and, once known, the user's call site.
+  const char* what() const noexcept override { return what_.c_str(); }
+  // The message without the call site (what the Python package reports).
   const std::string& message() const { return message_; }
   // Appends " (called from file:line)" once; later calls are ignored so the
   // innermost public call the user made is the one reported.
@@ -47,6 +48,7 @@ class Error : public std::runtime_error {
 
  private:
   std::string message_;
+  std::string what_;
   bool has_call_site_ = false;
 };
 

@@ -1,0 +1,64 @@
+"""eagerflow: eager execution, gradient tapes, and (soon) graphs — over a C++ runtime.
+
+    import eagerflow as ef
+    x = ef.constant([[2.]])
+    print(ef.matmul(x, x))          # Tensor([[4.]], shape=(1, 1), dtype=float32)
+
+Names and arguments follow TensorFlow's: common ops at the top level, and the
+modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors.
+"""
+from eagerflow import _core
+from eagerflow import errors, linalg, math, nn, random  # noqa: F401
+from eagerflow._core import (  # noqa: F401
+    DType, Tensor, Variable, as_dtype, bool, float32, float64, int32, int64,
+    # creation
+    constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like,
+    from_dlpack,
+    # array
+    argsort, broadcast_to, concat, expand_dims, gather, gather_nd, identity, one_hot, pad, rank,
+    reshape, reverse, scatter_nd, shape, size, slice, sort, split, squeeze, stack, strided_slice,
+    tile, transpose, unstack, where,
+    # math (also in ef.math)
+    abs, add, argmax, argmin, cast, clip_by_value, cos, cumprod, cumsum, divide, equal, exp,
+    floor, greater, greater_equal, less, less_equal, log, logical_and, logical_not, logical_or,
+    maximum, minimum, multiply, negative, not_equal, pow, reduce_all, reduce_any,
+    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
+    reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh,
+    # linalg
+    matmul, norm, tensordot,
+)
+from eagerflow._shape import TensorShape
+from eagerflow.autodiff import (  # noqa: F401
+    GradientTape, UnconnectedGradients, custom_gradient, grad, gradients_function,
+    implicit_gradients, implicit_value_and_gradients, stop_gradient, value_and_gradients_function,
+)
+
+__version__ = "0.1.0"
+
+# Tensor.shape as a TensorShape (a tuple with TensorFlow's methods).
+Tensor.shape = property(lambda self: TensorShape(self._shape_tuple),
+                        doc="The dimensions, as a TensorShape (a tuple).")
+
+
+def _forward_to_value(name):
+    def method(self, *args):
+        return getattr(self.value(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# A Variable is usable wherever a tensor is: its operators read its value (so tapes
+# see the read), as TensorFlow's variables do.
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+              "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__",
+              "__gt__", "__ge__", "__getitem__", "__bool__", "__float__", "__int__", "__index__",
+              "__len__", "__iter__", "__array__", "__and__", "__or__", "__xor__", "__invert__"):
+    setattr(Variable, _name, _forward_to_value(_name))
+Variable.shape = property(lambda self: self.value().shape)
+Variable.ndim = property(lambda self: self.value().ndim)
+Variable.device = property(lambda self: self.value().device)
+del _name
+
+__all__ = [n for n in dir() if not n.startswith("_")]

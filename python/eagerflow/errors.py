@@ -1,0 +1,41 @@
+"""Exceptions raised by eagerflow ops, as TensorFlow's ``tf.errors``.
+
+Each also derives from the built-in exception a Python programmer would expect to
+catch (``InvalidArgumentError`` is a ``ValueError``, ...).
+"""
+
+
+class OpError(Exception):
+    """An op failed; the message names the op, the argument and the shapes."""
+
+    @property
+    def message(self):
+        return str(self)
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """Bad shapes, dtypes, axes or values."""
+
+
+class FailedPreconditionError(OpError, RuntimeError):
+    """The system is not in a state that allows the call (e.g. a used tape)."""
+
+
+class OutOfRangeError(OpError, IndexError):
+    """An index or a value is outside its valid range."""
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """The operation is not supported (yet)."""
+
+
+class ResourceExhaustedError(OpError, MemoryError):
+    """A size overflows or memory runs out."""
+
+
+class NotFoundError(OpError, LookupError):
+    """Something looked up by name does not exist."""
+
+
+class InternalError(OpError, RuntimeError):
+    """A bug in eagerflow: please report it."""

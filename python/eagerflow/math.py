@@ -1,0 +1,13 @@
+"""ef.math: elementwise math, comparisons, reductions and scans."""
+from eagerflow._core import (  # noqa: F401
+    abs, acos, add, argmax, argmin, asin, atan, ceil, cos, cosh, cumprod, cumsum, divide, equal,
+    erf, exp, expm1, floor, floordiv, floormod, greater, greater_equal, is_finite, is_inf, is_nan,
+    less, less_equal, log, log1p, logical_and, logical_not, logical_or, logical_xor, maximum,
+    minimum, multiply, negative, not_equal, pow, reciprocal, reduce_all, reduce_any,
+    reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
+    reduce_variance, round, rsqrt, sigmoid, sign, sin, sinh, softplus, sqrt, square,
+    squared_difference, subtract, tan, tanh, top_k,
+)
+
+truediv = divide
+mod = floormod

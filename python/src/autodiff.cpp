@@ -1,0 +1,209 @@
+// Variable, GradientTape, the function transforms and custom_gradient. The Python
+// package wraps these thinly (python/eagerflow/autodiff.py) for `with` blocks and
+// nested structures.
+#include <pybind11/functional.h>
+
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+constexpr ef::CallSite kPython{};
+
+// A Python object that may be released from C++ code running without the GIL (tape
+// entries hold gradient closures that hold Python functions).
+struct PyRef {
+  py::object object;
+  explicit PyRef(py::object o) : object(std::move(o)) {}
+  ~PyRef() {
+    py::gil_scoped_acquire gil;
+    object = py::object();
+  }
+};
+
+ef::UnconnectedGradients unconnected_of(const std::string& name) {
+  if (name == "none" || name == "NONE") return ef::UnconnectedGradients::None;
+  if (name == "zero" || name == "ZERO") return ef::UnconnectedGradients::Zero;
+  throw ef::InvalidArgumentError("unconnected_gradients must be 'none' or 'zero', got '" + name + "'");
+}
+
+std::vector<ef::GradientTape::Source> sources_of(const py::sequence& sources) {
+  std::vector<ef::GradientTape::Source> out;
+  for (py::handle s : sources) {
+    if (py::isinstance<ef::Variable>(s)) out.emplace_back(s.cast<ef::Variable>());
+    else if (py::isinstance<ef::Tensor>(s)) out.emplace_back(s.cast<ef::Tensor>());
+    else throw py::type_error("gradient: sources must be tensors or variables, got " + std::string(py::repr(s)));
+  }
+  return out;
+}
+
+// A gradient function's result (a tensor, None, or a sequence of them) as a list.
+std::vector<ef::Tensor> tensors_of(py::handle result, size_t expected, const char* what) {
+  std::vector<ef::Tensor> out;
+  if (py::isinstance<py::list>(result) || py::isinstance<py::tuple>(result)) {
+    for (py::handle item : py::reinterpret_borrow<py::sequence>(result))
+      out.push_back(item.is_none() ? ef::Tensor() : to_tensor(item));
+  } else {
+    out.push_back(result.is_none() ? ef::Tensor() : to_tensor(result));
+  }
+  if (expected && out.size() != expected)
+    throw ef::InvalidArgumentError(std::string("custom_gradient: ") + what + " returned " + std::to_string(out.size()) +
+                                   " gradients; expected " + std::to_string(expected));
+  return out;
+}
+
+// Calls f(*args) whose gradient is the grad_fn f returns (Note [custom gradients]).
+py::object call_with_custom_gradient(py::function f, py::tuple args, py::function takes_variables) {
+  std::vector<ef::Tensor> inputs;
+  for (py::handle a : args) inputs.push_back(to_tensor(a));
+  bool single_output = true;
+  auto shared_f = std::make_shared<PyRef>(f);
+  ef::TensorsFunction with_gradient = ef::custom_gradient([&](const std::vector<ef::Tensor>& in) {
+    py::tuple py_inputs(in.size());
+    for (size_t i = 0; i < in.size(); ++i) py_inputs[i] = py::cast(in[i]);
+    py::object result = shared_f->object(*py_inputs);
+    if (!py::isinstance<py::tuple>(result) || py::len(result) != 2)
+      throw ef::InvalidArgumentError("custom_gradient: the function must return (output, grad_fn)");
+    py::object outputs = result[py::int_(0)];
+    auto grad_fn = std::make_shared<PyRef>(result[py::int_(1)]);
+    const bool grad_fn_takes_variables = takes_variables(grad_fn->object).cast<bool>();
+    single_output = !(py::isinstance<py::list>(outputs) || py::isinstance<py::tuple>(outputs));
+    std::vector<ef::Tensor> outs = tensors_of(outputs, 0, "the function");
+    const size_t n_inputs = in.size();
+    ef::WithGradients r(outs, [grad_fn, grad_fn_takes_variables, n_inputs](const std::vector<ef::Tensor>& dys,
+                                                                          const std::vector<ef::Variable>& variables) {
+      py::gil_scoped_acquire gil;
+      py::tuple py_dys(dys.size());
+      for (size_t i = 0; i < dys.size(); ++i) py_dys[i] = py::cast(dys[i]);
+      if (!grad_fn_takes_variables) return tensors_of(grad_fn->object(*py_dys), 0, "grad_fn");
+      py::object result = grad_fn->object(*py_dys, "variables"_a = py::cast(variables));
+      if (!py::isinstance<py::tuple>(result) || py::len(result) != 2)
+        throw ef::InvalidArgumentError("custom_gradient: a grad_fn taking `variables` must return "
+                                       "(input gradients, variable gradients)");
+      std::vector<ef::Tensor> grads = tensors_of(result[py::int_(0)], n_inputs, "grad_fn");
+      std::vector<ef::Tensor> var_grads = tensors_of(result[py::int_(1)], variables.size(), "grad_fn");
+      grads.insert(grads.end(), var_grads.begin(), var_grads.end());
+      return grads;
+    });
+    r.takes_variables = grad_fn_takes_variables;
+    return r;
+  });
+  std::vector<ef::Tensor> outputs = with_gradient(inputs);
+  if (single_output) return py::cast(outputs.at(0));
+  return py::cast(outputs);
+}
+
+// A Python callable of tensors as an ef::TensorFunction.
+ef::TensorFunction tensor_function(py::function f) {
+  auto shared = std::make_shared<PyRef>(std::move(f));
+  return [shared](const std::vector<ef::Tensor>& args) {
+    py::gil_scoped_acquire gil;
+    py::tuple py_args(args.size());
+    for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
+    return to_tensor(shared->object(*py_args));
+  };
+}
+
+std::vector<ef::Tensor> tensor_args(const py::args& args) {
+  std::vector<ef::Tensor> out;
+  for (py::handle a : args) out.push_back(to_tensor(a));
+  return out;
+}
+
+py::list pairs_of(const ef::VariableGradients& grads) {
+  py::list out;
+  for (const auto& [g, v] : grads) out.append(py::make_tuple(g.defined() ? py::cast(g) : py::none(), v));
+  return out;
+}
+
+}  // namespace
+
+void bind_autodiff(py::module_& m) {
+  py::class_<ef::Variable>(m, "Variable")
+      .def(py::init([](py::handle initial_value, bool trainable, py::handle name, DTypeArg dtype) {
+             return ef::Variable(to_tensor(initial_value, dtype.value),
+                                 name.is_none() ? std::string("Variable") : name.cast<std::string>(), trainable);
+           }),
+           "initial_value"_a, "trainable"_a = true, "name"_a = py::none(), "dtype"_a = py::none())
+      .def("value", &ef::Variable::value)
+      .def("read_value", &ef::Variable::value)
+      .def("assign", [](ef::Variable& v, TensorArg x, py::handle) { v.assign(x, kPython); return v; },
+           "value"_a, "read_value"_a = true)
+      .def("assign_add", [](ef::Variable& v, TensorArg x, py::handle) { v.assign_add(x, kPython); return v; },
+           "delta"_a, "read_value"_a = true)
+      .def("assign_sub", [](ef::Variable& v, TensorArg x, py::handle) { v.assign_sub(x, kPython); return v; },
+           "delta"_a, "read_value"_a = true)
+      .def_property_readonly("name", &ef::Variable::name)
+      .def_property_readonly("trainable", &ef::Variable::trainable)
+      .def_property_readonly("dtype", &ef::Variable::dtype)
+      .def("numpy", [](const ef::Variable& v) { return to_numpy(v.value()); })
+      .def("__repr__", [](const ef::Variable& v) {
+        return "<ef.Variable '" + v.name() + "' shape=" + v.shape().to_string() + " dtype=" +
+               std::string(ef::name(v.dtype())) + ", numpy=" + std::string(py::repr(to_numpy(v.value()))) + ">";
+      });
+
+  py::class_<ef::GradientTape>(m, "_GradientTape")
+      .def(py::init<bool, bool>(), "persistent"_a = false, "watch_accessed_variables"_a = true)
+      .def("stop", &ef::GradientTape::stop)
+      .def("resume", &ef::GradientTape::resume)
+      .def("watch", [](ef::GradientTape& tape, py::handle x) {
+        if (py::isinstance<ef::Variable>(x)) tape.watch(x.cast<const ef::Variable&>());
+        else tape.watch(x.cast<const ef::Tensor&>());
+      })
+      .def("watched_variables", &ef::GradientTape::watched_variables)
+      .def("reset", &ef::GradientTape::reset)
+      .def(
+          "gradient",
+          [](ef::GradientTape& tape, TensorArg target, py::sequence sources, py::handle output_gradient,
+             const std::string& unconnected) {
+            ef::Tensor seed = output_gradient.is_none() ? ef::Tensor() : to_tensor(output_gradient);
+            std::vector<ef::Tensor> grads =
+                tape.gradient(target, sources_of(sources), seed, unconnected_of(unconnected), kPython);
+            py::list out;
+            for (const ef::Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
+            return out;
+          },
+          "target"_a, "sources"_a, "output_gradients"_a = py::none(), "unconnected_gradients"_a = "none")
+      .def(
+          "jacobian",
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected) -> py::object {
+            ef::Tensor j = tape.jacobian(target, source, unconnected_of(unconnected), kPython);
+            return j.defined() ? py::cast(j) : py::none();
+          },
+          "target"_a, "source"_a, "unconnected_gradients"_a = "none")
+      .def(
+          "batch_jacobian",
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected) -> py::object {
+            ef::Tensor j = tape.batch_jacobian(target, source, unconnected_of(unconnected), kPython);
+            return j.defined() ? py::cast(j) : py::none();
+          },
+          "target"_a, "source"_a, "unconnected_gradients"_a = "none")
+      .def("_pause", [](ef::GradientTape& tape) { return new ef::GradientTape::StopRecording(tape.stop_recording()); },
+           py::return_value_policy::take_ownership);
+  py::class_<ef::GradientTape::StopRecording>(m, "_StopRecording");
+
+  m.def("stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); }, "input"_a,
+        "name"_a = py::none());
+  m.def("_call_with_custom_gradient", &call_with_custom_gradient);
+  m.def("_gradients", [](py::function f, std::vector<int> params, py::args args) {
+    return ef::gradients_function(tensor_function(std::move(f)), std::move(params))(tensor_args(args));
+  });
+  m.def("_value_and_gradients", [](py::function f, std::vector<int> params, py::args args) {
+    return ef::value_and_gradients_function(tensor_function(std::move(f)), std::move(params))(tensor_args(args));
+  });
+  m.def("_grad", [](py::function f, TensorArg x, int times) {
+    ef::TensorFunction as_tensors = tensor_function(std::move(f));
+    ef::UnaryFunction g = [as_tensors](const ef::Tensor& t) { return as_tensors({t}); };
+    for (int i = 0; i < times; ++i) g = ef::grad(g);
+    return g(x);
+  });
+  m.def("_implicit_value_and_gradients", [](py::function f) {
+    auto shared = std::make_shared<PyRef>(std::move(f));
+    auto [value, grads] = ef::implicit_value_and_gradients([shared] { return to_tensor(shared->object()); })();
+    return py::make_tuple(value, pairs_of(grads));
+  });
+}
+
+}  // namespace efpy

@@ -1,0 +1,30 @@
+// The binding functions of the extension module, one per area (module.cpp calls them).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <eagerflow/eagerflow.h>
+
+namespace efpy {
+
+namespace py = pybind11;
+
+void bind_errors(py::module_& m);
+void bind_tensor(py::module_& m);
+void bind_operators(py::class_<ef::Tensor>& tensor);
+void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor);
+void bind_math_ops(py::module_& m);
+void bind_array_ops(py::module_& m);
+void bind_other_ops(py::module_& m);  // creation, reduction, linalg, nn, random
+void bind_autodiff(py::module_& m);
+
+// Runs f without the GIL when the work is large enough to be worth the switch, so
+// other Python threads run during long kernels.
+template <class F>
+auto maybe_without_gil(int64_t elements, F&& f) {
+  if (elements < (int64_t{1} << 15)) return f();
+  py::gil_scoped_release release;
+  return f();
+}
+
+}  // namespace efpy

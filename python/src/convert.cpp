@@ -1,0 +1,177 @@
+#include "convert.h"
+
+#include <climits>
+#include <string>
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+
+// numpy's name for each dtype, and back.
+const char* numpy_name(ef::DType dtype) {
+  switch (dtype) {
+    case ef::DType::Float32: return "float32";
+    case ef::DType::Float64: return "float64";
+    case ef::DType::Int32: return "int32";
+    case ef::DType::Int64: return "int64";
+    case ef::DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+std::optional<ef::DType> dtype_from_numpy(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const size_t size = static_cast<size_t>(dt.itemsize());
+  if (kind == 'f') return size == 8 ? ef::DType::Float64 : ef::DType::Float32;  // float16 widens
+  if (kind == 'b') return ef::DType::Bool;
+  if (kind == 'i' || kind == 'u') {
+    if (size < 4 || (kind == 'i' && size == 4)) return ef::DType::Int32;  // int8/16, uint8/16 widen
+    return ef::DType::Int64;
+  }
+  return std::nullopt;
+}
+
+py::module_& numpy() {
+  // Never destroyed: a static py::object would be released after the interpreter ends.
+  static auto* np = new py::module_(py::module_::import("numpy"));
+  return *np;
+}
+
+// Python scalars and (nested) sequences, through NumPy, with TensorFlow's defaults.
+ef::Tensor from_python(py::handle obj) {
+  py::array array = numpy().attr("asarray")(obj);
+  const char kind = array.dtype().kind();
+  if (kind == 'f') array = array.attr("astype")("float32");
+  else if (kind == 'i' || kind == 'u') {
+    // int32 unless a value needs 64 bits (TensorFlow's rule for Python ints).
+    bool fits = array.size() == 0 ||
+                (numpy().attr("min")(array).cast<int64_t>() >= INT32_MIN &&
+                 numpy().attr("max")(array).cast<int64_t>() <= INT32_MAX);
+    array = array.attr("astype")(fits ? "int32" : "int64");
+  } else if (kind != 'b') {
+    throw py::type_error("cannot convert " + std::string(py::str(py::type::of(obj).attr("__name__"))) +
+                         " to an eagerflow tensor (dtype " + std::string(py::str(array.dtype())) + ")");
+  }
+  return to_tensor(array);
+}
+
+}  // namespace
+
+py::dtype numpy_dtype(ef::DType dtype) { return py::dtype(numpy_name(dtype)); }
+
+ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
+  ef::Tensor t;
+  if (py::isinstance<ef::Tensor>(obj)) {
+    t = obj.cast<const ef::Tensor&>();
+  } else if (py::isinstance<ef::Variable>(obj)) {
+    t = obj.cast<const ef::Variable&>().value();
+  } else if (py::isinstance<py::array>(obj)) {
+    py::array array = py::reinterpret_borrow<py::array>(obj);
+    std::optional<ef::DType> own = dtype_from_numpy(array.dtype());
+    if (!own)
+      throw py::type_error("cannot convert a NumPy array of dtype " + std::string(py::str(array.dtype())) +
+                           " to an eagerflow tensor");
+    array = numpy().attr("asarray")(array, numpy_name(*own), "order"_a = "C");
+    ef::Dims dims;
+    for (py::ssize_t i = 0; i < array.ndim(); ++i) dims.push_back(array.shape(i));
+    t = ef::detail::tensor_from_host(*own, ef::Shape(dims), array.data(), "convert_to_tensor");
+  } else if (py::hasattr(obj, "__array__") && !PySequence_Check(obj.ptr())) {
+    t = to_tensor(numpy().attr("asarray")(obj));  // NumPy scalars and array-likes
+  } else {
+    t = from_python(obj);
+  }
+  if (dtype && t.dtype() != *dtype) t = ef::cast(t, *dtype);
+  return t;
+}
+
+ef::TensorOrScalar to_operand(py::handle obj) {
+  if (PyFloat_Check(obj.ptr())) return ef::TensorOrScalar(PyFloat_AS_DOUBLE(obj.ptr()));
+  if (PyBool_Check(obj.ptr())) return ef::TensorOrScalar(obj.ptr() == Py_True);
+  if (PyLong_Check(obj.ptr())) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (overflow) throw py::value_error("the Python int " + std::string(py::str(obj)) + " does not fit in 64 bits");
+    if (v >= INT32_MIN && v <= INT32_MAX) return ef::TensorOrScalar(static_cast<int32_t>(v));
+    return ef::TensorOrScalar(static_cast<int64_t>(v));
+  }
+  return ef::TensorOrScalar(to_tensor(obj));
+}
+
+ef::DType to_dtype(py::handle obj) {
+  if (py::isinstance<ef::DType>(obj)) return obj.cast<ef::DType>();
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ef::DType::Float32;
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return ef::DType::Int32;
+  if (obj.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return ef::DType::Bool;
+  if (py::isinstance<py::str>(obj)) {
+    std::string name = obj.cast<std::string>();
+    for (ef::DType d : ef::kAllDTypes)
+      if (name == numpy_name(d)) return d;
+    throw py::type_error("unknown dtype '" + name + "' (eagerflow has float32, float64, int32, int64, bool)");
+  }
+  try {
+    py::dtype dt = numpy().attr("dtype")(obj);
+    std::optional<ef::DType> d = dtype_from_numpy(dt);
+    if (d && (dt.itemsize() >= 4 || dt.kind() == 'b')) return *d;
+  } catch (py::error_already_set&) {
+  }
+  throw py::type_error("cannot interpret " + std::string(py::repr(obj)) +
+                       " as an eagerflow dtype (float32, float64, int32, int64, bool)");
+}
+
+std::vector<int64_t> to_ints(py::handle obj, const char* what) {
+  std::vector<int64_t> out;
+  if (py::isinstance<ef::Tensor>(obj)) {
+    const ef::Tensor& t = obj.cast<const ef::Tensor&>();
+    if (t.dtype() != ef::DType::Int32 && t.dtype() != ef::DType::Int64)
+      throw py::type_error(std::string(what) + ": expected integers, got a tensor of dtype " +
+                           std::string(py::str(py::cast(t.dtype()))));
+    return t.rank() == 0 ? std::vector<int64_t>{t.item<int64_t>()} : t.to_vector<int64_t>();
+  }
+  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (!PySequence_Check(obj.ptr()) || py::isinstance<py::str>(obj))
+    throw py::type_error(std::string(what) + ": expected an int or a sequence of ints, got " +
+                         std::string(py::repr(obj)));
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+    if (py::isinstance<ef::Tensor>(item)) out.push_back(item.cast<const ef::Tensor&>().item<int64_t>());
+    else if (py::hasattr(item, "__index__")) out.push_back(py::int_(py::reinterpret_borrow<py::object>(item)).cast<int64_t>());
+    else
+      throw py::type_error(std::string(what) + ": expected ints, got " + std::string(py::repr(item)));
+  }
+  return out;
+}
+
+ef::Shape to_shape(py::handle obj, const char* what) {
+  if (PySequence_Check(obj.ptr()) && !py::isinstance<py::str>(obj)) {
+    ef::Dims dims;
+    for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+      if (item.is_none()) dims.push_back(ef::kUnknownDim);
+      else dims.push_back(to_ints(item, what).at(0));
+    }
+    return ef::Shape(dims);
+  }
+  std::vector<int64_t> v = to_ints(obj, what);
+  return ef::Shape(ef::Dims(v.begin(), v.end()));
+}
+
+ef::Axes to_axes(py::handle obj) {
+  if (obj.is_none()) return ef::Axes();
+  if (PyLong_Check(obj.ptr())) return ef::Axes(obj.cast<int64_t>());
+  return ef::Axes(to_ints(obj, "axis"));
+}
+
+py::array to_numpy(const ef::Tensor& t) {
+  if (t.is_symbolic())
+    throw ef::FailedPreconditionError("numpy: the tensor is symbolic (graph mode) and has no value yet");
+  const size_t item = ef::size_of(t.dtype());
+  std::vector<py::ssize_t> shape, strides;
+  for (int i = 0; i < t.rank(); ++i) {
+    shape.push_back(t.shape()[i]);
+    strides.push_back(t.strides()[i] * static_cast<py::ssize_t>(item));
+  }
+  // The capsule owns a reference to the tensor: the array keeps its memory alive.
+  py::capsule owner(new ef::Tensor(t), [](void* p) { delete static_cast<ef::Tensor*>(p); });
+  return py::array(numpy_dtype(t.dtype()), shape, strides, t.raw_data(), owner);
+}
+
+}  // namespace efpy

@@ -1,0 +1,104 @@
+// Conversions between Python objects and eagerflow values, used by every binding.
+//
+// Note [Python conversions]: ops accept whatever TensorFlow's accept. A Tensor passes
+// through; a Variable is read (so tapes see the read); NumPy arrays keep their dtype;
+// Python scalars and nested lists take TensorFlow's defaults (float → float32,
+// int → int32, or int64 when a value needs it, bool → bool). As the operand of a
+// binary op a Python number stays a number and takes the other operand's dtype
+// (`x + 1` keeps x's dtype), as in TensorFlow.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include <eagerflow/eagerflow.h>
+
+namespace efpy {
+
+namespace py = pybind11;
+
+// Anything tensor-like as a Tensor, cast to `dtype` when given (Note [Python conversions]).
+ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype = std::nullopt);
+// Like to_tensor, but a Python number stays a number (the operand of a binary op).
+ef::TensorOrScalar to_operand(py::handle obj);
+// ef.float32, "float32", numpy dtypes and types, float/int/bool.
+ef::DType to_dtype(py::handle obj);
+// A sequence of ints (None: unknown), an int, or a 1-D integer tensor.
+ef::Shape to_shape(py::handle obj, const char* what = "shape");
+// None: every axis; an int; a sequence of ints.
+ef::Axes to_axes(py::handle obj);
+std::vector<int64_t> to_ints(py::handle obj, const char* what);
+
+// A NumPy array sharing the tensor's memory (the array keeps the tensor alive).
+py::array to_numpy(const ef::Tensor& t);
+py::dtype numpy_dtype(ef::DType dtype);
+
+// Argument wrappers whose casters apply the conversions above, so bindings can be
+// written with typed parameters.
+struct TensorArg {
+  ef::Tensor value;
+  operator const ef::Tensor&() const { return value; }  // NOLINT: implicit by design
+};
+struct OperandArg {
+  ef::TensorOrScalar value = 0;
+  operator const ef::TensorOrScalar&() const { return value; }  // NOLINT
+};
+struct DTypeArg {
+  std::optional<ef::DType> value;  // empty for None
+};
+struct ShapeArg {
+  ef::Shape value;
+  operator const ef::Shape&() const { return value; }  // NOLINT
+};
+struct AxesArg {
+  ef::Axes value;
+  operator const ef::Axes&() const { return value; }  // NOLINT
+};
+struct TensorListArg {
+  std::vector<ef::Tensor> value;
+  operator const std::vector<ef::Tensor>&() const { return value; }  // NOLINT
+};
+
+}  // namespace efpy
+
+namespace pybind11::detail {
+
+#define EFPY_CASTER(Type, python_name, convert_expr)                    \
+  template <>                                                           \
+  struct type_caster<efpy::Type> {                                      \
+    PYBIND11_TYPE_CASTER(efpy::Type, const_name(python_name));          \
+    bool load(handle src, bool) {                                       \
+      value.value = convert_expr;                                       \
+      return true;                                                      \
+    }                                                                   \
+  };
+
+EFPY_CASTER(TensorArg, "TensorLike", efpy::to_tensor(src))
+EFPY_CASTER(OperandArg, "TensorLike", efpy::to_operand(src))
+EFPY_CASTER(ShapeArg, "ShapeLike", efpy::to_shape(src))
+EFPY_CASTER(AxesArg, "Axes", efpy::to_axes(src))
+#undef EFPY_CASTER
+
+template <>
+struct type_caster<efpy::DTypeArg> {
+  PYBIND11_TYPE_CASTER(efpy::DTypeArg, const_name("DTypeLike"));
+  bool load(handle src, bool) {
+    if (!src.is_none()) value.value = efpy::to_dtype(src);
+    return true;
+  }
+};
+
+template <>
+struct type_caster<efpy::TensorListArg> {
+  PYBIND11_TYPE_CASTER(efpy::TensorListArg, const_name("Sequence[TensorLike]"));
+  bool load(handle src, bool) {
+    if (!PySequence_Check(src.ptr()) || isinstance<str>(src)) throw type_error("expected a list or tuple of tensors");
+    for (handle item : reinterpret_borrow<sequence>(src)) value.value.push_back(efpy::to_tensor(item));
+    return true;
+  }
+};
+
+}  // namespace pybind11::detail

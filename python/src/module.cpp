@@ -1,0 +1,48 @@
+// The extension module eagerflow._core. The Python package (python/eagerflow) lays
+// its contents out as TensorFlow's modules are.
+#include "bindings.h"
+
+namespace efpy {
+
+void bind_errors(py::module_& m) {
+  (void)m;
+  // ef::Error subclasses become the classes of eagerflow.errors (defined in Python),
+  // with the message the C++ error carries minus its C++ call site.
+  py::register_exception_translator([](std::exception_ptr p) {
+    auto raise = [](const char* name, const ef::Error& e) {
+      py::object cls = py::module_::import("eagerflow.errors").attr(name);
+      PyErr_SetString(cls.ptr(), e.message().c_str());
+    };
+    try {
+      std::rethrow_exception(p);
+    } catch (const ef::InvalidArgumentError& e) {
+      raise("InvalidArgumentError", e);
+    } catch (const ef::FailedPreconditionError& e) {
+      raise("FailedPreconditionError", e);
+    } catch (const ef::OutOfRangeError& e) {
+      raise("OutOfRangeError", e);
+    } catch (const ef::UnimplementedError& e) {
+      raise("UnimplementedError", e);
+    } catch (const ef::ResourceExhaustedError& e) {
+      raise("ResourceExhaustedError", e);
+    } catch (const ef::NotFoundError& e) {
+      raise("NotFoundError", e);
+    } catch (const ef::InternalError& e) {
+      raise("InternalError", e);
+    } catch (const ef::Error& e) {
+      raise("OpError", e);
+    }
+  });
+}
+
+}  // namespace efpy
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "eagerflow's C++ runtime (use the `eagerflow` package)";
+  efpy::bind_errors(m);
+  efpy::bind_tensor(m);
+  efpy::bind_math_ops(m);
+  efpy::bind_array_ops(m);
+  efpy::bind_other_ops(m);
+  efpy::bind_autodiff(m);
+}

@@ -1,0 +1,97 @@
+// Tensor's Python operators: arithmetic, comparison and logical ones, reflected forms
+// and `@`. A Python number on either side keeps the tensor's dtype (Note [Python
+// conversions]).
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+namespace {
+
+using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrScalar&, ef::CallSite);
+
+// Defines __name__ and, when given, its reflected __rname__.
+template <BinaryOp op>
+void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected) {
+  cls.def(name, [](const ef::Tensor& a, py::handle b) {
+    ef::TensorOrScalar rhs = to_operand(b);
+    return maybe_without_gil(a.num_elements(), [&] { return op(a, rhs, ef::CallSite::current()); });
+  });
+  if (reflected)
+    cls.def(reflected, [](const ef::Tensor& a, py::handle b) {
+      ef::TensorOrScalar lhs = to_operand(b);
+      return maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, ef::CallSite::current()); });
+    });
+}
+
+// Tensors are unequal to None and to what cannot become a tensor, as in TensorFlow.
+template <BinaryOp op>
+void equality(py::class_<ef::Tensor>& cls, const char* name, bool if_unrelated) {
+  cls.def(name, [if_unrelated](const ef::Tensor& a, py::handle b) -> py::object {
+    if (b.is_none()) return py::bool_(if_unrelated);
+    ef::TensorOrScalar rhs = 0;
+    try {
+      rhs = to_operand(b);
+    } catch (py::type_error&) {
+      return py::bool_(if_unrelated);
+    }
+    return py::cast(op(a, rhs, ef::CallSite::current()));
+  });
+}
+
+ef::Tensor logical_or_bitwise(BinaryOp logical, const ef::TensorOrScalar& a, const ef::TensorOrScalar& b,
+                              const char* name) {
+  const ef::Tensor& t = a.is_tensor() ? a.tensor() : b.tensor();
+  if (t.dtype() != ef::DType::Bool)
+    throw py::type_error(std::string("operator ") + name + " needs bool tensors (dtype " +
+                         std::string(ef::name(t.dtype())) + "); eagerflow has no bitwise ops yet");
+  return logical(a, b, ef::CallSite::current());
+}
+
+}  // namespace
+
+void bind_operators(py::class_<ef::Tensor>& t) {
+  binary<ef::add>(t, "__add__", "__radd__");
+  binary<ef::subtract>(t, "__sub__", "__rsub__");
+  binary<ef::multiply>(t, "__mul__", "__rmul__");
+  binary<ef::divide>(t, "__truediv__", "__rtruediv__");
+  binary<ef::floordiv>(t, "__floordiv__", "__rfloordiv__");
+  binary<ef::floormod>(t, "__mod__", "__rmod__");
+  binary<ef::pow>(t, "__pow__", "__rpow__");
+  binary<ef::less>(t, "__lt__", nullptr);
+  binary<ef::less_equal>(t, "__le__", nullptr);
+  binary<ef::greater>(t, "__gt__", nullptr);
+  binary<ef::greater_equal>(t, "__ge__", nullptr);
+  equality<ef::equal>(t, "__eq__", false);
+  equality<ef::not_equal>(t, "__ne__", true);
+  t.def("__matmul__", [](const ef::Tensor& a, py::handle b) {
+    ef::Tensor rhs = to_tensor(b);
+    return maybe_without_gil(a.num_elements() * 64, [&] { return ef::matmul(a, rhs); });
+  });
+  t.def("__rmatmul__", [](const ef::Tensor& a, py::handle b) { return ef::matmul(to_tensor(b), a); });
+  t.def("__neg__", [](const ef::Tensor& a) { return ef::negative(a); });
+  t.def("__pos__", [](const ef::Tensor& a) { return a; });
+  t.def("__abs__", [](const ef::Tensor& a) { return ef::abs(a); });
+  t.def("__invert__", [](const ef::Tensor& a) {
+    if (a.dtype() != ef::DType::Bool)
+      throw py::type_error("operator ~ needs a bool tensor (dtype " + std::string(ef::name(a.dtype())) + ")");
+    return ef::logical_not(a);
+  });
+  struct Logical {
+    const char* name;
+    const char* reflected;
+    BinaryOp op;
+  };
+  for (Logical l : {Logical{"__and__", "__rand__", ef::logical_and}, Logical{"__or__", "__ror__", ef::logical_or},
+                    Logical{"__xor__", "__rxor__", ef::logical_xor}}) {
+    const char* name = l.name;
+    BinaryOp op = l.op;
+    t.def(l.name, [op, name](const ef::Tensor& a, py::handle b) {
+      return logical_or_bitwise(op, a, to_operand(b), name);
+    });
+    t.def(l.reflected, [op, name](const ef::Tensor& a, py::handle b) {
+      return logical_or_bitwise(op, to_operand(b), a, name);
+    });
+  }
+}
+
+}  // namespace efpy
