@@ -18,6 +18,10 @@ void bind_array_ops(py::module_& m);
 void bind_other_ops(py::module_& m);  // creation, reduction, linalg, nn, random
 void bind_autodiff(py::module_& m);
 
+// Python's `/` and TensorFlow's divide: integer operands divide as float64 (7 / 2 is
+// 3.5), where the C++ ef::divide keeps integers.
+ef::Tensor true_divide(const ef::TensorOrScalar& x, const ef::TensorOrScalar& y, ef::CallSite where);
+
 // Runs f without the GIL when the work is large enough to be worth the switch, so
 // other Python threads run during long kernels.
 template <class F>

@@ -85,7 +85,7 @@ ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
   return t;
 }
 
-ef::TensorOrScalar to_operand(py::handle obj) {
+ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like) {
   if (PyFloat_Check(obj.ptr())) return ef::TensorOrScalar(PyFloat_AS_DOUBLE(obj.ptr()));
   if (PyBool_Check(obj.ptr())) return ef::TensorOrScalar(obj.ptr() == Py_True);
   if (PyLong_Check(obj.ptr())) {
@@ -95,7 +95,20 @@ ef::TensorOrScalar to_operand(py::handle obj) {
     if (v >= INT32_MIN && v <= INT32_MAX) return ef::TensorOrScalar(static_cast<int32_t>(v));
     return ef::TensorOrScalar(static_cast<int64_t>(v));
   }
+  if (like && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) return ef::TensorOrScalar(to_tensor(obj, like));
   return ef::TensorOrScalar(to_tensor(obj));
+}
+
+std::pair<ef::TensorOrScalar, ef::TensorOrScalar> to_operands(py::handle x, py::handle y) {
+  auto is_list = [](py::handle h) { return PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()); };
+  if (is_list(x) && !is_list(y)) {
+    ef::TensorOrScalar b = to_operand(y);
+    return {to_operand(x, b.is_tensor() ? std::optional(b.tensor().dtype()) : std::nullopt), b};
+  }
+  ef::TensorOrScalar a = to_operand(x);
+  ef::TensorOrScalar b = to_operand(y, a.is_tensor() ? std::optional(a.tensor().dtype()) : std::nullopt);
+  if (!a.is_tensor() && !b.is_tensor()) a = ef::TensorOrScalar(to_tensor(x));  // ef.add(1., 2.) is float32
+  return {a, b};
 }
 
 ef::DType to_dtype(py::handle obj) {
@@ -129,6 +142,8 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what) {
     return t.rank() == 0 ? std::vector<int64_t>{t.item<int64_t>()} : t.to_vector<int64_t>();
   }
   if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (!PySequence_Check(obj.ptr()) && py::hasattr(obj, "__index__") && !PyFloat_Check(obj.ptr()))
+    return {py::int_(py::reinterpret_borrow<py::object>(obj)).cast<int64_t>()};  // NumPy integers
   if (!PySequence_Check(obj.ptr()) || py::isinstance<py::str>(obj))
     throw py::type_error(std::string(what) + ": expected an int or a sequence of ints, got " +
                          std::string(py::repr(obj)));

@@ -22,8 +22,11 @@ namespace py = pybind11;
 
 // Anything tensor-like as a Tensor, cast to `dtype` when given (Note [Python conversions]).
 ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype = std::nullopt);
-// Like to_tensor, but a Python number stays a number (the operand of a binary op).
-ef::TensorOrScalar to_operand(py::handle obj);
+// Like to_tensor, but a Python number stays a number (the operand of a binary op), and
+// a Python list takes the dtype of the other operand, `like`, when known.
+ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like = std::nullopt);
+// Both operands of a binary op (Note [Python conversions]).
+std::pair<ef::TensorOrScalar, ef::TensorOrScalar> to_operands(py::handle x, py::handle y);
 // ef.float32, "float32", numpy dtypes and types, float/int/bool.
 ef::DType to_dtype(py::handle obj);
 // A sequence of ints (None: unknown), an int, or a 1-D integer tensor.

@@ -29,8 +29,7 @@ void binary(py::module_& m, const char* name) {
   m.def(
       name,
       [](py::handle x, py::handle y, py::handle) {
-        ef::TensorOrScalar a = to_operand(x), b = to_operand(y);
-        if (!a.is_tensor() && !b.is_tensor()) a = to_tensor(x);
+        auto [a, b] = to_operands(x, y);
         return op(a, b, kPython);
       },
       "x"_a, "y"_a, "name"_a = py::none());
@@ -42,7 +41,7 @@ void bind_math_ops(py::module_& m) {
   binary<ef::add>(m, "add");
   binary<ef::subtract>(m, "subtract");
   binary<ef::multiply>(m, "multiply");
-  binary<ef::divide>(m, "divide");
+  binary<true_divide>(m, "divide");
   binary<ef::floordiv>(m, "floordiv");
   binary<ef::floormod>(m, "floormod");
   binary<ef::pow>(m, "pow");

@@ -13,12 +13,12 @@ using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrSca
 template <BinaryOp op>
 void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected) {
   cls.def(name, [](const ef::Tensor& a, py::handle b) {
-    ef::TensorOrScalar rhs = to_operand(b);
+    ef::TensorOrScalar rhs = to_operand(b, a.dtype());
     return maybe_without_gil(a.num_elements(), [&] { return op(a, rhs, ef::CallSite::current()); });
   });
   if (reflected)
     cls.def(reflected, [](const ef::Tensor& a, py::handle b) {
-      ef::TensorOrScalar lhs = to_operand(b);
+      ef::TensorOrScalar lhs = to_operand(b, a.dtype());
       return maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, ef::CallSite::current()); });
     });
 }
@@ -30,7 +30,7 @@ void equality(py::class_<ef::Tensor>& cls, const char* name, bool if_unrelated) 
     if (b.is_none()) return py::bool_(if_unrelated);
     ef::TensorOrScalar rhs = 0;
     try {
-      rhs = to_operand(b);
+      rhs = to_operand(b, a.dtype());
     } catch (py::type_error&) {
       return py::bool_(if_unrelated);
     }
@@ -49,11 +49,20 @@ ef::Tensor logical_or_bitwise(BinaryOp logical, const ef::TensorOrScalar& a, con
 
 }  // namespace
 
+ef::Tensor true_divide(const ef::TensorOrScalar& x, const ef::TensorOrScalar& y, ef::CallSite where) {
+  auto [a, b] = ef::resolve_operands(x, y, "divide");
+  if (a.dtype() == ef::DType::Int32 || a.dtype() == ef::DType::Int64) {
+    a = ef::cast(a, ef::DType::Float64, where);
+    b = ef::cast(b, ef::DType::Float64, where);
+  }
+  return ef::divide(a, b, where);
+}
+
 void bind_operators(py::class_<ef::Tensor>& t) {
   binary<ef::add>(t, "__add__", "__radd__");
   binary<ef::subtract>(t, "__sub__", "__rsub__");
   binary<ef::multiply>(t, "__mul__", "__rmul__");
-  binary<ef::divide>(t, "__truediv__", "__rtruediv__");
+  binary<true_divide>(t, "__truediv__", "__rtruediv__");
   binary<ef::floordiv>(t, "__floordiv__", "__rfloordiv__");
   binary<ef::floormod>(t, "__mod__", "__rmod__");
   binary<ef::pow>(t, "__pow__", "__rpow__");

@@ -30,7 +30,8 @@ ef::Tensor constant(py::handle value, DTypeArg dtype, py::handle shape, py::hand
   ef::Tensor t = to_tensor(value, dtype.value);
   if (shape.is_none()) return t;
   ef::Shape s = to_shape(shape);
-  if (t.num_elements() == 1 && s.num_elements() != 1) return ef::fill(s, ef::reshape(t, ef::Shape{}), kPython);
+  if (t.num_elements() == 1 && s.num_elements() != 1)
+    return ef::broadcast_to(ef::reshape(t, ef::Shape{}, kPython), s, kPython).contiguous();
   return ef::reshape(t, s, kPython);
 }
 
@@ -68,8 +69,13 @@ void bind_other_ops(py::module_& m) {
       "fill",
       [](ShapeArg dims, py::handle value, py::handle) {
         ef::TensorOrScalar v = to_operand(value);
-        if (!v.is_tensor()) v = ef::TensorOrScalar(to_tensor(value));
-        return ef::fill(dims, v, kPython);
+        if (v.is_tensor()) {
+          if (v.tensor().rank() != 0)
+            throw ef::InvalidArgumentError("fill: value must be a scalar, got shape " + v.tensor().shape().to_string());
+          return ef::broadcast_to(v.tensor(), dims, kPython).contiguous();
+        }
+        // A Python number has TensorFlow's default dtype (float32, int32, bool).
+        return ef::fill(dims, v, to_tensor(value).dtype(), kPython);
       },
       "dims"_a, "value"_a, "name"_a = py::none());
   m.def(
