@@ -10,6 +10,8 @@ namespace efpy {
 namespace py = pybind11;
 
 void bind_errors(py::module_& m);
+// Sets the Python error for a C++ exception (for code outside pybind11's dispatcher).
+void set_python_error(std::exception_ptr p);
 void bind_tensor(py::module_& m);
 void bind_operators(py::class_<ef::Tensor>& tensor);
 void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor);

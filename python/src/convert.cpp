@@ -1,5 +1,7 @@
 #include "convert.h"
 
+#include "fast_paths.h"
+
 #include <climits>
 #include <string>
 
@@ -61,6 +63,9 @@ ef::Tensor from_python(py::handle obj) {
 py::dtype numpy_dtype(ef::DType dtype) { return py::dtype(numpy_name(dtype)); }
 
 ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
+  if (const ef::Tensor* fast = tensor_ptr(obj)) {
+    if (!dtype || fast->dtype() == *dtype) return *fast;
+  }
   ef::Tensor t;
   if (py::isinstance<ef::Tensor>(obj)) {
     t = obj.cast<const ef::Tensor&>();
@@ -86,6 +91,7 @@ ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
 }
 
 ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like) {
+  if (const ef::Tensor* fast = tensor_ptr(obj)) return ef::TensorOrScalar(*fast);
   if (PyFloat_Check(obj.ptr())) return ef::TensorOrScalar(PyFloat_AS_DOUBLE(obj.ptr()));
   if (PyBool_Check(obj.ptr())) return ef::TensorOrScalar(obj.ptr() == Py_True);
   if (PyLong_Check(obj.ptr())) {

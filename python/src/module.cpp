@@ -4,18 +4,16 @@
 
 namespace efpy {
 
-void bind_errors(py::module_& m) {
-  (void)m;
-  // ef::Error subclasses become the classes of eagerflow.errors (defined in Python),
-  // with the message the C++ error carries minus its C++ call site.
-  py::register_exception_translator([](std::exception_ptr p) {
-    auto raise = [](const char* name, const ef::Error& e) {
-      py::object cls = py::module_::import("eagerflow.errors").attr(name);
-      PyErr_SetString(cls.ptr(), e.message().c_str());
-    };
-    try {
-      std::rethrow_exception(p);
-    } catch (const ef::InvalidArgumentError& e) {
+// ef::Error subclasses become the classes of eagerflow.errors (defined in Python),
+// with the message the C++ error carries minus its C++ call site.
+void raise_ef_error(std::exception_ptr p) {
+  auto raise = [](const char* name, const ef::Error& e) {
+    py::object cls = py::module_::import("eagerflow.errors").attr(name);
+    PyErr_SetString(cls.ptr(), e.message().c_str());
+  };
+  try {
+    std::rethrow_exception(p);
+  } catch (const ef::InvalidArgumentError& e) {
       raise("InvalidArgumentError", e);
     } catch (const ef::FailedPreconditionError& e) {
       raise("FailedPreconditionError", e);
@@ -29,8 +27,34 @@ void bind_errors(py::module_& m) {
       raise("NotFoundError", e);
     } catch (const ef::InternalError& e) {
       raise("InternalError", e);
-    } catch (const ef::Error& e) {
-      raise("OpError", e);
+  } catch (const ef::Error& e) {
+    raise("OpError", e);
+  }
+}
+
+void set_python_error(std::exception_ptr p) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const ef::Error&) {
+    raise_ef_error(p);
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+}
+
+void bind_errors(py::module_& m) {
+  (void)m;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ef::Error&) {
+      raise_ef_error(p);
     }
   });
 }

@@ -3,23 +3,31 @@
 // conversions]).
 #include "bindings.h"
 #include "convert.h"
+#include "fast_paths.h"
 
 namespace efpy {
 namespace {
 
 using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrScalar&, ef::CallSite);
+constexpr ef::CallSite kPython{};  // errors name no C++ location for Python callers
 
 // Defines __name__ and, when given, its reflected __rname__.
 template <BinaryOp op>
 void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected) {
-  cls.def(name, [](const ef::Tensor& a, py::handle b) {
+  // self arrives as a handle: it is an ef.Tensor (the method's own class), and
+  // tensor_ptr reads it without pybind11's look-up (Note [Python op overhead]).
+  cls.def(name, [](py::handle self, py::handle b) {
+    const ef::Tensor& a = *tensor_ptr(self);
+    if (const ef::Tensor* other = tensor_ptr(b))
+      return wrap(maybe_without_gil(a.num_elements(), [&] { return op(a, *other, kPython); }));
     ef::TensorOrScalar rhs = to_operand(b, a.dtype());
-    return maybe_without_gil(a.num_elements(), [&] { return op(a, rhs, ef::CallSite::current()); });
+    return wrap(maybe_without_gil(a.num_elements(), [&] { return op(a, rhs, kPython); }));
   });
   if (reflected)
-    cls.def(reflected, [](const ef::Tensor& a, py::handle b) {
+    cls.def(reflected, [](py::handle self, py::handle b) {
+      const ef::Tensor& a = *tensor_ptr(self);
       ef::TensorOrScalar lhs = to_operand(b, a.dtype());
-      return maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, ef::CallSite::current()); });
+      return wrap(maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, kPython); }));
     });
 }
 
@@ -34,7 +42,7 @@ void equality(py::class_<ef::Tensor>& cls, const char* name, bool if_unrelated) 
     } catch (py::type_error&) {
       return py::bool_(if_unrelated);
     }
-    return py::cast(op(a, rhs, ef::CallSite::current()));
+    return py::cast(op(a, rhs, kPython));
   });
 }
 
@@ -44,7 +52,31 @@ ef::Tensor logical_or_bitwise(BinaryOp logical, const ef::TensorOrScalar& a, con
   if (t.dtype() != ef::DType::Bool)
     throw py::type_error(std::string("operator ") + name + " needs bool tensors (dtype " +
                          std::string(ef::name(t.dtype())) + "); eagerflow has no bitwise ops yet");
-  return logical(a, b, ef::CallSite::current());
+  return logical(a, b, kPython);
+}
+
+// The number slots of the type itself, for +, -, * and /: Python calls them directly,
+// skipping the method look-up and pybind11's dispatcher (Note [Python op overhead]).
+// Either operand may be the tensor (`2 * x` arrives as (2, x)).
+template <BinaryOp op>
+PyObject* number_slot(PyObject* x, PyObject* y) {
+  try {
+    const ef::Tensor* a = tensor_ptr(x);
+    const ef::Tensor* b = tensor_ptr(y);
+    if (a && b) return wrap(maybe_without_gil(a->num_elements(), [&] { return op(*a, *b, kPython); })).release().ptr();
+    if (a) {
+      ef::TensorOrScalar rhs = to_operand(y, a->dtype());
+      return wrap(maybe_without_gil(a->num_elements(), [&] { return op(*a, rhs, kPython); })).release().ptr();
+    }
+    if (b) {
+      ef::TensorOrScalar lhs = to_operand(x, b->dtype());
+      return wrap(maybe_without_gil(b->num_elements(), [&] { return op(lhs, *b, kPython); })).release().ptr();
+    }
+    Py_RETURN_NOTIMPLEMENTED;  // a subclass or a Variable: the Python methods handle it
+  } catch (...) {
+    set_python_error(std::current_exception());
+    return nullptr;
+  }
 }
 
 }  // namespace
@@ -59,6 +91,7 @@ ef::Tensor true_divide(const ef::TensorOrScalar& x, const ef::TensorOrScalar& y,
 }
 
 void bind_operators(py::class_<ef::Tensor>& t) {
+  auto* type = reinterpret_cast<PyTypeObject*>(t.ptr());
   binary<ef::add>(t, "__add__", "__radd__");
   binary<ef::subtract>(t, "__sub__", "__rsub__");
   binary<ef::multiply>(t, "__mul__", "__rmul__");
@@ -101,6 +134,12 @@ void bind_operators(py::class_<ef::Tensor>& t) {
       return logical_or_bitwise(op, to_operand(b), a, name);
     });
   }
+  // After the methods: defining them resets the slots.
+  type->tp_as_number->nb_add = number_slot<ef::add>;
+  type->tp_as_number->nb_subtract = number_slot<ef::subtract>;
+  type->tp_as_number->nb_multiply = number_slot<ef::multiply>;
+  type->tp_as_number->nb_true_divide = number_slot<true_divide>;
+  PyType_Modified(type);
 }
 
 }  // namespace efpy

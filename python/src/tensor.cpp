@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "fast_paths.h"
 
 namespace efpy {
 namespace {
@@ -148,6 +149,7 @@ void bind_tensor(py::module_& m) {
       .def("__deepcopy__", [](const ef::Tensor& t, py::handle) { return t; });
   tensor.attr("__array_priority__") = 100;  // NumPy defers to our reflected operators
 
+  init_fast_paths(tensor);
   bind_operators(tensor);
   bind_dlpack(m, tensor);
 }

@@ -83,7 +83,8 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
     } else {
       if (auto* observed = gradient_functions_run()) observed->insert(entry.op);
       const bool* needs_data = reinterpret_cast<const bool*>(needs.data());
-      OpCall forward{*entry.op, entry.inputs, entry.attrs};
+      static const Attrs kNoAttrs;
+      OpCall forward{*entry.op, entry.inputs, entry.attrs ? *entry.attrs : kNoAttrs};
       input_grads = entry.op->gradient(
           GradCall{forward, entry.outputs, output_grads, std::span<const bool>(needs_data, needs.size())});
     }

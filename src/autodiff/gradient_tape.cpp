@@ -59,7 +59,8 @@ class TapeStack : public OpRecorder {
   void record(const OpCall& call, std::span<const Tensor> outputs) override {
     if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
     record_entry(call.inputs, outputs, [&] {
-      return detail::TapeEntry{&call.op, call.attrs, {call.inputs.begin(), call.inputs.end()},
+      auto attrs = call.attrs.size() ? std::make_shared<const Attrs>(call.attrs) : nullptr;
+      return detail::TapeEntry{&call.op, std::move(attrs), {call.inputs.begin(), call.inputs.end()},
                                {outputs.begin(), outputs.end()}};
     });
   }

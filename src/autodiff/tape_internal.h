@@ -20,7 +20,7 @@ using CustomGradientFn = std::function<std::vector<Tensor>(std::span<const Tenso
 // One recorded op call, or one custom_gradient call (op null, custom_gradient set).
 struct TapeEntry {
   const OpDef* op;
-  Attrs attrs;
+  std::shared_ptr<const Attrs> attrs;  // null when the op has none (an Attrs is ~700 bytes)
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   std::shared_ptr<const CustomGradientFn> custom_gradient = nullptr;
