@@ -4,7 +4,8 @@
   scripts/bench.py [--build-dir build-bench] [--repetitions 5] [--min-time 0.2] [--filter REGEX]
 
 Both binaries (bench/cpp: ef_bench, torch_bench) register the same case names; each case
-runs `repetitions` times and the median is reported. Only the standard library is used.
+runs `repetitions` times and the median is reported. bench/python/bench_python.py adds the
+Python-level cases (eagerflow's package against PyTorch's Python API, in one process).
 """
 import argparse
 import json
@@ -23,6 +24,19 @@ FAMILIES = {
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
+
+
+def run_python(args):
+    """bench/python/bench_python.py against the package in the build tree:
+    {case: (eagerflow seconds per op, PyTorch seconds per op)}, or {} without it."""
+    package = os.path.join(args.build_dir, "python")
+    script = os.path.join(os.path.dirname(__file__), "..", "bench", "python", "bench_python.py")
+    if not os.path.isdir(os.path.join(package, "eagerflow")):
+        return {}
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(package))
+    out = subprocess.run(["/usr/bin/python3", script, f"--repetitions={args.repetitions}"], check=True,
+                         stdout=subprocess.PIPE, text=True, env=env).stdout
+    return {name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()}
 
 
 def run(binary, args):
@@ -52,6 +66,8 @@ def describe(name, seconds):
         return unit, None
     if family in PER_OP:
         return unit, seconds * 1e6 / int(name.split("/")[1])
+    if family == "python":  # already per op
+        return unit, seconds * 1e6
     if work is None:
         return unit, seconds * 1e6
     return unit, work(int(name.split("/")[1])) / seconds
@@ -84,6 +100,9 @@ def main():
           f"PyTorch {theirs_ctx.get('threads', 'n/a')} ({theirs_ctx.get('library', 'libtorch not built')})")
     print(f"medians of {args.repetitions} repetitions. speedup = PyTorch time / eagerflow time "
           f"(> 1: eagerflow is faster); rates are higher-is-better.")
+    if not args.filter or "python" in args.filter:
+        for name, (ef_seconds, pt_seconds) in run_python(args).items():
+            ours[name], theirs_medians[name] = ef_seconds, pt_seconds
     names = list(ours) + [n for n in theirs_medians if n not in ours]
     rows = [("benchmark", "unit", "eagerflow", "PyTorch", "speedup")]
     for name in names:

@@ -23,3 +23,21 @@ if [[ "$got" != "$expected" ]]; then
   exit 1
 fi
 echo "install-test: OK: $got"
+
+# The Python package, installed under <prefix>/lib/python3/dist-packages: import it from
+# there (outside the source and build trees) and run a gradient.
+site="$work/prefix/lib/python3/dist-packages"
+if [[ -d "$site/eagerflow" ]]; then
+  got=$(cd "$work" && PYTHONPATH="$site" /usr/bin/python3 -c '
+import eagerflow as ef
+w = ef.Variable([[1.0]])
+with ef.GradientTape() as tape:
+    loss = w * w
+print(ef.__file__.startswith("'"$site"'"), tape.gradient(loss, w))')
+  expected='True Tensor([[2.]], shape=(1, 1), dtype=float32)'
+  if [[ "$got" != "$expected" ]]; then
+    echo "install-test: FAILED (Python): expected '$expected', got '$got'" >&2
+    exit 1
+  fi
+  echo "install-test: OK (Python): $got"
+fi

@@ -200,5 +200,31 @@ TEST(GradientTape, RecordingCanBeNestedAcrossThreads) {
   EXPECT_EQ(tape.gradient(y, x).item<double>(), 4.0);
 }
 
+TEST(GradientTape, StopAndResumeLeaveAndRejoinRecording) {
+  Tensor x = constant(2.0);
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  Tensor y = x * x;
+  tape.stop();
+  Tensor unrecorded = y * 10;
+  EXPECT_FALSE(tape.gradient(unrecorded, x).defined());
+  tape.resume();
+  tape.resume();  // idempotent
+  Tensor z = y * 10;
+  EXPECT_EQ(tape.gradient(z, x).item<double>(), 40.0);
+  EXPECT_EQ(tape.gradient(y, x).item<double>(), 4.0);  // gradient works after stop() too
+}
+
+TEST(GradientTape, TensorsAndVariablesInOnePass) {
+  Tensor x = constant(3.0);
+  Variable w(constant(2.0), "w");
+  GradientTape tape;  // non-persistent: one pass must serve both kinds
+  tape.watch(x);
+  Tensor y = x * w * w;
+  std::vector<Tensor> grads = tape.gradient(y, std::vector<GradientTape::Source>{x, w});
+  EXPECT_EQ(grads[0].item<double>(), 4.0);
+  EXPECT_EQ(grads[1].item<double>(), 12.0);
+}
+
 }  // namespace
 }  // namespace ef

@@ -104,5 +104,24 @@ TEST_F(Allocator, ZeroBytesAndNonCpuDevices) {
   EXPECT_ERROR(Storage::allocate(16, Device{DeviceType::CUDA, 0}), UnimplementedError, "CUDA:0");
 }
 
+TEST(Storage, WrappedMemoryIsReleasedByItsOwnerWhenTheLastTensorGoes) {
+  std::vector<float> owned = {1, 2, 3, 4};
+  int releases = 0;
+  {
+    Ref<Storage> storage = Storage::wrap(owned.data(), owned.size() * sizeof(float), kCPU, [&] { ++releases; });
+    Ref<TensorImpl> impl(new TensorImpl());
+    impl->shape = Shape{2, 2};
+    impl->strides = {2, 1};
+    impl->storage = storage;
+    Tensor t(impl);
+    storage = Ref<Storage>();
+    Tensor view = transpose(t);  // shares the storage
+    t = Tensor();
+    expect_values(view, {1, 3, 2, 4});
+    EXPECT_EQ(releases, 0);
+  }
+  EXPECT_EQ(releases, 1);
+}
+
 }  // namespace
 }  // namespace ef
