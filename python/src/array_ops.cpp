@@ -130,20 +130,20 @@ void bind_array_ops(py::module_& m) {
   m.def(
       "top_k",
       [](TensorArg x, int64_t k, bool sorted, py::handle) {
-        ef::TopKResult r = ef::top_k(x, k, sorted, kPython);
+        ef::TopKResult r = maybe_without_gil(x.value.num_elements(), [&] { return ef::top_k(x, k, sorted, kPython); });
         return std::make_pair(r.values, r.indices);
       },
       "input"_a, "k"_a = 1, "sorted"_a = true, "name"_a = py::none());
   m.def(
       "sort",
       [](TensorArg x, int64_t axis, const std::string& direction, py::handle) {
-        return ef::sort(x, axis, direction, kPython);
+        return maybe_without_gil(x.value.num_elements(), [&] { return ef::sort(x, axis, direction, kPython); });
       },
       "values"_a, "axis"_a = -1, "direction"_a = "ASCENDING", "name"_a = py::none());
   m.def(
       "argsort",
       [](TensorArg x, int64_t axis, const std::string& direction, bool, py::handle) {
-        return ef::argsort(x, axis, direction, kPython);
+        return maybe_without_gil(x.value.num_elements(), [&] { return ef::argsort(x, axis, direction, kPython); });
       },
       "values"_a, "axis"_a = -1, "direction"_a = "ASCENDING", "stable"_a = false, "name"_a = py::none());
   m.def(

@@ -159,8 +159,13 @@ void bind_autodiff(py::module_& m) {
           [](ef::GradientTape& tape, TensorArg target, py::sequence sources, py::handle output_gradient,
              const std::string& unconnected) {
             ef::Tensor seed = output_gradient.is_none() ? ef::Tensor() : to_tensor(output_gradient);
-            std::vector<ef::Tensor> grads =
-                tape.gradient(target, sources_of(sources), seed, unconnected_of(unconnected), kPython);
+            std::vector<ef::GradientTape::Source> flat = sources_of(sources);
+            std::vector<ef::Tensor> grads;
+            {
+              // Python gradient functions (custom_gradient) take the GIL back themselves.
+              py::gil_scoped_release release;
+              grads = tape.gradient(target, flat, seed, unconnected_of(unconnected), kPython);
+            }
             py::list out;
             for (const ef::Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
             return out;

@@ -125,7 +125,7 @@ void bind_other_ops(py::module_& m) {
     m.def(
         name,
         [f](TensorArg x, int64_t axis, bool exclusive, bool reverse, py::handle) {
-          return f(x, axis, exclusive, reverse, kPython);
+          return maybe_without_gil(x.value.num_elements(), [&] { return f(x, axis, exclusive, reverse, kPython); });
         },
         "x"_a, "axis"_a = 0, "exclusive"_a = false, "reverse"_a = false, "name"_a = py::none());
   }
@@ -158,9 +158,18 @@ void bind_other_ops(py::module_& m) {
       "tensor"_a, "ord"_a = "euclidean", "axis"_a = py::none(), "keepdims"_a = false, "name"_a = py::none());
 
   // ---- nn ----
-  m.def("softmax", [](TensorArg x, int64_t axis, py::handle) { return ef::softmax(x, axis, kPython); }, "logits"_a,
+  m.def(
+      "softmax",
+      [](TensorArg x, int64_t axis, py::handle) {
+        return maybe_without_gil(x.value.num_elements(), [&] { return ef::softmax(x, axis, kPython); });
+      },
+      "logits"_a,
         "axis"_a = -1, "name"_a = py::none());
-  m.def("log_softmax", [](TensorArg x, int64_t axis, py::handle) { return ef::log_softmax(x, axis, kPython); },
+  m.def(
+      "log_softmax",
+      [](TensorArg x, int64_t axis, py::handle) {
+        return maybe_without_gil(x.value.num_elements(), [&] { return ef::log_softmax(x, axis, kPython); });
+      },
         "logits"_a, "axis"_a = -1, "name"_a = py::none());
   m.def(
       "softmax_cross_entropy_with_logits",

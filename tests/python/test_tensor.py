@@ -252,3 +252,27 @@ def test_errors_are_python_exceptions_of_matching_classes():
             y = x * x
         tape.gradient(y, x)
         tape.gradient(y, x)
+
+
+def test_long_kernels_release_the_gil():
+    import threading
+    import time
+    a = ef.random.uniform((1500, 1500), seed=1)
+    window = {}
+
+    def work():
+        window["start"] = time.perf_counter()
+        ef.matmul(a, a)
+        window["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=work)
+    stamps = []
+    worker.start()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+    worker.join()
+    # The main thread ran Python code while the worker was inside the one long call,
+    # which it cannot do while the call holds the GIL.
+    margin = (window["end"] - window["start"]) * 0.2
+    inside = [t for t in stamps if window["start"] + margin < t < window["end"] - margin]
+    assert len(inside) > 100
