@@ -80,7 +80,7 @@ void bind_array_ops(py::module_& m) {
         std::vector<std::pair<int64_t, int64_t>> pairs;
         py::object rows = py::reinterpret_borrow<py::object>(paddings);
         if (py::isinstance<ef::Tensor>(paddings)) rows = to_numpy(paddings.cast<ef::Tensor>()).attr("tolist")();
-        for (py::handle row : py::reinterpret_borrow<py::sequence>(rows)) {
+        for (py::handle row : owned_items(rows)) {
           std::vector<int64_t> p = to_ints(row, "pad: paddings");
           if (p.size() != 2) throw ef::InvalidArgumentError("pad: each row of paddings needs two values (before, after)");
           pairs.emplace_back(p[0], p[1]);

@@ -29,7 +29,7 @@ ef::UnconnectedGradients unconnected_of(const std::string& name) {
   throw ef::InvalidArgumentError("unconnected_gradients must be 'none' or 'zero', got '" + name + "'");
 }
 
-std::vector<ef::GradientTape::Source> sources_of(const py::sequence& sources) {
+std::vector<ef::GradientTape::Source> sources_of(const py::list& sources) {
   std::vector<ef::GradientTape::Source> out;
   for (py::handle s : sources) {
     if (py::isinstance<ef::Variable>(s)) out.emplace_back(s.cast<ef::Variable>());
@@ -43,7 +43,7 @@ std::vector<ef::GradientTape::Source> sources_of(const py::sequence& sources) {
 std::vector<ef::Tensor> tensors_of(py::handle result, size_t expected, const char* what) {
   std::vector<ef::Tensor> out;
   if (py::isinstance<py::list>(result) || py::isinstance<py::tuple>(result)) {
-    for (py::handle item : py::reinterpret_borrow<py::sequence>(result))
+    for (py::handle item : owned_items(result))
       out.push_back(item.is_none() ? ef::Tensor() : to_tensor(item));
   } else {
     out.push_back(result.is_none() ? ef::Tensor() : to_tensor(result));
@@ -156,7 +156,7 @@ void bind_autodiff(py::module_& m) {
       .def("reset", &ef::GradientTape::reset)
       .def(
           "gradient",
-          [](ef::GradientTape& tape, TensorArg target, py::sequence sources, py::handle output_gradient,
+          [](ef::GradientTape& tape, TensorArg target, py::list sources, py::handle output_gradient,
              const std::string& unconnected) {
             ef::Tensor seed = output_gradient.is_none() ? ef::Tensor() : to_tensor(output_gradient);
             std::vector<ef::GradientTape::Source> flat = sources_of(sources);

@@ -153,7 +153,7 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what) {
   if (!PySequence_Check(obj.ptr()) || py::isinstance<py::str>(obj))
     throw py::type_error(std::string(what) + ": expected an int or a sequence of ints, got " +
                          std::string(py::repr(obj)));
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+  for (py::handle item : owned_items(obj)) {
     if (py::isinstance<ef::Tensor>(item)) out.push_back(item.cast<const ef::Tensor&>().item<int64_t>());
     else if (py::hasattr(item, "__index__")) out.push_back(py::int_(py::reinterpret_borrow<py::object>(item)).cast<int64_t>());
     else
@@ -163,9 +163,10 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what) {
 }
 
 ef::Shape to_shape(py::handle obj, const char* what) {
-  if (PySequence_Check(obj.ptr()) && !py::isinstance<py::str>(obj)) {
+  const bool tensor_or_array = py::isinstance<ef::Tensor>(obj) || py::isinstance<py::array>(obj);
+  if (!tensor_or_array && PySequence_Check(obj.ptr()) && !py::isinstance<py::str>(obj)) {
     ef::Dims dims;
-    for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+    for (py::handle item : owned_items(obj)) {
       if (item.is_none()) dims.push_back(ef::kUnknownDim);
       else dims.push_back(to_ints(item, what).at(0));
     }

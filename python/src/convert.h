@@ -34,6 +34,9 @@ ef::Shape to_shape(py::handle obj, const char* what = "shape");
 // None: every axis; an int; a sequence of ints.
 ef::Axes to_axes(py::handle obj);
 std::vector<int64_t> to_ints(py::handle obj, const char* what);
+// list(seq): iterate this, not seq itself, whose __getitem__ may create each item
+// afresh (a tensor's rows, NumPy scalars), leaving a borrowed handle dangling.
+inline py::list owned_items(py::handle seq) { return py::list(py::reinterpret_borrow<py::object>(seq)); }
 
 // A NumPy array sharing the tensor's memory (the array keeps the tensor alive).
 py::array to_numpy(const ef::Tensor& t);
@@ -99,7 +102,8 @@ struct type_caster<efpy::TensorListArg> {
   PYBIND11_TYPE_CASTER(efpy::TensorListArg, const_name("Sequence[TensorLike]"));
   bool load(handle src, bool) {
     if (!PySequence_Check(src.ptr()) || isinstance<str>(src)) throw type_error("expected a list or tuple of tensors");
-    for (handle item : reinterpret_borrow<sequence>(src)) value.value.push_back(efpy::to_tensor(item));
+    for (handle item : efpy::owned_items(src))
+      value.value.push_back(efpy::to_tensor(item));
     return true;
   }
 };

@@ -142,7 +142,7 @@ void bind_other_ops(py::module_& m) {
       "tensordot",
       [](TensorArg a, TensorArg b, py::handle axes, py::handle) {
         if (PyLong_Check(axes.ptr())) return ef::tensordot(a, b, axes.cast<int64_t>(), kPython);
-        py::sequence pair = py::reinterpret_borrow<py::sequence>(axes);
+        py::list pair = owned_items(axes);
         if (pair.size() != 2) throw ef::InvalidArgumentError("tensordot: axes must be an int or a pair of axis lists");
         return ef::tensordot(a, b, ef::TensordotAxes(to_ints(pair[0], "tensordot: axes"), to_ints(pair[1], "tensordot: axes")),
                              kPython);

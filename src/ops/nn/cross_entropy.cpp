@@ -49,9 +49,9 @@ T dense_row_loss(const T* z, const T* x, int64_t n, int64_t s) {
   for (int64_t j = 0; j < n; ++j) m = std::max(m, x[j * s]);
   T sum = 0;
   for (int64_t j = 0; j < n; ++j) sum += std::exp(x[j * s] - m);
-  const T lse = m + std::log(sum);
+  const T log_sum = std::log(sum);  // see detail::MaxLogSum
   T loss = 0;
-  for (int64_t j = 0; j < n; ++j) loss += z[j * s] * (lse - x[j * s]);
+  for (int64_t j = 0; j < n; ++j) loss += z[j * s] * (log_sum - (x[j * s] - m));
   return loss;
 }
 
@@ -69,10 +69,10 @@ void dense_cpu(const OpCall& call, std::span<Tensor> outputs) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t base = (r / g.inner) * g.n * g.inner + r % g.inner;
         if (g.inner == 1) {
-          const T lse = detail::row_logsumexp(x + base, g.n);
+          const auto [m, log_sum] = detail::row_max_log_sum(x + base, g.n);
           T l = 0;
 #pragma omp simd reduction(+ : l)
-          for (int64_t j = 0; j < g.n; ++j) l += z[base + j] * (lse - x[base + j]);
+          for (int64_t j = 0; j < g.n; ++j) l += z[base + j] * (log_sum - (x[base + j] - m));
           loss[r] = l;
         } else {
           loss[r] = dense_row_loss(z + base, x + base, g.n, g.inner);
@@ -136,7 +136,8 @@ void sparse_cpu(const OpCall& call, std::span<Tensor> outputs) {
       parallel_for(rows, kLossElementNs * static_cast<double>(n), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           const T* row = x + r * n;
-          loss[r] = detail::row_logsumexp(row, n) - row[ids[r]];
+          const auto [m, log_sum] = detail::row_max_log_sum(row, n);
+          loss[r] = log_sum - (row[ids[r]] - m);
         }
       });
     });

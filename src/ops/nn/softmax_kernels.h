@@ -48,11 +48,19 @@ T row_sum_exp(const T* x, int64_t n, T m) {
   return s;
 }
 
-// log(sum(exp(x))) of a contiguous row, stably.
+// A row's maximum m and log(sum(exp(x - m))). Results are formed as (x - m) - log_sum:
+// x - m is exact, so the error stays relative to the result instead of to the size of
+// the logits (x - (m + log_sum) loses ~1 ulp of m, 3e-5 for float32 logits near 500).
 template <class T>
-T row_logsumexp(const T* x, int64_t n) {
+struct MaxLogSum {
+  T max;
+  T log_sum;
+};
+
+template <class T>
+MaxLogSum<T> row_max_log_sum(const T* x, int64_t n) {
   const T m = row_max(x, n);
-  return m + std::log(row_sum_exp(x, n, m));
+  return {m, std::log(row_sum_exp(x, n, m))};
 }
 
 // softmax (or log_softmax when Log) of one contiguous row.
@@ -60,9 +68,9 @@ template <class T, bool Log>
 void softmax_row(const T* __restrict x, T* __restrict y, int64_t n) {
   const T m = row_max(x, n);
   if constexpr (Log) {
-    const T lse = m + std::log(row_sum_exp(x, n, m));
+    const T log_sum = std::log(row_sum_exp(x, n, m));
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - lse;
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else {
     T s = 0;
 #pragma omp simd reduction(+ : s)
@@ -80,11 +88,11 @@ void softmax_row(const T* __restrict x, T* __restrict y, int64_t n) {
 // Columns handled together when the axis is not the last one.
 inline constexpr int64_t kColumnBlock = 64;
 
-// log(sum(exp)) of `cols` (<= kColumnBlock) columns of an [n, inner] slab starting at
-// x, written to lse[0..cols).
+// The maximum and log(sum(exp(x - max))) of `cols` (<= kColumnBlock) columns of an
+// [n, inner] slab starting at x (see MaxLogSum).
 template <class T>
-void columns_logsumexp(const T* x, int64_t n, int64_t inner, int64_t cols, T* lse) {
-  T m[kColumnBlock], s[kColumnBlock];
+void columns_max_log_sum(const T* x, int64_t n, int64_t inner, int64_t cols, T* m, T* log_sum) {
+  T s[kColumnBlock];
   for (int64_t c = 0; c < cols; ++c) m[c] = -std::numeric_limits<T>::infinity(), s[c] = 0;
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
@@ -96,23 +104,23 @@ void columns_logsumexp(const T* x, int64_t n, int64_t inner, int64_t cols, T* ls
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) s[c] += std::exp(r[c] - m[c]);
   }
-  for (int64_t c = 0; c < cols; ++c) lse[c] = m[c] + std::log(s[c]);
+  for (int64_t c = 0; c < cols; ++c) log_sum[c] = std::log(s[c]);
 }
 
 // softmax (or log_softmax) of `cols` columns of an [n, inner] slab.
 template <class T, bool Log>
 void softmax_columns(const T* __restrict x, T* __restrict y, int64_t n, int64_t inner, int64_t cols) {
-  T lse[kColumnBlock];
-  columns_logsumexp(x, n, inner, cols, lse);
+  T m[kColumnBlock], log_sum[kColumnBlock];
+  columns_max_log_sum(x, n, inner, cols, m, log_sum);
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
     T* o = y + i * inner;
     if constexpr (Log) {
 #pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) o[c] = r[c] - lse[c];
+      for (int64_t c = 0; c < cols; ++c) o[c] = (r[c] - m[c]) - log_sum[c];
     } else {
 #pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) o[c] = std::exp(r[c] - lse[c]);
+      for (int64_t c = 0; c < cols; ++c) o[c] = std::exp((r[c] - m[c]) - log_sum[c]);
     }
   }
 }

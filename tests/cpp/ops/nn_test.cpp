@@ -302,5 +302,14 @@ TEST(NnNonContiguous, MatchesContiguous) {
   same(l2_normalize(t, 1), l2_normalize(c, 1));
 }
 
+TEST(LogSoftmax, LargeFloat32LogitsKeepTheResultsPrecision) {
+  // (x - max) - log(sum) is exact where x - (max + log(sum)) loses ~ulp(500) = 3e-5.
+  Tensor x = constant({500.f, 501.3f, 502.7f});
+  std::vector<double> exact = {-2.97293259, -1.67294479, -0.27292038};
+  testing::expect_values(log_softmax(x), exact, 4e-7);
+  testing::expect_values(log_softmax(reshape(x, {3, 1}), 0), exact, 4e-7);
+  testing::expect_values(sparse_softmax_cross_entropy_with_logits(constant(int32_t{2}), x), {0.27292038}, 4e-7);
+}
+
 }  // namespace
 }  // namespace ef
