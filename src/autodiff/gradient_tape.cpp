@@ -230,23 +230,6 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const
 
 namespace {
 
-// One backward pass per seed; row k is the gradient for seeds[k], or zeros where the
-// target does not reach the source. Empty (undefined) when no row is connected.
-template <class Backprop>
-Tensor stacked_gradients(const std::vector<Tensor>& seeds, const Tensor& source, int64_t axis, Backprop backprop) {
-  std::vector<Tensor> rows;
-  bool any_connected = false;
-  for (const Tensor& seed : seeds) {
-    Tensor row = backprop(seed);
-    any_connected = any_connected || row.defined();
-    rows.push_back(row);
-  }
-  if (!any_connected) return Tensor();
-  for (Tensor& row : rows)
-    if (!row.defined()) row = zeros_like(source);
-  return stack(rows, axis);
-}
-
 Shape concat_shapes(const Shape& a, int64_t a_from, const Shape& b, int64_t b_from) {
   Dims dims;
   for (int i = static_cast<int>(a_from); i < a.rank(); ++i) dims.push_back(a[i]);
@@ -256,27 +239,41 @@ Shape concat_shapes(const Shape& a, int64_t a_from, const Shape& b, int64_t b_fr
 
 }  // namespace
 
+// One backward pass per seed; the gradients, stacked on `axis` (zeros for a seed that
+// does not reach the source), shaped `result_shape`. Without any connected pass: zeros
+// when asked for, or when there were no passes to make (a target with no elements),
+// else undefined.
+Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds,
+                                      int64_t axis, const Shape& result_shape, UnconnectedGradients unconnected) {
+  std::vector<Tensor> rows;
+  bool any_connected = false;
+  for (const Tensor& seed : seeds) {
+    rows.push_back(backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0]);
+    any_connected = any_connected || rows.back().defined();
+  }
+  release_if_not_persistent();
+  if (any_connected) {
+    for (Tensor& row : rows)
+      if (!row.defined()) row = zeros_like(source);
+    return reshape(stack(rows, axis), result_shape);
+  }
+  const bool no_passes = seeds.empty() && is_floating(target.dtype());
+  if (unconnected == UnconnectedGradients::Zero || no_passes) return zeros(result_shape, source.dtype());
+  return Tensor();
+}
+
 Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
                               CallSite where) {
   try {
     check_usable(target, std::span<const Tensor>(&source, 1), "jacobian");
-    const Shape result_shape = concat_shapes(target.shape(), 0, source.shape(), 0);
     const int64_t n = target.shape().num_elements();
-    Tensor result;
-    if (is_floating(target.dtype()) && n > 0) {
-      // Row i of the flattened target: seed a one-hot at i.
-      std::vector<Tensor> seeds;
+    // Row i of the flattened target: seed a one-hot at i.
+    std::vector<Tensor> seeds;
+    if (is_floating(target.dtype()))
       for (int64_t i = 0; i < n; ++i)
         seeds.push_back(reshape(one_hot(constant(i), n, 1, 0, -1, target.dtype()), target.shape()));
-      result = stacked_gradients(seeds, source, 0, [&](const Tensor& seed) {
-        return backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0];
-      });
-    }
-    release_if_not_persistent();
-    if (result.defined()) return reshape(result, result_shape);
-    if (unconnected == UnconnectedGradients::Zero || (n == 0 && is_floating(target.dtype())))
-      return zeros(result_shape, source.dtype());
-    return Tensor();
+    return stacked_jacobian(target, source, seeds, 0, concat_shapes(target.shape(), 0, source.shape(), 0),
+                            unconnected);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -291,26 +288,17 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, 
       fail("batch_jacobian: the target (shape ", target.shape(), ") and the source (shape ", source.shape(),
            ") need the same first (batch) dimension");
     const int64_t batch = target.shape()[0];
-    const Shape result_shape = concat_shapes(target.shape(), 0, source.shape(), 1);
     const int64_t per_row = concat_shapes(target.shape(), 1, Shape{}, 0).num_elements();
-    Tensor result;
-    if (is_floating(target.dtype()) && per_row > 0) {
-      // Column j of every row at once: rows are independent, so summing over the batch
-      // leaves each row's own derivative.
-      std::vector<Tensor> seeds;
+    // Column j of every row at once: rows are independent, so summing over the batch
+    // leaves each row's own derivative.
+    std::vector<Tensor> seeds;
+    if (is_floating(target.dtype()))
       for (int64_t j = 0; j < per_row; ++j) {
         Tensor column = one_hot(constant(j), per_row, 1, 0, -1, target.dtype());
         seeds.push_back(reshape(broadcast_to(column, Shape{batch, per_row}), target.shape()));
       }
-      result = stacked_gradients(seeds, source, 1, [&](const Tensor& seed) {
-        return backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0];
-      });
-    }
-    release_if_not_persistent();
-    if (result.defined()) return reshape(result, result_shape);
-    if (unconnected == UnconnectedGradients::Zero || (per_row == 0 && is_floating(target.dtype())))
-      return zeros(result_shape, source.dtype());
-    return Tensor();
+    return stacked_jacobian(target, source, seeds, 1, concat_shapes(target.shape(), 0, source.shape(), 1),
+                            unconnected);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -115,6 +115,8 @@ class GradientTape {
   std::vector<Tensor> backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
                                UnconnectedGradients unconnected);
   void release_if_not_persistent();
+  Tensor stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds, int64_t axis,
+                          const Shape& result_shape, UnconnectedGradients unconnected);
 
   std::unique_ptr<Impl> impl_;
 };

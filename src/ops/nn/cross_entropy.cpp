@@ -69,7 +69,9 @@ void dense_cpu(const OpCall& call, std::span<Tensor> outputs) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t base = (r / g.inner) * g.n * g.inner + r % g.inner;
         if (g.inner == 1) {
-          const auto [m, log_sum] = detail::row_max_log_sum(x + base, g.n);
+          // (No structured binding: clang cannot use one inside the simd loop.)
+          const detail::MaxLogSum<T> lse = detail::row_max_log_sum(x + base, g.n);
+          const T m = lse.max, log_sum = lse.log_sum;
           T l = 0;
 #pragma omp simd reduction(+ : l)
           for (int64_t j = 0; j < g.n; ++j) l += z[base + j] * (log_sum - (x[base + j] - m));
@@ -136,8 +138,8 @@ void sparse_cpu(const OpCall& call, std::span<Tensor> outputs) {
       parallel_for(rows, kLossElementNs * static_cast<double>(n), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           const T* row = x + r * n;
-          const auto [m, log_sum] = detail::row_max_log_sum(row, n);
-          loss[r] = log_sum - (row[ids[r]] - m);
+          const detail::MaxLogSum<T> lse = detail::row_max_log_sum(row, n);
+          loss[r] = lse.log_sum - (row[ids[r]] - lse.max);
         }
       });
     });

@@ -1,0 +1,14 @@
+"""The README's Python examples run as written."""
+import pathlib
+import re
+
+
+def test_readme_python_blocks_run(capsys):
+    readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "Tensor([[4.]], shape=(1, 1), dtype=float32)" in out
+    assert "Tensor([[2.]], shape=(1, 1), dtype=float32)" in out
