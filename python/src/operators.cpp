@@ -12,12 +12,18 @@ using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrSca
 constexpr ef::CallSite kPython{};  // errors name no C++ location for Python callers
 
 // Defines __name__ and, when given, its reflected __rname__.
+// A method's own object: an ef.Tensor, or (were it ever made) an instance of a subclass.
+const ef::Tensor& self_tensor(py::handle self) {
+  const ef::Tensor* t = tensor_ptr(self);
+  return t ? *t : self.cast<const ef::Tensor&>();
+}
+
 template <BinaryOp op>
 void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected) {
   // self arrives as a handle: it is an ef.Tensor (the method's own class), and
   // tensor_ptr reads it without pybind11's look-up (Note [Python op overhead]).
   cls.def(name, [](py::handle self, py::handle b) {
-    const ef::Tensor& a = *tensor_ptr(self);
+    const ef::Tensor& a = self_tensor(self);
     if (const ef::Tensor* other = tensor_ptr(b))
       return wrap(maybe_without_gil(a.num_elements(), [&] { return op(a, *other, kPython); }));
     ef::TensorOrScalar rhs = to_operand(b, a.dtype());
@@ -25,7 +31,7 @@ void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected
   });
   if (reflected)
     cls.def(reflected, [](py::handle self, py::handle b) {
-      const ef::Tensor& a = *tensor_ptr(self);
+      const ef::Tensor& a = self_tensor(self);
       ef::TensorOrScalar lhs = to_operand(b, a.dtype());
       return wrap(maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, kPython); }));
     });
