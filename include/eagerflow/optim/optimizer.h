@@ -1,0 +1,86 @@
+// Optimizer: updates variables from their gradients (Keras' interface, PyTorch's update
+// rules, so results match torch.optim step for step).
+//
+//   ef::optim::Adam adam(1e-3);
+//   for (...) {
+//     ef::GradientTape tape;
+//     ef::Tensor loss = ...;
+//     std::vector<ef::Tensor> grads = tape.gradient(loss, model_variables);
+//     adam.apply_gradients(grads, model_variables);
+//   }
+//   // or: adam.minimize([&] { return loss_of(model); }, model_variables);
+//
+// Per-variable state lives in slot variables (Adam's "m" and "v", ...), created at a
+// variable's first update; slot_variables() lists them in creation order for checkpoints.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
+#include "eagerflow/optim/schedules.h"
+#include "eagerflow/runtime/variable.h"
+
+namespace ef::optim {
+
+// Gradient clipping applied by apply_gradients before the update (Keras' options).
+struct Clipping {
+  std::optional<double> clipnorm;         // each gradient to this L2 norm
+  std::optional<double> global_clipnorm;  // all gradients together to this L2 norm
+  std::optional<double> clipvalue;        // each element to [-clipvalue, clipvalue]
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // One step: updates variables[i] from gradients[i] (an undefined gradient skips its
+  // variable). Throws InvalidArgumentError, before changing anything, for lists of
+  // different lengths or a gradient whose dtype or shape differs from its variable's.
+  void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
+                       CallSite where = CallSite::current());
+  void apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
+                       CallSite where = CallSite::current());
+
+  // Computes loss() under a tape, applies the gradients for `variables`, returns the loss.
+  Tensor minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
+                  CallSite where = CallSite::current());
+
+  // Updates applied so far (the step the learning-rate schedule sees next).
+  int64_t iterations() const { return iterations_; }
+  // The learning rate the next update uses.
+  double current_learning_rate() const { return learning_rate_(iterations_); }
+  const std::string& name() const { return name_; }
+
+  // Variable `var`'s slot called `slot` (e.g. "m"); throws NotFoundError if none yet.
+  Variable slot(const Variable& var, const std::string& slot) const;
+  std::vector<Variable> slot_variables() const { return slot_order_; }
+
+ protected:
+  Optimizer(std::string name, LearningRate learning_rate, Clipping clipping);
+
+  // Applies one update of `var` with `grad` at learning rate `lr`; `step` counts this
+  // variable's updates from 1 (bias corrections).
+  virtual void update(Variable var, const Tensor& grad, double lr, int64_t step) = 0;
+
+  // The slot `slot` of `var`, created from `initial` (same shape and dtype) on first use.
+  Variable slot_for(const Variable& var, const std::string& slot, double initial = 0.0);
+
+ private:
+  std::string name_;
+  LearningRate learning_rate_;
+  Clipping clipping_;
+  int64_t iterations_ = 0;
+  struct PerVariable {
+    int64_t steps = 0;
+    std::map<std::string, Variable> slots;
+  };
+  std::unordered_map<const void*, PerVariable> state_;
+  std::vector<Variable> slot_order_;
+};
+
+}  // namespace ef::optim

@@ -1,0 +1,96 @@
+#include "eagerflow/optim/optimizer.h"
+
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/optim/clipping.h"
+
+namespace ef::optim {
+
+Optimizer::Optimizer(std::string name, LearningRate learning_rate, Clipping clipping)
+    : name_(std::move(name)), learning_rate_(std::move(learning_rate)), clipping_(clipping) {
+  for (auto [what, value] : {std::pair{"clipnorm", clipping.clipnorm}, std::pair{"global_clipnorm", clipping.global_clipnorm},
+                             std::pair{"clipvalue", clipping.clipvalue}})
+    if (value && !(*value >= 0)) fail(name_, ": ", what, " must be >= 0, got ", *value);
+}
+
+void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
+                                CallSite where) {
+  try {
+    if (gradients.size() != variables.size())
+      fail(name_, ".apply_gradients: ", gradients.size(), " gradients for ", variables.size(), " variables");
+    // Check everything first, so a bad gradient changes nothing.
+    for (size_t i = 0; i < gradients.size(); ++i) {
+      const Tensor& g = gradients[i];
+      const Variable& v = variables[i];
+      if (!g.defined()) continue;
+      if (!is_floating(v.dtype()))
+        fail(name_, ".apply_gradients: variable '", v.name(), "' has dtype ", v.dtype(), "; only float variables train");
+      if (g.dtype() != v.dtype() || g.shape() != v.shape())
+        fail(name_, ".apply_gradients: the gradient for variable '", v.name(), "' has dtype ", g.dtype(), " and shape ",
+             g.shape(), " but the variable has dtype ", v.dtype(), " and shape ", v.shape());
+    }
+    std::vector<Tensor> grads = gradients;
+    if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
+    const double lr = learning_rate_(iterations_);
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Tensor g = grads[i];
+      if (!g.defined()) continue;
+      if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
+      if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
+      PerVariable& state = state_[variables[i].key()];
+      update(variables[i], g, lr, ++state.steps);
+    }
+    ++iterations_;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
+                                CallSite where) {
+  std::vector<Tensor> grads;
+  std::vector<Variable> vars;
+  for (const auto& [g, v] : gradients_and_variables) {
+    grads.push_back(g);
+    vars.push_back(v);
+  }
+  apply_gradients(grads, vars, where);
+}
+
+Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
+                           CallSite where) {
+  Tensor value;
+  std::vector<Tensor> grads;
+  {
+    GradientTape tape;
+    for (const Variable& v : variables) tape.watch(v);
+    value = loss();
+    grads = tape.gradient(value, variables, Tensor(), UnconnectedGradients::None, where);
+  }
+  apply_gradients(grads, variables, where);
+  return value;
+}
+
+Variable Optimizer::slot(const Variable& var, const std::string& slot) const {
+  auto it = state_.find(var.key());
+  if (it != state_.end()) {
+    auto found = it->second.slots.find(slot);
+    if (found != it->second.slots.end()) return found->second;
+  }
+  fail<NotFoundError>(name_, ": variable '", var.name(), "' has no slot '", slot, "' (yet)");
+}
+
+Variable Optimizer::slot_for(const Variable& var, const std::string& slot, double initial) {
+  auto& slots = state_[var.key()].slots;
+  auto it = slots.find(slot);
+  if (it != slots.end()) return it->second;
+  Variable created(fill(var.shape(), initial, var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
+  slots.emplace(slot, created);
+  slot_order_.push_back(created);
+  return created;
+}
+
+}  // namespace ef::optim

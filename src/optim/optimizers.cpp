@@ -1,0 +1,117 @@
+// The update rules (see optimizers.h), written with public ops.
+#include "eagerflow/optim/optimizers.h"
+
+#include <cmath>
+
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+
+namespace ef::optim {
+namespace {
+
+void check_range(const std::string& optimizer, const char* what, double value, double lo, double hi) {
+  if (!(value >= lo && value <= hi)) fail(optimizer, ": ", what, " must be in [", lo, ", ", hi, "], got ", value);
+}
+
+}  // namespace
+
+SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, Clipping clipping)
+    : Optimizer("SGD", std::move(learning_rate), clipping), momentum_(momentum), nesterov_(nesterov) {
+  check_range(name(), "momentum", momentum, 0, 1);
+  if (nesterov && momentum == 0) fail("SGD: nesterov needs a momentum > 0");
+}
+
+void SGD::update(Variable var, const Tensor& grad, double lr, int64_t) {
+  if (momentum_ == 0) {
+    var.assign_sub(grad * lr);
+    return;
+  }
+  Variable buf = slot_for(var, "momentum");
+  buf.assign(buf.value() * momentum_ + grad);
+  var.assign_sub((nesterov_ ? grad + buf.value() * momentum_ : buf.value()) * lr);
+}
+
+Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad, Clipping clipping)
+    : Adam("Adam", std::move(learning_rate), beta_1, beta_2, epsilon, amsgrad, clipping) {}
+
+Adam::Adam(std::string name, LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad,
+           Clipping clipping)
+    : Optimizer(std::move(name), std::move(learning_rate), clipping),
+      beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon), amsgrad_(amsgrad) {
+  check_range(this->name(), "beta_1", beta_1, 0, 1);
+  check_range(this->name(), "beta_2", beta_2, 0, 1);
+  check_range(this->name(), "epsilon", epsilon, 0, INFINITY);
+}
+
+void Adam::update(Variable var, const Tensor& grad, double lr, int64_t step) {
+  Variable m = slot_for(var, "m"), v = slot_for(var, "v");
+  m.assign(m.value() * beta_1_ + grad * (1 - beta_1_));
+  v.assign(v.value() * beta_2_ + square(grad) * (1 - beta_2_));
+  Tensor second = v.value();
+  if (amsgrad_) {
+    Variable v_max = slot_for(var, "vhat");
+    v_max.assign(maximum(v_max.value(), second));
+    second = v_max.value();
+  }
+  const double t = static_cast<double>(step);
+  const double step_size = lr / (1 - std::pow(beta_1_, t));
+  const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta_2_, t));
+  Tensor denominator = sqrt(second) / bias_correction2_sqrt + epsilon_;
+  var.assign_sub(m.value() / denominator * step_size);
+}
+
+AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon,
+             bool amsgrad, Clipping clipping)
+    : Adam("AdamW", std::move(learning_rate), beta_1, beta_2, epsilon, amsgrad, clipping),
+      weight_decay_(weight_decay) {
+  check_range(name(), "weight_decay", weight_decay, 0, INFINITY);
+}
+
+void AdamW::update(Variable var, const Tensor& grad, double lr, int64_t step) {
+  var.assign(var.value() * (1 - lr * weight_decay_));
+  Adam::update(var, grad, lr, step);
+}
+
+RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double epsilon, bool centered,
+                 Clipping clipping)
+    : Optimizer("RMSprop", std::move(learning_rate), clipping),
+      rho_(rho), momentum_(momentum), epsilon_(epsilon), centered_(centered) {
+  check_range(name(), "rho", rho, 0, 1);
+  check_range(name(), "momentum", momentum, 0, 1);
+  check_range(name(), "epsilon", epsilon, 0, INFINITY);
+}
+
+void RMSprop::update(Variable var, const Tensor& grad, double lr, int64_t) {
+  Variable square_avg = slot_for(var, "rms");
+  square_avg.assign(square_avg.value() * rho_ + square(grad) * (1 - rho_));
+  Tensor denominator;
+  if (centered_) {
+    Variable grad_avg = slot_for(var, "mg");
+    grad_avg.assign(grad_avg.value() * rho_ + grad * (1 - rho_));
+    denominator = sqrt(square_avg.value() - square(grad_avg.value())) + epsilon_;
+  } else {
+    denominator = sqrt(square_avg.value()) + epsilon_;
+  }
+  if (momentum_ > 0) {
+    Variable buf = slot_for(var, "momentum");
+    buf.assign(buf.value() * momentum_ + grad / denominator);
+    var.assign_sub(buf.value() * lr);
+  } else {
+    var.assign_sub(grad / denominator * lr);
+  }
+}
+
+Adagrad::Adagrad(LearningRate learning_rate, double initial_accumulator_value, double epsilon, Clipping clipping)
+    : Optimizer("Adagrad", std::move(learning_rate), clipping),
+      initial_accumulator_value_(initial_accumulator_value), epsilon_(epsilon) {
+  check_range(name(), "initial_accumulator_value", initial_accumulator_value, 0, INFINITY);
+  check_range(name(), "epsilon", epsilon, 0, INFINITY);
+}
+
+void Adagrad::update(Variable var, const Tensor& grad, double lr, int64_t) {
+  Variable sum = slot_for(var, "accumulator", initial_accumulator_value_);
+  sum.assign(sum.value() + square(grad));
+  var.assign_sub(grad / (sqrt(sum.value()) + epsilon_) * lr);
+}
+
+}  // namespace ef::optim
