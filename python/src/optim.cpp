@@ -1,0 +1,142 @@
+// ef.optimizers: the optimizers, learning-rate schedules and clipping (Keras' names).
+#include <pybind11/functional.h>
+
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+namespace optim = ef::optim;
+constexpr ef::CallSite kPython{};
+
+// A float, a bound schedule, or any Python callable of the step.
+optim::LearningRate learning_rate_of(py::handle lr) {
+  if (py::isinstance<optim::ExponentialDecay>(lr)) return lr.cast<optim::ExponentialDecay>();
+  if (py::isinstance<optim::CosineDecay>(lr)) return lr.cast<optim::CosineDecay>();
+  if (PyFloat_Check(lr.ptr()) || PyLong_Check(lr.ptr())) return lr.cast<double>();
+  if (PyCallable_Check(lr.ptr())) {
+    auto f = std::make_shared<py::object>(py::reinterpret_borrow<py::object>(lr));
+    return optim::LearningRate(std::function<double(int64_t)>([f](int64_t step) {
+      py::gil_scoped_acquire gil;
+      return py::float_((*f)(step)).cast<double>();
+    }));
+  }
+  throw py::type_error("learning_rate must be a number, a schedule, or a function of the step");
+}
+
+optim::Clipping clipping_of(std::optional<double> clipnorm, std::optional<double> global_clipnorm,
+                            std::optional<double> clipvalue) {
+  optim::Clipping c;
+  c.clipnorm = clipnorm;
+  c.global_clipnorm = global_clipnorm;
+  c.clipvalue = clipvalue;
+  return c;
+}
+
+// Keras' apply_gradients: an iterable of (gradient, variable) pairs; None skips.
+void apply_gradients(optim::Optimizer& opt, py::iterable grads_and_vars) {
+  std::vector<ef::Tensor> grads;
+  std::vector<ef::Variable> vars;
+  for (py::handle pair : grads_and_vars) {
+    py::tuple gv = py::reinterpret_borrow<py::object>(pair).cast<py::tuple>();
+    if (gv.size() != 2) throw py::type_error("apply_gradients: expected (gradient, variable) pairs");
+    grads.push_back(gv[0].is_none() ? ef::Tensor() : to_tensor(gv[0]));
+    vars.push_back(gv[1].cast<ef::Variable>());
+  }
+  opt.apply_gradients(grads, vars, kPython);
+}
+
+#define EFPY_CLIPPING_ARGS "clipnorm"_a = py::none(), "global_clipnorm"_a = py::none(), "clipvalue"_a = py::none()
+
+}  // namespace
+
+void bind_optim(py::module_& m) {
+  py::class_<optim::ExponentialDecay>(m, "ExponentialDecay")
+      .def(py::init([](double initial, int64_t decay_steps, double decay_rate, bool staircase) {
+             optim::ExponentialDecay s{initial, decay_steps, decay_rate, staircase};
+             (void)optim::LearningRate(s);  // validates
+             return s;
+           }),
+           "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a, "staircase"_a = false)
+      .def("__call__", &optim::ExponentialDecay::operator(), "step"_a);
+  py::class_<optim::CosineDecay>(m, "CosineDecay")
+      .def(py::init([](double initial, int64_t decay_steps, double alpha) {
+             optim::CosineDecay s{initial, decay_steps, alpha};
+             (void)optim::LearningRate(s);
+             return s;
+           }),
+           "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0)
+      .def("__call__", &optim::CosineDecay::operator(), "step"_a);
+
+  py::class_<optim::Optimizer>(m, "Optimizer")
+      .def("apply_gradients", &apply_gradients, "grads_and_vars"_a)
+      .def(
+          "minimize",
+          [](optim::Optimizer& opt, py::function loss, std::vector<ef::Variable> var_list) {
+            return opt.minimize([&] { return to_tensor(loss()); }, var_list, kPython);
+          },
+          "loss"_a, "var_list"_a)
+      .def_property_readonly("iterations", &optim::Optimizer::iterations)
+      .def_property_readonly("learning_rate", &optim::Optimizer::current_learning_rate)
+      .def_property_readonly("name", &optim::Optimizer::name)
+      .def("get_slot", [](const optim::Optimizer& opt, const ef::Variable& v, const std::string& name) {
+        return opt.slot(v, name);
+      }, "var"_a, "slot_name"_a)
+      .def("variables", &optim::Optimizer::slot_variables);
+
+  py::class_<optim::SGD, optim::Optimizer>(m, "SGD").def(
+      py::init([](py::handle lr, double momentum, bool nesterov, std::optional<double> clipnorm,
+                  std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+        return new optim::SGD(learning_rate_of(lr), momentum, nesterov, clipping_of(clipnorm, global_clipnorm, clipvalue));
+      }),
+      "learning_rate"_a = 0.01, "momentum"_a = 0.0, "nesterov"_a = false, EFPY_CLIPPING_ARGS);
+  py::class_<optim::Adam, optim::Optimizer>(m, "Adam").def(
+      py::init([](py::handle lr, double beta_1, double beta_2, double epsilon, bool amsgrad,
+                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+        return new optim::Adam(learning_rate_of(lr), beta_1, beta_2, epsilon, amsgrad,
+                               clipping_of(clipnorm, global_clipnorm, clipvalue));
+      }),
+      "learning_rate"_a = 0.001, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7, "amsgrad"_a = false,
+      EFPY_CLIPPING_ARGS);
+  py::class_<optim::AdamW, optim::Adam>(m, "AdamW").def(
+      py::init([](py::handle lr, double weight_decay, double beta_1, double beta_2, double epsilon, bool amsgrad,
+                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+        return new optim::AdamW(learning_rate_of(lr), weight_decay, beta_1, beta_2, epsilon, amsgrad,
+                                clipping_of(clipnorm, global_clipnorm, clipvalue));
+      }),
+      "learning_rate"_a = 0.001, "weight_decay"_a = 0.004, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7,
+      "amsgrad"_a = false, EFPY_CLIPPING_ARGS);
+  py::class_<optim::RMSprop, optim::Optimizer>(m, "RMSprop").def(
+      py::init([](py::handle lr, double rho, double momentum, double epsilon, bool centered,
+                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+        return new optim::RMSprop(learning_rate_of(lr), rho, momentum, epsilon, centered,
+                                  clipping_of(clipnorm, global_clipnorm, clipvalue));
+      }),
+      "learning_rate"_a = 0.001, "rho"_a = 0.9, "momentum"_a = 0.0, "epsilon"_a = 1e-7, "centered"_a = false,
+      EFPY_CLIPPING_ARGS);
+  py::class_<optim::Adagrad, optim::Optimizer>(m, "Adagrad").def(
+      py::init([](py::handle lr, double initial_accumulator_value, double epsilon, std::optional<double> clipnorm,
+                  std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+        return new optim::Adagrad(learning_rate_of(lr), initial_accumulator_value, epsilon,
+                                  clipping_of(clipnorm, global_clipnorm, clipvalue));
+      }),
+      "learning_rate"_a = 0.001, "initial_accumulator_value"_a = 0.1, "epsilon"_a = 1e-7, EFPY_CLIPPING_ARGS);
+
+  m.def("clip_by_norm", [](TensorArg t, double clip_norm, py::handle) { return ef::clip_by_norm(t, clip_norm, kPython); },
+        "t"_a, "clip_norm"_a, "name"_a = py::none());
+  m.def(
+      "clip_by_global_norm",
+      [](py::iterable t_list, double clip_norm, py::handle) {
+        std::vector<ef::Tensor> tensors;
+        for (py::handle t : t_list) tensors.push_back(t.is_none() ? ef::Tensor() : to_tensor(t));
+        auto [clipped, norm] = ef::clip_by_global_norm(tensors, clip_norm, kPython);
+        py::list out;
+        for (const ef::Tensor& t : clipped) out.append(t.defined() ? py::cast(t) : py::none());
+        return py::make_tuple(out, norm);
+      },
+      "t_list"_a, "clip_norm"_a, "name"_a = py::none());
+}
+
+}  // namespace efpy
