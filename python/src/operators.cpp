@@ -11,30 +11,25 @@ namespace {
 using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrScalar&, ef::CallSite);
 constexpr ef::CallSite kPython{};  // errors name no C++ location for Python callers
 
-// Defines __name__ and, when given, its reflected __rname__.
-// A method's own object: an ef.Tensor, or (were it ever made) an instance of a subclass.
-const ef::Tensor& self_tensor(py::handle self) {
-  const ef::Tensor* t = tensor_ptr(self);
-  return t ? *t : self.cast<const ef::Tensor&>();
+// x op y where x or y is an ef.Tensor (`2 * x` has it on the right), read without
+// pybind11's look-ups (Note [Python op overhead]); NotImplemented when neither is.
+template <BinaryOp op>
+py::object apply_binary(py::handle x, py::handle y) {
+  const ef::Tensor* a = tensor_ptr(x);
+  const ef::Tensor* b = tensor_ptr(y);
+  if (!a && !b) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  const ef::Tensor& t = a ? *a : *b;
+  ef::TensorOrScalar lhs = a ? ef::TensorOrScalar(*a) : to_operand(x, t.dtype());
+  ef::TensorOrScalar rhs = b ? ef::TensorOrScalar(*b) : to_operand(y, t.dtype());
+  return wrap(maybe_without_gil(t.num_elements(), [&] { return op(lhs, rhs, kPython); }));
 }
 
+// Defines __name__ and, when given, its reflected __rname__.
 template <BinaryOp op>
 void binary(py::class_<ef::Tensor>& cls, const char* name, const char* reflected) {
-  // self arrives as a handle: it is an ef.Tensor (the method's own class), and
-  // tensor_ptr reads it without pybind11's look-up (Note [Python op overhead]).
-  cls.def(name, [](py::handle self, py::handle b) {
-    const ef::Tensor& a = self_tensor(self);
-    if (const ef::Tensor* other = tensor_ptr(b))
-      return wrap(maybe_without_gil(a.num_elements(), [&] { return op(a, *other, kPython); }));
-    ef::TensorOrScalar rhs = to_operand(b, a.dtype());
-    return wrap(maybe_without_gil(a.num_elements(), [&] { return op(a, rhs, kPython); }));
-  });
+  cls.def(name, [](py::handle self, py::handle other) { return apply_binary<op>(self, other); });
   if (reflected)
-    cls.def(reflected, [](py::handle self, py::handle b) {
-      const ef::Tensor& a = self_tensor(self);
-      ef::TensorOrScalar lhs = to_operand(b, a.dtype());
-      return wrap(maybe_without_gil(a.num_elements(), [&] { return op(lhs, a, kPython); }));
-    });
+    cls.def(reflected, [](py::handle self, py::handle other) { return apply_binary<op>(other, self); });
 }
 
 // Tensors are unequal to None and to what cannot become a tensor, as in TensorFlow.
@@ -67,18 +62,7 @@ ef::Tensor logical_or_bitwise(BinaryOp logical, const ef::TensorOrScalar& a, con
 template <BinaryOp op>
 PyObject* number_slot(PyObject* x, PyObject* y) {
   try {
-    const ef::Tensor* a = tensor_ptr(x);
-    const ef::Tensor* b = tensor_ptr(y);
-    if (a && b) return wrap(maybe_without_gil(a->num_elements(), [&] { return op(*a, *b, kPython); })).release().ptr();
-    if (a) {
-      ef::TensorOrScalar rhs = to_operand(y, a->dtype());
-      return wrap(maybe_without_gil(a->num_elements(), [&] { return op(*a, rhs, kPython); })).release().ptr();
-    }
-    if (b) {
-      ef::TensorOrScalar lhs = to_operand(x, b->dtype());
-      return wrap(maybe_without_gil(b->num_elements(), [&] { return op(lhs, *b, kPython); })).release().ptr();
-    }
-    Py_RETURN_NOTIMPLEMENTED;  // a subclass or a Variable: the Python methods handle it
+    return apply_binary<op>(x, y).release().ptr();
   } catch (...) {
     set_python_error(std::current_exception());
     return nullptr;
