@@ -159,7 +159,7 @@ def grad(f):
 
     @functools.wraps(f)
     def derivative(x):
-        return _core._grad(lambda t: f(t), x, 1)
+        return _core._grad(lambda t: f(t), x)
 
     return derivative
 

@@ -198,11 +198,9 @@ void bind_autodiff(py::module_& m) {
   m.def("_value_and_gradients", [](py::function f, std::vector<int> params, py::args args) {
     return ef::value_and_gradients_function(tensor_function(std::move(f)), std::move(params))(tensor_args(args));
   });
-  m.def("_grad", [](py::function f, TensorArg x, int times) {
+  m.def("_grad", [](py::function f, TensorArg x) {
     ef::TensorFunction as_tensors = tensor_function(std::move(f));
-    ef::UnaryFunction g = [as_tensors](const ef::Tensor& t) { return as_tensors({t}); };
-    for (int i = 0; i < times; ++i) g = ef::grad(g);
-    return g(x);
+    return ef::grad([as_tensors](const ef::Tensor& t) { return as_tensors({t}); })(x);
   });
   m.def("_implicit_value_and_gradients", [](py::function f) {
     auto shared = std::make_shared<PyRef>(std::move(f));
