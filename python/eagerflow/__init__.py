@@ -5,10 +5,12 @@
     print(ef.matmul(x, x))          # Tensor([[4.]], shape=(1, 1), dtype=float32)
 
 Names and arguments follow TensorFlow's: common ops at the top level, and the
-modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors.
+modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors; layers, losses
+and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
-from eagerflow import errors, linalg, math, nn, optimizers, random  # noqa: F401
+from eagerflow import errors, keras, linalg, math, nn, optimizers, random  # noqa: F401
+from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bool, float32, float64, int32, int64,
     # creation
