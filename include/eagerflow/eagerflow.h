@@ -40,3 +40,4 @@
 #include "eagerflow/runtime/dispatch.h"
 #include "eagerflow/runtime/op_def.h"
 #include "eagerflow/runtime/variable.h"
+#include "eagerflow/utils/progbar.h"

@@ -301,6 +301,15 @@ void bind_metrics(py::module_& m) {
            "name"_a = py::none(), "dtype"_a = py::none(), "threshold"_a = 0.5);
 }
 
+// Progbar's layout; ef.keras.utils.Progbar writes it to sys.stdout so it interleaves
+// with Python's own output.
+void bind_progbar(py::module_& m) {
+  py::class_<ef::utils::Progbar>(m, "_ProgbarLayout")
+      .def(py::init([](int64_t target, int width) { return ef::utils::Progbar(target, width, 0, stdout, 0); }),
+           "target"_a, "width"_a = 30)
+      .def("render", &ef::utils::Progbar::render, "step"_a, "values"_a, "elapsed_seconds"_a);
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -310,6 +319,7 @@ void bind_nn(py::module_& m) {
   bind_layers(keras);
   bind_losses(keras);
   bind_metrics(keras);
+  bind_progbar(keras);
 }
 
 }  // namespace efpy

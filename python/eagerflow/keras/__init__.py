@@ -11,5 +11,5 @@ names and defaults, over eagerflow's C++ nn/ and optim/.
         loss = loss_fn(labels, model(images, training=True))
 """
 from eagerflow import optimizers  # noqa: F401
-from eagerflow.keras import initializers, layers, losses, metrics  # noqa: F401
+from eagerflow.keras import initializers, layers, losses, metrics, utils  # noqa: F401
 from eagerflow.keras.models import Model, Sequential  # noqa: F401
