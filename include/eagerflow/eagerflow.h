@@ -17,6 +17,7 @@
 #include "eagerflow/autodiff/gradient_check.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/nn/activations.h"
+#include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/layer.h"
 #include "eagerflow/nn/layers.h"

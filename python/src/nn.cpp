@@ -180,6 +180,48 @@ void bind_layers(py::module_& m) {
            }),
            "input_dim"_a, "output_dim"_a, "embeddings_initializer"_a = py::none(), "name"_a = py::none())
       .def_property_readonly("embeddings", &nn::Embedding::embeddings);
+  py::class_<nn::Conv2D, nn::Layer, std::shared_ptr<nn::Conv2D>>(m, "Conv2D")
+      .def(py::init([](int64_t filters, py::handle kernel_size, py::handle strides, const std::string& padding,
+                       py::handle dilation_rate, py::handle activation, bool use_bias, py::handle kernel_initializer,
+                       py::handle bias_initializer, py::handle name) {
+             return std::make_shared<nn::Conv2D>(
+                 filters, to_ints(kernel_size, "kernel_size"),
+                 nn::Conv2DOptions{to_ints(strides, "strides"), padding, to_ints(dilation_rate, "dilation_rate"),
+                                   activation_of(activation), use_bias, initializer_of(kernel_initializer),
+                                   initializer_of(bias_initializer), name_or(name, "conv2d")});
+           }),
+           "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
+           "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
+           "bias_initializer"_a = "zeros", "name"_a = py::none())
+      .def_property_readonly("kernel", &nn::Conv2D::kernel)
+      .def_property_readonly("bias", &nn::Conv2D::bias);
+  auto pool = [&]<class Pool>(const char* name) {
+    py::class_<Pool, nn::Layer, std::shared_ptr<Pool>>(m, name).def(
+        py::init([](py::handle pool_size, py::handle strides, const std::string& padding, py::handle layer_name) {
+          nn::Pool2DOptions options;
+          if (!strides.is_none()) options.strides = to_ints(strides, "strides");
+          options.padding = padding;
+          if (!layer_name.is_none()) options.name = layer_name.cast<std::string>();
+          return std::make_shared<Pool>(to_ints(pool_size, "pool_size"), std::move(options));
+        }),
+        "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
+  };
+  pool.operator()<nn::MaxPool2D>("MaxPool2D");
+  pool.operator()<nn::AveragePool2D>("AveragePool2D");
+  py::class_<nn::BatchNormalization, nn::Layer, std::shared_ptr<nn::BatchNormalization>>(m, "BatchNormalization")
+      .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
+                       py::handle beta_initializer, py::handle gamma_initializer, py::handle moving_mean_initializer,
+                       py::handle moving_variance_initializer, py::handle name) {
+             return std::make_shared<nn::BatchNormalization>(nn::BatchNormalizationOptions{
+                 axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
+                 initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
+                 initializer_of(moving_variance_initializer), name_or(name, "batch_normalization")});
+           }),
+           "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
+           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones", "moving_mean_initializer"_a = "zeros",
+           "moving_variance_initializer"_a = "ones", "name"_a = py::none())
+      .def_property_readonly("moving_mean", &nn::BatchNormalization::moving_mean)
+      .def_property_readonly("moving_variance", &nn::BatchNormalization::moving_variance);
   py::class_<nn::Sequential, nn::Layer, std::shared_ptr<nn::Sequential>>(m, "Sequential", py::dynamic_attr())
       .def(py::init([](py::handle name) { return std::make_shared<nn::Sequential>(
                                               std::vector<std::shared_ptr<nn::Layer>>{}, name_or(name, "sequential")); }),

@@ -226,3 +226,47 @@ def test_metrics_accumulate():
     binary = keras.metrics.BinaryAccuracy(threshold=0.5)
     binary.update_state([[1.0, 0.0]], [[0.7, 0.6]])
     assert float(binary.result()) == pytest.approx(0.5)
+
+
+# ---- convolution layers against torch ----
+
+@pytest.mark.parametrize("padding,strides", [("valid", 1), ("same", 1), ("valid", 2)])
+def test_conv2d_layer_matches_torch(padding, strides):
+    x = rand(2, 7, 7, 3)
+    conv = keras.layers.Conv2D(4, 3, strides=strides, padding=padding, activation="relu")
+    y = conv(x)
+    kernel, bias = conv.kernel.numpy(), conv.bias.numpy()
+    tx = torch.tensor(x).permute(0, 3, 1, 2)
+    pad = 1 if padding == "same" else 0
+    ty = F.relu(F.conv2d(tx, torch.tensor(kernel).permute(3, 2, 0, 1), torch.tensor(bias), stride=strides,
+                         padding=pad)).permute(0, 2, 3, 1)
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_pooling_layers_match_torch():
+    x = rand(2, 6, 6, 3)
+    tx = torch.tensor(x).permute(0, 3, 1, 2)
+    np.testing.assert_allclose(keras.layers.MaxPooling2D()(x).numpy(),
+                               F.max_pool2d(tx, 2).permute(0, 2, 3, 1).numpy())
+    np.testing.assert_allclose(keras.layers.AveragePooling2D(pool_size=3, strides=1)(x).numpy(),
+                               F.avg_pool2d(tx, 3, stride=1).permute(0, 2, 3, 1).numpy(), rtol=1e-12)
+
+
+def test_batch_normalization_matches_torch_in_training_and_inference():
+    x = rand(8, 4, 4, 3)
+    bn = keras.layers.BatchNormalization(momentum=0.9, epsilon=1e-5)
+    y = bn(x, training=True)
+    tx = torch.tensor(x).permute(0, 3, 1, 2)
+    running_mean, running_var = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    ty = F.batch_norm(tx, running_mean, running_var, training=True, momentum=0.1, eps=1e-5)
+    np.testing.assert_allclose(y.numpy(), ty.permute(0, 2, 3, 1).numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), running_mean.numpy(), rtol=1e-12)
+    # Keras moves the variance toward the population variance, PyTorch toward the
+    # unbiased one (n / (n - 1) larger).
+    n = 8 * 4 * 4
+    batch_var = x.reshape(-1, 3).var(axis=0)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.9 + 0.1 * batch_var, rtol=1e-12)
+    np.testing.assert_allclose(running_var.numpy(), 0.9 + 0.1 * batch_var * n / (n - 1), rtol=1e-12)
+    inference = bn(x)
+    expected = (x - bn.moving_mean.numpy()) / np.sqrt(bn.moving_variance.numpy() + 1e-5)
+    np.testing.assert_allclose(inference.numpy(), expected, rtol=1e-10)
