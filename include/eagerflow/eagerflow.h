@@ -18,6 +18,7 @@
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"
+#include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
