@@ -2,14 +2,13 @@
 // (TensorFlow's names). The three are one family: each one's gradient is written with
 // the other two (and conv2d), so derivatives of any order stay within the family.
 //
-// Kernels: im2col + GEMM (backends/cpu/blas.h). A chunk of whole images is unrolled
-// into a column matrix [images * OH * OW, KH * KW * C] and multiplied by the filter
-// seen as a [KH * KW * C, O] matrix, which writes NHWC output rows directly. Chunks are
-// sized so each GEMM has ~kRowsPerGemm rows (small images are grouped, which keeps BLAS
-// efficient when C is small) and run in parallel on ef::parallel_for (Note [one thread
-// pool]). A 1x1 window with stride 1 and no padding needs no unrolling: the input is
-// the column matrix. The filter gradient sums one partial product per chunk, in chunk
-// order, so its value does not depend on the number of threads.
+// Kernels: im2col + GEMM (backends/cpu/blas.h). The input is unrolled into a column
+// matrix [N * OH * OW, KH * KW * C], one block of kRowsPerGemm rows at a time (blocks
+// may span images, which keeps GEMMs large when images are small), and multiplied by
+// the filter seen as a [KH * KW * C, O] matrix, which writes NHWC output rows
+// directly. Blocks run in parallel on ef::parallel_for (Note [one thread pool]). A 1x1
+// window with stride 1 and no padding needs no unrolling: the input is the column
+// matrix.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -57,7 +56,9 @@ Shape conv_output_shape(const OpCall& call, const Shape& input, const Shape& fil
     fail(call.op.name, ": ", input_arg, " of shape ", input, " has ", input[3], " channels but ", filter_arg,
          " of shape ", filter, " (HWIO) expects ", filter[2], " input channels");
   const Window2d g = window_of(call, input, filter);
-  return Shape{input[0], g.out_h, g.out_w, filter[3]};
+  Shape out{input[0], g.out_h, g.out_w, filter[3]};
+  validate_shape(out, call.op.name, "output", size_of(call.inputs[0].dtype()), /*allow_unknown=*/true);
+  return out;
 }
 
 // The shape stored in attribute kSizesAttr, which must be fully defined and valid.
@@ -105,18 +106,23 @@ void infer_backprop_filter(const OpCall& call, OutputMetas& out) {
 }
 
 // Everything a kernel needs about one convolution, from the input and filter shapes.
+// The column matrix has one row per output pixel of every image (n * OH * OW rows),
+// processed in blocks of kRowsPerGemm rows, so its buffer stays small whatever the
+// image size.
 struct ConvDims {
   Window2d g;
   int64_t n = 0, c = 0, o = 0;
   int64_t k = 0;       // KH * KW * C: the GEMM's inner dimension
-  int64_t pixels = 0;  // OH * OW: column-matrix rows per image
-  int64_t per = 1;     // images per chunk
-  int64_t chunks = 0;
+  int64_t pixels = 0;  // OH * OW
+  int64_t rows = 0;    // n * pixels
+  int64_t blocks = 0;  // ceil(rows / kRowsPerGemm)
 
-  int64_t images(int64_t chunk) const { return std::min(per, n - chunk * per); }
-  int64_t image_size() const { return g.in_h * g.in_w * c; }
-  // Column-matrix elements of the largest chunk.
-  int64_t col_size() const { return g.pointwise() ? 0 : per * pixels * k; }
+  int64_t block_end(int64_t b) const { return std::min(rows, (b + 1) * kRowsPerGemm); }
+  // Elements of one block's column matrix (none for a pointwise window).
+  size_t col_size() const { return g.pointwise() ? 0 : static_cast<size_t>(kRowsPerGemm * k); }
+  double block_cost() const {
+    return kGemmNsPerMac * static_cast<double>(kRowsPerGemm) * static_cast<double>(k) * static_cast<double>(o);
+  }
 };
 
 ConvDims conv_dims(const OpCall& call, const Shape& input, const Shape& filter) {
@@ -127,28 +133,24 @@ ConvDims conv_dims(const OpCall& call, const Shape& input, const Shape& filter) 
   d.o = filter[3];
   d.k = filter[0] * filter[1] * d.c;
   d.pixels = d.g.out_h * d.g.out_w;
-  d.per = std::clamp<int64_t>(kRowsPerGemm / std::max<int64_t>(d.pixels, 1), 1, std::max<int64_t>(d.n, 1));
-  d.chunks = (d.n + d.per - 1) / d.per;
-  if (d.per * d.pixels > INT_MAX || d.k > INT_MAX || d.o > INT_MAX)
-    fail<ResourceExhaustedError>(call.op.name, ": dimensions too large for BLAS (", d.per * d.pixels, " rows, ", d.k,
-                                 " x ", d.o, " filter matrix)");
+  d.rows = d.n * d.pixels;
+  d.blocks = (d.rows + kRowsPerGemm - 1) / kRowsPerGemm;
+  if (d.k > INT_MAX || d.o > INT_MAX)
+    fail<ResourceExhaustedError>(call.op.name, ": dimensions too large for BLAS (a ", d.k, " x ", d.o,
+                                 " filter matrix)");
   return d;
 }
 
-// The column matrix of chunk `chunk`: the input itself for a pointwise window.
+// Rows [r0, r1) of the column matrix: read in place for a pointwise window (row r is
+// input pixel r), else unrolled into col.
 template <class T>
-const T* columns(const ConvDims& d, const T* x, int64_t chunk, std::vector<T>& col) {
-  const T* xc = x + chunk * d.per * d.image_size();
-  if (d.g.pointwise()) return xc;
-  detail::im2col(xc, d.g, d.c, d.images(chunk), col.data());
+const T* columns(const ConvDims& d, const T* x, int64_t r0, int64_t r1, std::vector<T>& col) {
+  if (d.g.pointwise()) return x + r0 * d.c;
+  detail::im2col(x, d.g, d.c, r0, r1, col.data());
   return col.data();
 }
 
-double chunk_cost(const ConvDims& d) {
-  return kGemmNsPerMac * static_cast<double>(d.per * d.pixels) * static_cast<double>(d.k * d.o);
-}
-
-// y = columns(x) * W.
+// y = columns(x) * W, block by block.
 template <class T>
 void conv2d_typed(const OpCall& call, Tensor& out) {
   const Tensor x = call.inputs[0].contiguous(), w = call.inputs[1].contiguous();
@@ -157,15 +159,18 @@ void conv2d_typed(const OpCall& call, Tensor& out) {
   if (out.num_elements() == 0) return;
   if (d.k == 0) return std::fill(y, y + out.num_elements(), T(0));
   const T *xd = typed_data<T>(x), *wd = typed_data<T>(w);
-  parallel_for(d.chunks, chunk_cost(d), [&](int64_t begin, int64_t end) {
+  parallel_for(d.blocks, d.block_cost(), [&](int64_t begin, int64_t end) {
     std::vector<T> col(d.col_size());
-    for (int64_t ch = begin; ch < end; ++ch)
-      gemm(BlasMatrix{false, d.k}, BlasMatrix{false, d.o}, d.images(ch) * d.pixels, d.o, d.k, columns(d, xd, ch, col),
-           wd, y + ch * d.per * d.pixels * d.o, d.o);
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t r0 = b * kRowsPerGemm, r1 = d.block_end(b);
+      gemm(BlasMatrix{false, d.k}, BlasMatrix{false, d.o}, r1 - r0, d.o, d.k, columns(d, xd, r0, r1, col), wd,
+           y + r0 * d.o, d.o);
+    }
   });
 }
 
-// dx = col2im(dy * W^T).
+// dx = col2im(dy * W^T). Blocks of different images touch different pixels of dx, so
+// images run in parallel; a pointwise window writes dx rows directly, block by block.
 template <class T>
 void backprop_input_typed(const OpCall& call, Tensor& out) {
   const Tensor w = call.inputs[0].contiguous(), dy = call.inputs[1].contiguous();
@@ -174,23 +179,35 @@ void backprop_input_typed(const OpCall& call, Tensor& out) {
   if (out.num_elements() == 0) return;
   if (d.k == 0 || d.o == 0 || d.pixels == 0) return std::fill(dx, dx + out.num_elements(), T(0));
   const T *wd = typed_data<T>(w), *dyd = typed_data<T>(dy);
-  parallel_for(d.chunks, chunk_cost(d), [&](int64_t begin, int64_t end) {
+  auto dcol = [&](int64_t r0, int64_t r1, T* dst) {
+    gemm(BlasMatrix{false, d.o}, BlasMatrix{true, d.o}, r1 - r0, d.k, d.o, dyd + r0 * d.o, wd, dst, d.k);
+  };
+  if (d.g.pointwise()) {
+    parallel_for(d.blocks, d.block_cost(), [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) dcol(b * kRowsPerGemm, d.block_end(b), dx + b * kRowsPerGemm * d.c);
+    });
+    return;
+  }
+  const int64_t image_size = d.g.in_h * d.g.in_w * d.c;
+  const double image_cost = kGemmNsPerMac * static_cast<double>(d.pixels) * static_cast<double>(d.k * d.o);
+  parallel_for(d.n, image_cost, [&](int64_t begin, int64_t end) {
     std::vector<T> col(d.col_size());
-    for (int64_t ch = begin; ch < end; ++ch) {
-      const int64_t rows = d.images(ch) * d.pixels;
-      T* dxc = dx + ch * d.per * d.image_size();
-      T* dst = d.g.pointwise() ? dxc : col.data();
-      gemm(BlasMatrix{false, d.o}, BlasMatrix{true, d.o}, rows, d.k, d.o, dyd + ch * d.per * d.pixels * d.o, wd, dst,
-           d.k);
-      if (!d.g.pointwise()) {
-        std::fill(dxc, dxc + d.images(ch) * d.image_size(), T(0));
-        detail::col2im(col.data(), d.g, d.c, d.images(ch), dxc);
+    for (int64_t i = begin; i < end; ++i) {
+      std::fill(dx + i * image_size, dx + (i + 1) * image_size, T(0));
+      for (int64_t r0 = i * d.pixels; r0 < (i + 1) * d.pixels; r0 += kRowsPerGemm) {
+        const int64_t r1 = std::min((i + 1) * d.pixels, r0 + kRowsPerGemm);
+        dcol(r0, r1, col.data());
+        detail::col2im(col.data(), d.g, d.c, r0, r1, dx);
       }
     }
   });
 }
 
-// dW = sum over chunks of columns(x)^T * dy.
+// dW = sum over blocks of columns(x)^T * dy. Block b adds into slot b % slots, and the
+// slots are summed in order: a fixed association, so dW does not depend on the number
+// of threads, with memory for at most kFilterSlots partial sums.
+constexpr int64_t kFilterSlots = 8;
+
 template <class T>
 void backprop_filter_typed(const OpCall& call, Tensor& out) {
   const Tensor x = call.inputs[0].contiguous(), dy = call.inputs[1].contiguous();
@@ -198,18 +215,30 @@ void backprop_filter_typed(const OpCall& call, Tensor& out) {
   T* dw = typed_output<T>(out);
   const int64_t size = out.num_elements();
   if (size == 0) return;
-  if (d.n == 0 || d.pixels == 0) return std::fill(dw, dw + size, T(0));
+  if (d.rows == 0) return std::fill(dw, dw + size, T(0));
   const T *xd = typed_data<T>(x), *dyd = typed_data<T>(dy);
-  std::vector<T> partial(static_cast<size_t>(d.chunks * size));
-  parallel_for(d.chunks, chunk_cost(d), [&](int64_t begin, int64_t end) {
-    std::vector<T> col(d.col_size());
-    for (int64_t ch = begin; ch < end; ++ch)
-      gemm(BlasMatrix{true, d.k}, BlasMatrix{false, d.o}, d.k, d.o, d.images(ch) * d.pixels, columns(d, xd, ch, col),
-           dyd + ch * d.per * d.pixels * d.o, partial.data() + ch * size, d.o);
+  const int64_t slots = std::min(d.blocks, kFilterSlots);
+  std::vector<T> partial(static_cast<size_t>(slots * size));
+  const double slot_cost = d.block_cost() * static_cast<double>((d.blocks + slots - 1) / slots);
+  parallel_for(slots, slot_cost, [&](int64_t begin, int64_t end) {
+    std::vector<T> col(d.col_size()), product(static_cast<size_t>(size));
+    for (int64_t s = begin; s < end; ++s) {
+      T* acc = partial.data() + s * size;
+      for (int64_t b = s; b < d.blocks; b += slots) {
+        const int64_t r0 = b * kRowsPerGemm, r1 = d.block_end(b);
+        T* dst = b == s ? acc : product.data();
+        gemm(BlasMatrix{true, d.k}, BlasMatrix{false, d.o}, d.k, d.o, r1 - r0, columns(d, xd, r0, r1, col),
+             dyd + r0 * d.o, dst, d.o);
+        if (dst != acc) {
+#pragma omp simd
+          for (int64_t i = 0; i < size; ++i) acc[i] += dst[i];
+        }
+      }
+    }
   });
   std::copy(partial.begin(), partial.begin() + size, dw);
-  for (int64_t ch = 1; ch < d.chunks; ++ch) {
-    const T* p = partial.data() + ch * size;
+  for (int64_t s = 1; s < slots; ++s) {
+    const T* p = partial.data() + s * size;
 #pragma omp simd
     for (int64_t i = 0; i < size; ++i) dw[i] += p[i];
   }

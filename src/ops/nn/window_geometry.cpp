@@ -2,6 +2,7 @@
 #include "ops/nn/window_geometry.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "eagerflow/core/error.h"
@@ -22,10 +23,12 @@ void one_dim(int64_t in, int64_t k, int64_t stride, int64_t dilation, bool same,
     out = kUnknownDim;
     return;
   }
-  const int64_t k_eff = (k - 1) * dilation + 1;
+  const int64_t k_eff = (k - 1) * dilation + 1;  // no overflow: checked by the caller
   if (same) {
-    out = (in + stride - 1) / stride;
-    const int64_t pad_total = std::max<int64_t>((out - 1) * stride + k_eff - in, 0);
+    out = in / stride + (in % stride != 0);
+    // (out - 1) * stride + k_eff - in, arranged so that nothing overflows.
+    const int64_t reach = in - (out - 1) * stride;
+    const int64_t pad_total = in == 0 ? 0 : std::max<int64_t>(k_eff - reach, 0);
     pad_before = pad_total / 2;
   } else {
     out = in >= k_eff ? (in - k_eff) / stride + 1 : 0;
@@ -66,6 +69,9 @@ Window2d make_window(int64_t in_h, int64_t in_w, int64_t k_h, int64_t k_w, const
   w.k_w = k_w;
   std::tie(w.stride_h, w.stride_w) = spatial_pair(strides, op, "strides");
   std::tie(w.dilation_h, w.dilation_w) = spatial_pair(dilations, op, "dilations");
+  if ((k_h > 1 && w.dilation_h > (INT64_MAX - 1) / (k_h - 1)) || (k_w > 1 && w.dilation_w > (INT64_MAX - 1) / (k_w - 1)))
+    fail(op, ": the dilated window (", k_h, "x", k_w, ", dilations ", w.dilation_h, "x", w.dilation_w,
+         ") is too large");
   const bool same = padding == "SAME";
   one_dim(in_h, k_h, w.stride_h, w.dilation_h, same, w.out_h, w.pad_top);
   one_dim(in_w, k_w, w.stride_w, w.dilation_w, same, w.out_w, w.pad_left);
