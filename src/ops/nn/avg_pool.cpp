@@ -98,10 +98,10 @@ void avg_pool_grad_typed(const OpCall& call, Tensor& out) {
                    out.shape()[3]};
   const T* dyd = typed_data<T>(dy);
   T* dx = typed_output<T>(out);
-  std::fill(dx, dx + out.num_elements(), T(0));
   parallel_for(d.n, d.row_cost() * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n) {
       T* dxi = dx + n * d.image_size();
+      std::fill(dxi, dxi + d.image_size(), T(0));
       for (int64_t oh = 0; oh < d.g.out_h; ++oh) {
         const detail::Span rows = detail::window_rows(d.g, oh);
         for (int64_t ow = 0; ow < d.g.out_w; ++ow) {

@@ -8,7 +8,8 @@
 // the filter seen as a [KH * KW * C, O] matrix, which writes NHWC output rows
 // directly. Blocks run in parallel on ef::parallel_for (Note [one thread pool]). A 1x1
 // window with stride 1 and no padding needs no unrolling: the input is the column
-// matrix.
+// matrix. A tiny inner dimension (a first layer on grayscale images) uses direct
+// loops instead of GEMM for the forward pass and the filter gradient.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -25,6 +26,10 @@ using namespace cpu;
 using detail::Window2d;
 
 constexpr int64_t kRowsPerGemm = 1024;
+// Below this inner dimension (KH * KW * C, e.g. 9 for a 3x3 filter on a grayscale
+// image) GEMM spends more on packing and im2col than on arithmetic: direct loops
+// accumulate each output row over the window taps instead, vectorized over O.
+constexpr int64_t kDirectMaxK = 16;
 // Rough cost of one multiply-add inside GEMM, for parallel_for's break-even test.
 constexpr double kGemmNsPerMac = 0.04;
 
@@ -118,8 +123,9 @@ struct ConvDims {
   int64_t blocks = 0;  // ceil(rows / kRowsPerGemm)
 
   int64_t block_end(int64_t b) const { return std::min(rows, (b + 1) * kRowsPerGemm); }
+  bool direct() const { return k < kDirectMaxK && !g.pointwise(); }
   // Elements of one block's column matrix (none for a pointwise window).
-  size_t col_size() const { return g.pointwise() ? 0 : static_cast<size_t>(kRowsPerGemm * k); }
+  size_t col_size() const { return g.pointwise() || direct() ? 0 : static_cast<size_t>(kRowsPerGemm * k); }
   double block_cost() const {
     return kGemmNsPerMac * static_cast<double>(kRowsPerGemm) * static_cast<double>(k) * static_cast<double>(o);
   }
@@ -150,6 +156,55 @@ const T* columns(const ConvDims& d, const T* x, int64_t r0, int64_t r1, std::vec
   return col.data();
 }
 
+// Calls fn(tap, pixel) for the taps of window row r (output pixel r % (OH * OW) of
+// image r / (OH * OW)) that fall inside the input: tap = kh * KW + kw indexes the
+// filter, pixel the input pixel (n * H + ih) * W + iw.
+template <class Fn>
+void for_each_tap(const Window2d& g, int64_t r, Fn&& fn) {
+  const int64_t pixels = g.out_h * g.out_w, n = r / pixels, oh = (r % pixels) / g.out_w, ow = r % g.out_w;
+  for (int64_t kh = 0; kh < g.k_h; ++kh) {
+    const int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
+    if (ih < 0 || ih >= g.in_h) continue;
+    for (int64_t kw = 0; kw < g.k_w; ++kw) {
+      const int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
+      if (iw >= 0 && iw < g.in_w) fn(kh * g.k_w + kw, (n * g.in_h + ih) * g.in_w + iw);
+    }
+  }
+}
+
+// Output rows [r0, r1) by direct loops: y[r] = sum over taps and channels of x * W.
+template <class T>
+void direct_forward(const ConvDims& d, const T* x, const T* w, int64_t r0, int64_t r1, T* y) {
+  for (int64_t r = r0; r < r1; ++r) {
+    T* yr = y + r * d.o;
+    std::fill(yr, yr + d.o, T(0));
+    for_each_tap(d.g, r, [&](int64_t tap, int64_t pixel) {
+      for (int64_t ci = 0; ci < d.c; ++ci) {
+        const T xv = x[pixel * d.c + ci];
+        const T* wr = w + (tap * d.c + ci) * d.o;
+#pragma omp simd
+        for (int64_t oo = 0; oo < d.o; ++oo) yr[oo] += xv * wr[oo];
+      }
+    });
+  }
+}
+
+// acc (the [K, O] filter gradient) += the contribution of rows [r0, r1), directly.
+template <class T>
+void direct_filter(const ConvDims& d, const T* x, const T* dy, int64_t r0, int64_t r1, T* acc) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* dyr = dy + r * d.o;
+    for_each_tap(d.g, r, [&](int64_t tap, int64_t pixel) {
+      for (int64_t ci = 0; ci < d.c; ++ci) {
+        const T xv = x[pixel * d.c + ci];
+        T* ar = acc + (tap * d.c + ci) * d.o;
+#pragma omp simd
+        for (int64_t oo = 0; oo < d.o; ++oo) ar[oo] += xv * dyr[oo];
+      }
+    });
+  }
+}
+
 // y = columns(x) * W, block by block.
 template <class T>
 void conv2d_typed(const OpCall& call, Tensor& out) {
@@ -163,8 +218,10 @@ void conv2d_typed(const OpCall& call, Tensor& out) {
     std::vector<T> col(d.col_size());
     for (int64_t b = begin; b < end; ++b) {
       const int64_t r0 = b * kRowsPerGemm, r1 = d.block_end(b);
-      gemm(BlasMatrix{false, d.k}, BlasMatrix{false, d.o}, r1 - r0, d.o, d.k, columns(d, xd, r0, r1, col), wd,
-           y + r0 * d.o, d.o);
+      if (d.direct()) direct_forward(d, xd, wd, r0, r1, y);
+      else
+        gemm(BlasMatrix{false, d.k}, BlasMatrix{false, d.o}, r1 - r0, d.o, d.k, columns(d, xd, r0, r1, col), wd,
+             y + r0 * d.o, d.o);
     }
   });
 }
@@ -191,7 +248,7 @@ void backprop_input_typed(const OpCall& call, Tensor& out) {
   const int64_t image_size = d.g.in_h * d.g.in_w * d.c;
   const double image_cost = kGemmNsPerMac * static_cast<double>(d.pixels) * static_cast<double>(d.k * d.o);
   parallel_for(d.n, image_cost, [&](int64_t begin, int64_t end) {
-    std::vector<T> col(d.col_size());
+    std::vector<T> col(static_cast<size_t>(kRowsPerGemm * d.k));
     for (int64_t i = begin; i < end; ++i) {
       std::fill(dx + i * image_size, dx + (i + 1) * image_size, T(0));
       for (int64_t r0 = i * d.pixels; r0 < (i + 1) * d.pixels; r0 += kRowsPerGemm) {
@@ -224,6 +281,11 @@ void backprop_filter_typed(const OpCall& call, Tensor& out) {
     std::vector<T> col(d.col_size()), product(static_cast<size_t>(size));
     for (int64_t s = begin; s < end; ++s) {
       T* acc = partial.data() + s * size;
+      if (d.direct()) {
+        std::fill(acc, acc + size, T(0));
+        for (int64_t b = s; b < d.blocks; b += slots) direct_filter(d, xd, dyd, b * kRowsPerGemm, d.block_end(b), acc);
+        continue;
+      }
       for (int64_t b = s; b < d.blocks; b += slots) {
         const int64_t r0 = b * kRowsPerGemm, r1 = d.block_end(b);
         T* dst = b == s ? acc : product.data();

@@ -127,12 +127,12 @@ void max_pool_grad_typed(const OpCall& call, Tensor& out) {
   const PoolDims d = pool_dims(call, x.shape());
   const T *xd = typed_data<T>(x), *dyd = typed_data<T>(dy);
   T* dx = typed_output<T>(out);
-  std::fill(dx, dx + out.num_elements(), T(0));
   parallel_for(d.n, d.row_cost() * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
     std::vector<T> best(d.c);
     std::vector<int64_t> arg(d.c);
     for (int64_t n = begin; n < end; ++n) {
       T* dxi = dx + n * d.image_size();
+      std::fill(dxi, dxi + d.image_size(), T(0));  // here, not before: the image stays in cache
       const T* dyi = dyd + n * d.pooled_image_size();
       for (int64_t oh = 0; oh < d.g.out_h; ++oh) {
         for (int64_t ow = 0; ow < d.g.out_w; ++ow) {

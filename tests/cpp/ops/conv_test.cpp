@@ -99,15 +99,23 @@ TEST(Conv2d, MatchesReferenceLoop) {
   }
 }
 
-TEST(Conv2d, BatchLargerThanOneChunkAndNonContiguousInput) {
-  // 40 images of 6x6 span several GEMM chunks; a transposed view must be read right.
-  Tensor x = rand64({40, 6, 6, 3}, 3), w = rand64({3, 3, 3, 4}, 4);
-  Tensor xt = transpose(x, {0, 2, 1, 3});
-  Tensor y = conv2d(xt, w, {1, 1}, "SAME");
-  expect_values(y, conv2d(xt.contiguous(), w, {1, 1}, "SAME").to_vector<double>(), 0);
-  ConvCase c{{40, 6, 6, 3}, {3, 3, 3, 4}, {1, 1}, "SAME", {1, 1}};
-  Shape s;
-  expect_values(y, reference_conv(xt.contiguous().to_vector<double>(), w.to_vector<double>(), c, s), 1e-12);
+TEST(Conv2d, SeveralRowBlocksAndNonContiguousInput) {
+  // 40 images of 6x6 span two GEMM row blocks (3 channels: im2col + GEMM; 1 channel:
+  // the direct loops); a transposed view must be read right.
+  int64_t seed = 3;
+  for (int64_t c : {3, 1}) {
+    Tensor x = rand64({40, 6, 6, c}, seed++), w = rand64({3, 3, c, 4}, seed++);
+    Tensor xt = transpose(x, {0, 2, 1, 3});
+    Tensor y = conv2d(xt, w, {1, 1}, "SAME");
+    expect_values(y, conv2d(xt.contiguous(), w, {1, 1}, "SAME").to_vector<double>(), 0);
+    ConvCase cc{{40, 6, 6, c}, {3, 3, c, 4}, {1, 1}, "SAME", {1, 1}};
+    Shape s;
+    expect_values(y, reference_conv(xt.contiguous().to_vector<double>(), w.to_vector<double>(), cc, s), 1e-12);
+    // The filter gradient sums the blocks: compare with the adjoint identity.
+    Tensor dy = rand64(y.shape(), seed++);
+    EXPECT_NEAR(reduce_sum(w * conv2d_backprop_filter(xt, w.shape(), dy, {1, 1}, "SAME")).item<double>(),
+                reduce_sum(y * dy).item<double>(), 1e-9);
+  }
 }
 
 TEST(Conv2d, EmptyBatchAndZeroChannels) {
