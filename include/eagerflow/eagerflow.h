@@ -27,6 +27,7 @@
 #include "eagerflow/nn/sequential.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"
+#include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
