@@ -37,7 +37,8 @@ class BatchIterator final : public IteratorImpl {
   bool stack_elements(Element& out) {
     std::vector<Element> elements;
     Element e;
-    while (static_cast<int64_t>(elements.size()) < batch_size_ && input_->next(e)) elements.push_back(std::move(e));
+    while (static_cast<int64_t>(elements.size()) < batch_size_ && input_->next(e))
+      elements.push_back(std::move(e));
     if (!full_enough(elements.size())) return false;
     check_uniform(elements);
     out.clear();
@@ -55,13 +56,15 @@ class BatchIterator final : public IteratorImpl {
     for (size_t i = 1; i < elements.size(); ++i) {
       const Element& e = elements[i];
       if (e.size() != first.size())
-        fail("batch: element ", i, " of a batch has ", e.size(), " components but element 0 has ", first.size());
+        fail("batch: element ", i, " of a batch has ", e.size(), " components but element 0 has ",
+             first.size());
       for (size_t c = 0; c < e.size(); ++c) {
-        if (!e[c].defined() || !first[c].defined()) fail("batch: component ", c, " of an element is undefined");
+        if (!e[c].defined() || !first[c].defined())
+          fail("batch: component ", c, " of an element is undefined");
         if (e[c].shape() != first[c].shape() || e[c].dtype() != first[c].dtype())
-          fail("batch: component ", c, " of element ", i, " of a batch has shape ", e[c].shape(), " and dtype ",
-               e[c].dtype(), " but element 0 has shape ", first[c].shape(), " and dtype ", first[c].dtype(),
-               "; batching needs equal shapes and dtypes");
+          fail("batch: component ", c, " of element ", i, " of a batch has shape ", e[c].shape(),
+               " and dtype ", e[c].dtype(), " but element 0 has shape ", first[c].shape(), " and dtype ",
+               first[c].dtype(), "; batching needs equal shapes and dtypes");
       }
     }
   }

@@ -74,8 +74,10 @@ Dataset Dataset::map(MapFn fn, int64_t num_parallel_calls, CallSite where) const
     if (!fn) fail("map: the function is empty");
     if (num_parallel_calls < 1 && num_parallel_calls != kAutotune)
       fail("map: num_parallel_calls must be at least 1 or kAutotune (-1), got ", num_parallel_calls);
-    if (num_parallel_calls > 1024) fail("map: num_parallel_calls must be at most 1024, got ", num_parallel_calls);
-    const int threads = num_parallel_calls == kAutotune ? ef::num_threads() : static_cast<int>(num_parallel_calls);
+    if (num_parallel_calls > 1024)
+      fail("map: num_parallel_calls must be at most 1024, got ", num_parallel_calls);
+    const int threads =
+        num_parallel_calls == kAutotune ? ef::num_threads() : static_cast<int>(num_parallel_calls);
     return Dataset(detail::make_map_node(node_, std::move(fn), threads));
   });
 }

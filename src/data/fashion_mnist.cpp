@@ -15,7 +15,8 @@ std::string find_file(const std::string& directory, const std::string& name) {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const std::string& candidate : {name + ".gz", name})
-    if (fs::is_regular_file(fs::path(directory) / candidate, ec)) return (fs::path(directory) / candidate).string();
+    if (fs::is_regular_file(fs::path(directory) / candidate, ec))
+      return (fs::path(directory) / candidate).string();
   fail<NotFoundError>("fashion_mnist: Fashion-MNIST is not installed: looked for ", name, ".gz (or ", name,
                       ") in ", directory,
                       ". Install Debian's package with `sudo apt-get install dataset-fashion-mnist`, or pass "
@@ -33,7 +34,8 @@ void check_labels(const IdxFile& f, const IdxFile& images, const std::string& pa
   if (f.type != IdxType::UInt8 || f.dims.size() != 1 || f.dims[0] != images.dims[0])
     fail("fashion_mnist: '", path, "' should hold ", images.dims[0], " ubyte labels (one per image)");
   for (size_t i = 0; i < f.data.size(); ++i)
-    if (f.data[i] > 9) fail("fashion_mnist: '", path, "': label ", i, " is ", int(f.data[i]), ", outside [0, 10)");
+    if (f.data[i] > 9)
+      fail("fashion_mnist: '", path, "': label ", i, " is ", int(f.data[i]), ", outside [0, 10)");
 }
 
 LabeledImages to_tensors(const IdxFile& images, const IdxFile& labels) {
@@ -58,8 +60,9 @@ std::string fashion_mnist_directory(const std::string& directory) {
 FashionMnistFiles read_fashion_mnist_files(const std::string& directory, CallSite where) {
   try {
     const std::string dir = fashion_mnist_directory(directory);
-    const std::string paths[4] = {find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"),
-                                  find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte")};
+    const std::string paths[4] = {
+        find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"),
+        find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte")};
     FashionMnistFiles files{read_idx_file(paths[0]), read_idx_file(paths[1]), read_idx_file(paths[2]),
                             read_idx_file(paths[3])};
     check_images(files.train_images, paths[0]);
@@ -76,7 +79,8 @@ FashionMnistFiles read_fashion_mnist_files(const std::string& directory, CallSit
 FashionMnist fashion_mnist(const std::string& directory, CallSite where) {
   try {
     const FashionMnistFiles files = read_fashion_mnist_files(directory);
-    return {to_tensors(files.train_images, files.train_labels), to_tensors(files.test_images, files.test_labels)};
+    return {to_tensors(files.train_images, files.train_labels),
+            to_tensors(files.test_images, files.test_labels)};
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -40,7 +40,9 @@ class SlicesNode final : public DatasetNode {
   SlicesNode(std::vector<Tensor> tensors, int64_t rows)
       : source_(std::make_shared<SliceSource>(SliceSource{std::move(tensors), rows})) {}
 
-  std::unique_ptr<IteratorImpl> make_iterator() const override { return std::make_unique<SlicesIterator>(source_); }
+  std::unique_ptr<IteratorImpl> make_iterator() const override {
+    return std::make_unique<SlicesIterator>(source_);
+  }
   int64_t cardinality() const override { return source_->rows; }
 
  private:

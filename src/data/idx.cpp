@@ -14,7 +14,6 @@ namespace ef::data {
 
 namespace {
 
-
 struct GzCloser {
   void operator()(gzFile f) const { gzclose(f); }
 };
@@ -22,20 +21,31 @@ using GzPtr = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
 
 bool known_type(uint8_t code) {
   switch (static_cast<IdxType>(code)) {
-    case IdxType::UInt8: case IdxType::Int8: case IdxType::Int16:
-    case IdxType::Int32: case IdxType::Float32: case IdxType::Float64: return true;
+    case IdxType::UInt8:
+    case IdxType::Int8:
+    case IdxType::Int16:
+    case IdxType::Int32:
+    case IdxType::Float32:
+    case IdxType::Float64:
+      return true;
   }
   return false;
 }
 
 const char* type_name(IdxType type) {
   switch (type) {
-    case IdxType::UInt8: return "ubyte";
-    case IdxType::Int8: return "byte";
-    case IdxType::Int16: return "short";
-    case IdxType::Int32: return "int";
-    case IdxType::Float32: return "float";
-    case IdxType::Float64: return "double";
+    case IdxType::UInt8:
+      return "ubyte";
+    case IdxType::Int8:
+      return "byte";
+    case IdxType::Int16:
+      return "short";
+    case IdxType::Int32:
+      return "int";
+    case IdxType::Float32:
+      return "float";
+    case IdxType::Float64:
+      return "double";
   }
   return "unknown";
 }
@@ -46,7 +56,8 @@ class Reader {
     errno = 0;
     file_.reset(gzopen(path.c_str(), "rb"));
     if (!file_)
-      fail<NotFoundError>("read_idx: cannot open '", path, "': ", errno ? std::strerror(errno) : "out of memory");
+      fail<NotFoundError>("read_idx: cannot open '", path,
+                          "': ", errno ? std::strerror(errno) : "out of memory");
     gzbuffer(file_.get(), 1 << 17);
   }
 
@@ -90,7 +101,8 @@ uint32_t big_endian_u32(const uint8_t* p) {
 // Elements arrive big-endian; flip them in place on little-endian machines.
 void to_native(std::vector<uint8_t>& data, size_t width) {
   if (width == 1 || std::endian::native == std::endian::big) return;
-  for (size_t i = 0; i + width <= data.size(); i += width) std::reverse(data.begin() + i, data.begin() + i + width);
+  for (size_t i = 0; i + width <= data.size(); i += width)
+    std::reverse(data.begin() + i, data.begin() + i + width);
 }
 
 // The elements of `file` (stored as S) in a new tensor of D's dtype.
@@ -111,10 +123,16 @@ Tensor widen(const IdxFile& file) {
 
 size_t element_size(IdxType type) {
   switch (type) {
-    case IdxType::UInt8: case IdxType::Int8: return 1;
-    case IdxType::Int16: return 2;
-    case IdxType::Int32: case IdxType::Float32: return 4;
-    case IdxType::Float64: return 8;
+    case IdxType::UInt8:
+    case IdxType::Int8:
+      return 1;
+    case IdxType::Int16:
+      return 2;
+    case IdxType::Int32:
+    case IdxType::Float32:
+      return 4;
+    case IdxType::Float64:
+      return 8;
   }
   return 1;
 }
@@ -124,10 +142,11 @@ IdxFile read_idx_file(const std::string& path, CallSite where) {
     Reader in(path);
     uint8_t magic[4];
     const size_t got = in.read(magic, 4);
-    if (got < 4) in.malformed("magic number", detail::str("the file has only ", got, " bytes, the header needs 4"));
+    if (got < 4)
+      in.malformed("magic number", detail::str("the file has only ", got, " bytes, the header needs 4"));
     if (magic[0] != 0 || magic[1] != 0)
-      in.malformed("magic number", detail::str("the first two bytes must be 0, got ", int{magic[0]}, " and ",
-                                               int{magic[1]}));
+      in.malformed("magic number",
+                   detail::str("the first two bytes must be 0, got ", int{magic[0]}, " and ", int{magic[1]}));
     if (!known_type(magic[2]))
       in.malformed("type code", detail::str("0x", std::hex, int{magic[2]},
                                             " is not one of 0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E"));
@@ -147,7 +166,8 @@ IdxFile read_idx_file(const std::string& path, CallSite where) {
     uint64_t count = std::find(file.dims.begin(), file.dims.end(), 0) != file.dims.end() ? 0 : 1;
     for (int64_t size : file.dims) {
       if (count != 0 && count > (uint64_t{1} << 48) / width / static_cast<uint64_t>(size))
-        in.malformed("dimensions", detail::str(shape, " ", type_name(file.type), " elements overflow the size limit"));
+        in.malformed("dimensions",
+                     detail::str(shape, " ", type_name(file.type), " elements overflow the size limit"));
       count *= static_cast<uint64_t>(size);
     }
 
@@ -167,8 +187,8 @@ IdxFile read_idx_file(const std::string& path, CallSite where) {
     file.data.resize(expected);
     uint8_t extra;
     if (in.read(&extra, 1) != 0)
-      in.malformed("data", detail::str("the file holds more than the ", expected, " bytes that dimensions ", shape,
-                                       " of ", type_name(file.type), " need"));
+      in.malformed("data", detail::str("the file holds more than the ", expected, " bytes that dimensions ",
+                                       shape, " of ", type_name(file.type), " need"));
     to_native(file.data, width);
     return file;
   } catch (Error& e) {
@@ -181,12 +201,18 @@ Tensor read_idx(const std::string& path, CallSite where) {
   try {
     const IdxFile file = read_idx_file(path);
     switch (file.type) {
-      case IdxType::UInt8: return widen<uint8_t, int32_t>(file);
-      case IdxType::Int8: return widen<int8_t, int32_t>(file);
-      case IdxType::Int16: return widen<int16_t, int32_t>(file);
-      case IdxType::Int32: return widen<int32_t, int32_t>(file);
-      case IdxType::Float32: return widen<float, float>(file);
-      case IdxType::Float64: return widen<double, double>(file);
+      case IdxType::UInt8:
+        return widen<uint8_t, int32_t>(file);
+      case IdxType::Int8:
+        return widen<int8_t, int32_t>(file);
+      case IdxType::Int16:
+        return widen<int16_t, int32_t>(file);
+      case IdxType::Int32:
+        return widen<int32_t, int32_t>(file);
+      case IdxType::Float32:
+        return widen<float, float>(file);
+      case IdxType::Float64:
+        return widen<double, double>(file);
     }
     fail<InternalError>("read_idx: unhandled IDX type code ", int(file.type));
   } catch (Error& e) {

@@ -21,7 +21,8 @@ void check_result(const Element& result) {
 
 class SequentialMapIterator final : public IteratorImpl {
  public:
-  SequentialMapIterator(std::unique_ptr<IteratorImpl> input, MapFn fn) : input_(std::move(input)), fn_(std::move(fn)) {}
+  SequentialMapIterator(std::unique_ptr<IteratorImpl> input, MapFn fn)
+      : input_(std::move(input)), fn_(std::move(fn)) {}
 
   bool next(Element& out) override {
     Element in;
@@ -136,7 +137,8 @@ class ParallelMapIterator final : public IteratorImpl {
 
 class MapNode final : public DatasetNode {
  public:
-  MapNode(NodePtr input, MapFn fn, int num_threads) : input_(std::move(input)), fn_(std::move(fn)), threads_(num_threads) {}
+  MapNode(NodePtr input, MapFn fn, int num_threads)
+      : input_(std::move(input)), fn_(std::move(fn)), threads_(num_threads) {}
 
   std::unique_ptr<IteratorImpl> make_iterator() const override {
     if (threads_ <= 1) return std::make_unique<SequentialMapIterator>(input_->make_iterator(), fn_);

@@ -76,8 +76,10 @@ class TakeIterator final : public IteratorImpl {
 
  private:
   bool counted(bool got) {
-    if (!got) left_ = 0;
-    else if (left_ > 0) --left_;
+    if (!got)
+      left_ = 0;
+    else if (left_ > 0)
+      --left_;
     return got;
   }
   std::unique_ptr<IteratorImpl> input_;

@@ -41,11 +41,13 @@ class ShuffleIterator final : public IteratorImpl {
       out = source->row(row);
       return true;
     }
-    return draw(elements_, [&](Element& e) { return input_->next(e); }, out);
+    return draw(
+        elements_, [&](Element& e) { return input_->next(e); }, out);
   }
   const SliceSource* rows() const override { return input_->rows(); }
   bool next_row(int64_t& row) override {
-    return draw(rows_, [&](int64_t& r) { return input_->next_row(r); }, row);
+    return draw(
+        rows_, [&](int64_t& r) { return input_->next_row(r); }, row);
   }
 
  private:

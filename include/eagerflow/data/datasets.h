@@ -37,7 +37,8 @@ std::string fashion_mnist_directory(const std::string& directory = "");
 // fashion_mnist_directory(directory). Missing files throw NotFoundError saying where it
 // looked and how to install them (`sudo apt-get install dataset-fashion-mnist`);
 // files with unexpected shapes, types or labels throw InvalidArgumentError.
-FashionMnistFiles read_fashion_mnist_files(const std::string& directory = "", CallSite where = CallSite::current());
+FashionMnistFiles read_fashion_mnist_files(const std::string& directory = "",
+                                           CallSite where = CallSite::current());
 
 // Fashion-MNIST (Zalando's 28x28 grey images of 10 clothing classes): images as float32
 // scaled to [0, 1], shape [N, 28, 28]; labels as int64 class ids (what

@@ -15,7 +15,14 @@
 namespace ef::data {
 
 // IDX element types, by their type code.
-enum class IdxType : uint8_t { UInt8 = 0x08, Int8 = 0x09, Int16 = 0x0B, Int32 = 0x0C, Float32 = 0x0D, Float64 = 0x0E };
+enum class IdxType : uint8_t {
+  UInt8 = 0x08,
+  Int8 = 0x09,
+  Int16 = 0x0B,
+  Int32 = 0x0C,
+  Float32 = 0x0D,
+  Float64 = 0x0E
+};
 
 // An IDX file's contents exactly as stored: its element type, dimensions, and the
 // elements in native byte order (element_size(type) bytes each).

@@ -9,7 +9,9 @@
 namespace ef::testing {
 
 // A dataset of the scalars 0, 1, ..., n-1 (int64).
-inline data::Dataset numbers(int64_t n) { return data::Dataset::from_tensor_slices({range(0, n, 1, DType::Int64)}); }
+inline data::Dataset numbers(int64_t n) {
+  return data::Dataset::from_tensor_slices({range(0, n, 1, DType::Int64)});
+}
 
 // Component 0 of every element of one pass, flattened in order.
 inline std::vector<int64_t> values(const data::Dataset& ds) {

@@ -28,9 +28,8 @@ TEST(DatasetTest, FromTensorSlicesYieldsRowsOfEveryTensor) {
 
 TEST(DatasetTest, NonContiguousAndEmptyInputs) {
   Tensor xt = transpose(iota({2, 3}));  // rows of the transpose: (0, 3), (1, 4), (2, 5)
-  EXPECT_EQ(values(Dataset::from_tensor_slices({xt}).map([](const Element& e) {
-              return Element{cast(e[0], DType::Int64)};
-            })),
+  EXPECT_EQ(values(Dataset::from_tensor_slices({xt}).map(
+                [](const Element& e) { return Element{cast(e[0], DType::Int64)}; })),
             (std::vector<int64_t>{0, 3, 1, 4, 2, 5}));
   Dataset empty = Dataset::from_tensor_slices({zeros({0, 4})});
   EXPECT_EQ(empty.cardinality(), 0);
@@ -63,8 +62,8 @@ TEST(DatasetTest, ShuffleIsAPermutationFixedBySeed) {
   std::vector<int64_t> first = values(a);
   EXPECT_EQ(sorted(first), iota_vector(100));
   EXPECT_NE(first, iota_vector(100));
-  EXPECT_EQ(values(numbers(100).shuffle(100, 7)), first);   // same seed, same first pass
-  EXPECT_NE(values(numbers(100).shuffle(100, 8)), first);   // another seed, another order
+  EXPECT_EQ(values(numbers(100).shuffle(100, 7)), first);  // same seed, same first pass
+  EXPECT_NE(values(numbers(100).shuffle(100, 8)), first);  // another seed, another order
 }
 
 TEST(DatasetTest, ReshuffleEachIterationDiffersPerPassButIsReproducible) {
@@ -154,9 +153,8 @@ TEST(DatasetTest, BatchOfShuffledRowsMatchesStackedElements) {
 }
 
 TEST(DatasetTest, BatchOfMismatchedElementsNamesTheShapes) {
-  Dataset ragged = numbers(3).map([](const Element& e) {
-    return Element{fill(Shape{e[0].item<int64_t>() + 1}, 1.0f)};
-  });
+  Dataset ragged =
+      numbers(3).map([](const Element& e) { return Element{fill(Shape{e[0].item<int64_t>() + 1}, 1.0f)}; });
   EXPECT_ERROR(values(ragged.batch(3)), InvalidArgumentError, "batch", "[2]", "[1]");
 }
 
@@ -234,7 +232,8 @@ TEST(DatasetTest, EpochOfFashionMnistSizedBatchesIsFast) {
   auto start = std::chrono::steady_clock::now();
   int64_t batches = 0;
   for (const Element& e : ds) batches += e[0].dim(0) > 0;
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(batches, 1875);
   EXPECT_LT(ms, 500.0);
   std::cout << "[ epoch of batch(32) over 60000x28x28 float32: " << ms << " ms ]\n";

@@ -11,8 +11,8 @@ namespace fs = std::filesystem;
 
 TEST(FashionMnistTest, MissingFilesSayHowToInstallThem) {
   const std::string dir = (fs::temp_directory_path() / "ef_no_such_fashion_mnist").string();
-  EXPECT_ERROR(data::datasets::fashion_mnist(dir), NotFoundError, "sudo apt-get install dataset-fashion-mnist",
-               dir, "train-images-idx3-ubyte");
+  EXPECT_ERROR(data::datasets::fashion_mnist(dir), NotFoundError,
+               "sudo apt-get install dataset-fashion-mnist", dir, "train-images-idx3-ubyte");
 }
 
 TEST(FashionMnistTest, DirectoryComesFromTheArgumentThenTheEnvironment) {
@@ -28,8 +28,10 @@ TEST(FashionMnistTest, DirectoryComesFromTheArgumentThenTheEnvironment) {
 
 TEST(FashionMnistTest, LoadsTheInstalledDataset) {
   const std::string dir = data::datasets::fashion_mnist_directory();
-  if (!fs::exists(fs::path(dir) / "train-images-idx3-ubyte.gz") && !fs::exists(fs::path(dir) / "train-images-idx3-ubyte"))
-    GTEST_SKIP() << "Fashion-MNIST is not installed in " << dir << " (sudo apt-get install dataset-fashion-mnist)";
+  if (!fs::exists(fs::path(dir) / "train-images-idx3-ubyte.gz") &&
+      !fs::exists(fs::path(dir) / "train-images-idx3-ubyte"))
+    GTEST_SKIP() << "Fashion-MNIST is not installed in " << dir
+                 << " (sudo apt-get install dataset-fashion-mnist)";
   data::datasets::FashionMnist d = data::datasets::fashion_mnist();
   expect_meta(d.train.images, {60000, 28, 28}, DType::Float32);
   expect_meta(d.train.labels, {60000}, DType::Int64);
@@ -40,7 +42,8 @@ TEST(FashionMnistTest, LoadsTheInstalledDataset) {
   EXPECT_EQ(reduce_min(d.test.labels).item<int64_t>(), 0);
   EXPECT_EQ(reduce_max(d.test.labels).item<int64_t>(), 9);
   // Fashion-MNIST is balanced: 6000 training images per class.
-  Tensor counts = reduce_sum(cast(equal(expand_dims(d.train.labels, 1), range(0, 10, 1, DType::Int64)), DType::Int64), 0);
+  Tensor counts =
+      reduce_sum(cast(equal(expand_dims(d.train.labels, 1), range(0, 10, 1, DType::Int64)), DType::Int64), 0);
   expect_values(counts, std::vector<double>(10, 6000));
 }
 

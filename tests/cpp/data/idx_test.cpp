@@ -17,9 +17,8 @@ using Bytes = std::vector<uint8_t>;
 class IdxTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ef_idx_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("ef_idx_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -29,11 +28,12 @@ class IdxTest : public ::testing::Test {
     if (gzip) {
       gzFile f = gzopen(path.c_str(), "wb");
       EXPECT_NE(f, nullptr);
-      EXPECT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+      EXPECT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())),
+                static_cast<int>(bytes.size()));
       gzclose(f);
     } else {
-      std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                  static_cast<std::streamsize>(bytes.size()));
+      std::ofstream(path, std::ios::binary)
+          .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     }
     return path;
   }
@@ -63,7 +63,8 @@ Bytes with_values(Bytes b, const std::vector<T>& values) {
 TEST_F(IdxTest, RoundTripsEveryTypePlainAndGzip) {
   for (bool gz : {false, true}) {
     SCOPED_TRACE(gz ? "gzip" : "plain");
-    Tensor u8 = data::read_idx(write("u8", with_values<uint8_t>(header(0x08, {2, 3}), {0, 1, 2, 128, 254, 255}), gz));
+    Tensor u8 =
+        data::read_idx(write("u8", with_values<uint8_t>(header(0x08, {2, 3}), {0, 1, 2, 128, 254, 255}), gz));
     expect_meta(u8, {2, 3}, DType::Int32);
     expect_values(u8, {0, 1, 2, 128, 254, 255});
     Tensor i8 = data::read_idx(write("i8", with_values<int8_t>(header(0x09, {3}), {-128, -1, 127}), gz));
@@ -77,7 +78,8 @@ TEST_F(IdxTest, RoundTripsEveryTypePlainAndGzip) {
     Tensor f32 = data::read_idx(write("f32", with_values<float>(header(0x0D, {2}), {1.5f, -0.25f}), gz));
     expect_meta(f32, {2}, DType::Float32);
     expect_values(f32, {1.5, -0.25});
-    Tensor f64 = data::read_idx(write("f64", with_values<double>(header(0x0E, {1}), {3.141592653589793}), gz));
+    Tensor f64 =
+        data::read_idx(write("f64", with_values<double>(header(0x0E, {1}), {3.141592653589793}), gz));
     expect_meta(f64, {1}, DType::Float64);
     EXPECT_EQ(f64.item<double>(), 3.141592653589793);
     Tensor empty = data::read_idx(write("empty", header(0x08, {0, 28}), gz));
@@ -86,7 +88,8 @@ TEST_F(IdxTest, RoundTripsEveryTypePlainAndGzip) {
 }
 
 TEST_F(IdxTest, RawFileKeepsTheStoredType) {
-  data::IdxFile f = data::read_idx_file(write("raw", with_values<int16_t>(header(0x0B, {2}), {-2, 300}), true));
+  data::IdxFile f =
+      data::read_idx_file(write("raw", with_values<int16_t>(header(0x0B, {2}), {-2, 300}), true));
   EXPECT_EQ(f.type, data::IdxType::Int16);
   EXPECT_EQ(f.dims, (std::vector<int64_t>{2}));
   ASSERT_EQ(f.data.size(), 4u);
@@ -106,8 +109,7 @@ TEST_F(IdxTest, LargeGzipFile) {
 }
 
 TEST_F(IdxTest, MissingFile) {
-  EXPECT_ERROR(data::read_idx((dir_ / "nope").string()), NotFoundError, "read_idx", "nope",
-               "No such file");
+  EXPECT_ERROR(data::read_idx((dir_ / "nope").string()), NotFoundError, "read_idx", "nope", "No such file");
 }
 
 TEST_F(IdxTest, MalformedFilesNameTheFileAndTheField) {

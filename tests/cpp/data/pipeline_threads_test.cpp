@@ -31,7 +31,8 @@ TEST(DatasetMapTest, ParallelMapKeepsInputOrder) {
   std::atomic<int> concurrent{0}, peak{0};
   auto slow_square = [&](const Element& e) {
     int now = ++concurrent;
-    for (int seen = peak.load(); now > seen && !peak.compare_exchange_weak(seen, now);) {}
+    for (int seen = peak.load(); now > seen && !peak.compare_exchange_weak(seen, now);) {
+    }
     const int64_t i = e[0].item<int64_t>();
     std::this_thread::sleep_for(std::chrono::microseconds(200 * (8 - i % 8)));
     --concurrent;
@@ -60,7 +61,14 @@ TEST(DatasetMapTest, MapErrorsReachTheConsumerInOrder) {
 TEST(DatasetMapTest, ParallelMapStopsCleanlyWhenAbandoned) {
   std::atomic<int> calls{0};
   {
-    data::Iterator it = numbers(1000).map([&](const Element& e) { ++calls; return e; }, 4).make_iterator();
+    data::Iterator it = numbers(1000)
+                            .map(
+                                [&](const Element& e) {
+                                  ++calls;
+                                  return e;
+                                },
+                                4)
+                            .make_iterator();
     it.get_next();
   }  // destroyed with work in flight
   EXPECT_LE(calls.load(), 10);
@@ -68,14 +76,20 @@ TEST(DatasetMapTest, ParallelMapStopsCleanlyWhenAbandoned) {
 
 TEST(DatasetPrefetchTest, PrefetchYieldsEverythingInOrder) {
   EXPECT_EQ(values(numbers(100).prefetch(3)), iota_vector(100));
-  EXPECT_EQ(values(numbers(100).shuffle(100, 1).batch(8).prefetch()), values(numbers(100).shuffle(100, 1).batch(8)));
+  EXPECT_EQ(values(numbers(100).shuffle(100, 1).batch(8).prefetch()),
+            values(numbers(100).shuffle(100, 1).batch(8)));
   EXPECT_EQ(values(numbers(5).prefetch(1).repeat(2)), (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
 }
 
 TEST(DatasetPrefetchTest, ProducerRunsAheadByAtMostTheBuffer) {
   std::atomic<int> produced{0};
-  data::Iterator it =
-      numbers(100).map([&](const Element& e) { ++produced; return e; }).prefetch(3).make_iterator();
+  data::Iterator it = numbers(100)
+                          .map([&](const Element& e) {
+                            ++produced;
+                            return e;
+                          })
+                          .prefetch(3)
+                          .make_iterator();
   it.get_next();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   // One taken, three queued, at most one more in the producer's hands.
