@@ -1,11 +1,14 @@
 """ef.data: input pipelines with tf.data's semantics, run by the C++ runtime.
 
-    (x, y), _ = ef.datasets.fashion_mnist.load_data()
-    ds = (ef.data.Dataset.from_tensor_slices((x / 255, y))
+    train, test = ef.data.datasets.fashion_mnist()
+    ds = (ef.data.Dataset.from_tensor_slices((train.images, train.labels))
           .shuffle(10000, seed=42).batch(32).prefetch(ef.data.AUTOTUNE))
     for epoch in range(5):
-        for images, labels in ds:       # ef tensors: [32, 28, 28] float64, [32] int32
+        for images, labels in ds:       # ef tensors: [32, 28, 28] float32, [32] int64
             ...
+
+Tensors, NumPy arrays and nested lists are accepted wherever tensors are (NumPy's
+uint8 becomes int32: eagerflow has no 8-bit dtype).
 
 Elements are tuples of tensors when the dataset was built from a tuple (or a map
 returned one), and single tensors otherwise. Map functions receive the element's

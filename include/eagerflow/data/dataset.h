@@ -107,8 +107,8 @@ class Dataset {
   // shapes or dtypes differ between elements throw InvalidArgumentError when reached.
   Dataset batch(int64_t batch_size, bool drop_remainder = false, CallSite where = CallSite::current()) const;
   // fn applied to every element. num_parallel_calls > 1 (or kAutotune) calls fn on that
-  // many worker threads, still yielding results in input order. fn's errors propagate
-  // to the consumer.
+  // many worker threads at once (so fn must be safe to call concurrently), still
+  // yielding results in input order. fn's errors propagate to the consumer.
   Dataset map(MapFn fn, int64_t num_parallel_calls = 1, CallSite where = CallSite::current()) const;
   // The dataset `count` times over (count = -1: forever). count < -1 throws.
   Dataset repeat(int64_t count = -1, CallSite where = CallSite::current()) const;
