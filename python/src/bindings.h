@@ -35,6 +35,7 @@ struct PyRef {
 
 // A shape as a tuple of ints (None for an unknown dimension).
 py::tuple shape_tuple(const ef::Shape& shape);
+void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX files
 
 // Python's `/` and TensorFlow's divide: integer operands divide as float64 (7 / 2 is
 // 3.5), where the C++ ef::divide keeps integers.

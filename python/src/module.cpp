@@ -71,4 +71,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_autodiff(m);
   efpy::bind_optim(m);
   efpy::bind_nn(m);
+  efpy::bind_data(m);
 }
