@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libopenblas-dev
+  nlohmann-json3-dev   # checkpoint headers
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.

@@ -25,6 +25,8 @@ void raise_ef_error(std::exception_ptr p) {
       raise("ResourceExhaustedError", e);
     } catch (const ef::NotFoundError& e) {
       raise("NotFoundError", e);
+    } catch (const ef::DataLossError& e) {
+      raise("DataLossError", e);
     } catch (const ef::InternalError& e) {
       raise("InternalError", e);
   } catch (const ef::Error& e) {
