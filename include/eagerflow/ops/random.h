@@ -16,6 +16,7 @@
 // only on the resolved key, the stream position and i, never on the thread count.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -44,5 +45,18 @@ Tensor normal(const Shape& shape, double mean = 0.0, double stddev = 1.0, DType 
 Tensor truncated_normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,
                         DType dtype = DType::Float32, std::optional<int64_t> seed = std::nullopt,
                         CallSite where = CallSite::current());
+
+// ---- Stateless variants (tf.random.stateless_*) ----
+// The values depend only on `seed`, the shape and the other arguments: every call with
+// the same arguments returns the same tensor, whatever set_seed says. Arguments and
+// errors as the stateful ops above.
+using StatelessSeed = std::array<int64_t, 2>;
+Tensor stateless_uniform(const Shape& shape, StatelessSeed seed, const TensorOrScalar& minval = 0,
+                         const std::optional<TensorOrScalar>& maxval = std::nullopt, DType dtype = DType::Float32,
+                         CallSite where = CallSite::current());
+Tensor stateless_normal(const Shape& shape, StatelessSeed seed, double mean = 0.0, double stddev = 1.0,
+                        DType dtype = DType::Float32, CallSite where = CallSite::current());
+Tensor stateless_truncated_normal(const Shape& shape, StatelessSeed seed, double mean = 0.0, double stddev = 1.0,
+                                  DType dtype = DType::Float32, CallSite where = CallSite::current());
 
 }  // namespace ef::random

@@ -163,8 +163,7 @@ const OpDef& kTruncatedNormal = define_op({
 });
 
 Tensor run_normal(const OpDef& op, const Shape& shape, double mean, double stddev, DType dtype,
-                  std::optional<int64_t> seed, CallSite where) {
-  detail::RandomStream s = detail::next_random_stream(seed);
+                  const detail::RandomStream& s, CallSite where) {
   return run_op(op, {},
                 {shape.dims(), mean, stddev, dtype, static_cast<int64_t>(s.key), static_cast<int64_t>(s.stream)},
                 where);
@@ -174,12 +173,22 @@ Tensor run_normal(const OpDef& op, const Shape& shape, double mean, double stdde
 
 Tensor random::normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<int64_t> seed,
                       CallSite where) {
-  return run_normal(kNormal, shape, mean, stddev, dtype, seed, where);
+  return run_normal(kNormal, shape, mean, stddev, dtype, detail::next_random_stream(seed), where);
+}
+
+Tensor random::stateless_normal(const Shape& shape, StatelessSeed seed, double mean, double stddev, DType dtype,
+                                CallSite where) {
+  return run_normal(kNormal, shape, mean, stddev, dtype, detail::stateless_random_stream(seed), where);
 }
 
 Tensor random::truncated_normal(const Shape& shape, double mean, double stddev, DType dtype,
                                 std::optional<int64_t> seed, CallSite where) {
-  return run_normal(kTruncatedNormal, shape, mean, stddev, dtype, seed, where);
+  return run_normal(kTruncatedNormal, shape, mean, stddev, dtype, detail::next_random_stream(seed), where);
+}
+
+Tensor random::stateless_truncated_normal(const Shape& shape, StatelessSeed seed, double mean, double stddev,
+                                          DType dtype, CallSite where) {
+  return run_normal(kTruncatedNormal, shape, mean, stddev, dtype, detail::stateless_random_stream(seed), where);
 }
 
 }  // namespace ef

@@ -4,6 +4,7 @@
 // function of its attributes. Internal to src/ops.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -16,5 +17,7 @@ struct RandomStream {
 
 // Resolves the seeds of one random op call and claims the next stream of the pair.
 RandomStream next_random_stream(std::optional<int64_t> op_seed);
+// The fixed stream of a stateless op's two-integer seed; touches no seed state.
+RandomStream stateless_random_stream(const std::array<int64_t, 2>& seed);
 
 }  // namespace ef::detail

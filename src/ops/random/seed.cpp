@@ -73,4 +73,10 @@ detail::RandomStream detail::next_random_stream(std::optional<int64_t> op_seed) 
   return {key_of(global, *op_seed), calls++};
 }
 
+detail::RandomStream detail::stateless_random_stream(const std::array<int64_t, 2>& seed) {
+  // Stream ids from 2^62 up are never claimed by stateful ops (explicit op seeds count
+  // from 0, counter-given ones from 2^63), so stateless values are distinct from theirs.
+  return {key_of(seed[0], seed[1]), uint64_t{1} << 62};
+}
+
 }  // namespace ef

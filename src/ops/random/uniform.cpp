@@ -138,10 +138,11 @@ const OpDef& kUniformInt = define_op({
     .traits = {.random = true},
 });
 
-}  // namespace
-
-Tensor random::uniform(const Shape& shape, const TensorOrScalar& minval, const std::optional<TensorOrScalar>& maxval,
-                       DType dtype, std::optional<int64_t> seed, CallSite where) {
+// `claim` resolves the stream once the arguments are valid, so a failed call
+// consumes no stream.
+template <class ClaimStream>
+Tensor run_uniform(const Shape& shape, const TensorOrScalar& minval, const std::optional<TensorOrScalar>& maxval,
+                   DType dtype, ClaimStream claim, CallSite where) {
   try {
     if (minval.is_tensor() || (maxval && maxval->is_tensor()))
       fail("random_uniform: minval and maxval must be numbers, not tensors");
@@ -150,13 +151,13 @@ Tensor random::uniform(const Shape& shape, const TensorOrScalar& minval, const s
       // scalar_tensor checks that the bounds fit the dtype exactly.
       int64_t lo = scalar_tensor(minval, dtype, "random_uniform_int").item<int64_t>();
       int64_t hi = scalar_tensor(*maxval, dtype, "random_uniform_int").item<int64_t>();
-      detail::RandomStream s = detail::next_random_stream(seed);
+      detail::RandomStream s = claim();
       return run_op(kUniformInt, {},
                     {shape.dims(), lo, hi, dtype, static_cast<int64_t>(s.key), static_cast<int64_t>(s.stream)},
                     where);
     }
     double lo = minval.value(), hi = maxval ? maxval->value() : 1.0;
-    detail::RandomStream s = detail::next_random_stream(seed);
+    detail::RandomStream s = claim();
     return run_op(kUniform, {},
                   {shape.dims(), lo, hi, dtype, static_cast<int64_t>(s.key), static_cast<int64_t>(s.stream)},
                   where);
@@ -164,6 +165,18 @@ Tensor random::uniform(const Shape& shape, const TensorOrScalar& minval, const s
     e.add_call_site(where);
     throw;
   }
+}
+
+}  // namespace
+
+Tensor random::uniform(const Shape& shape, const TensorOrScalar& minval, const std::optional<TensorOrScalar>& maxval,
+                       DType dtype, std::optional<int64_t> seed, CallSite where) {
+  return run_uniform(shape, minval, maxval, dtype, [&] { return detail::next_random_stream(seed); }, where);
+}
+
+Tensor random::stateless_uniform(const Shape& shape, StatelessSeed seed, const TensorOrScalar& minval,
+                                 const std::optional<TensorOrScalar>& maxval, DType dtype, CallSite where) {
+  return run_uniform(shape, minval, maxval, dtype, [&] { return detail::stateless_random_stream(seed); }, where);
 }
 
 }  // namespace ef

@@ -254,3 +254,27 @@ TEST(NnDropout, Errors) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+TEST(StatelessRandom, RepeatsForASeedAndIgnoresTheGlobalSeed) {
+  random::set_seed(1);
+  Tensor a = random::stateless_uniform({100}, {3, 4}, -1, 1, DType::Float64);
+  random::set_seed(2);
+  Tensor b = random::stateless_uniform({100}, {3, 4}, -1, 1, DType::Float64);
+  random::set_seed(std::nullopt);
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>());
+  EXPECT_NE(a.to_vector<double>(), random::stateless_uniform({100}, {3, 5}, -1, 1, DType::Float64).to_vector<double>());
+  // Not the stream of the stateful op with a matching op seed.
+  EXPECT_NE(a.to_vector<double>(), random::uniform({100}, -1, 1, DType::Float64, 3).to_vector<double>());
+  Tensor n = random::stateless_normal({1000}, {7, 0}, 0, 1, DType::Float64);
+  EXPECT_EQ(n.to_vector<double>(), random::stateless_normal({1000}, {7, 0}, 0, 1, DType::Float64).to_vector<double>());
+  EXPECT_NEAR(reduce_mean(n).item<double>(), 0.0, 0.1);
+  Tensor t = random::stateless_truncated_normal({1000}, {7, 0}, 0, 1, DType::Float64);
+  EXPECT_LE(reduce_max(abs(t)).item<double>(), 2.0);
+  EXPECT_ERROR(random::stateless_uniform({2}, {1, 1}, 2, 1, DType::Int32), InvalidArgumentError, "minval");
+}
+
+}  // namespace
+}  // namespace ef

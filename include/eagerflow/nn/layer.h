@@ -1,0 +1,57 @@
+// Layer: a Module that maps a tensor to a tensor and creates its variables on the
+// first call, when the input's shape is known (Keras' lazy build).
+//
+//   struct Scale : ef::nn::Layer {
+//     Scale() : Layer("scale") {}
+//     void build(const ef::Shape& input_shape) override {
+//       factor_ = add_weight("factor", {input_shape[input_shape.rank() - 1]}, "ones");
+//     }
+//     ef::Tensor call(const ef::Tensor& x, bool /*training*/) override { return x * factor_; }
+//     ef::Variable factor_{ef::zeros({0})};
+//   };
+//
+// The variables take the layer's dtype: the first input's if it is floating, float32
+// otherwise (integer ids into an Embedding, say).
+#pragma once
+
+#include <string>
+
+#include "eagerflow/nn/initializers.h"
+#include "eagerflow/nn/module.h"
+
+namespace ef::nn {
+
+class Layer : public Module {
+ public:
+  explicit Layer(std::string name = "layer") : Module(std::move(name)) {}
+
+  // Builds on first use, then runs call(). `training` switches layers such as Dropout
+  // and BatchNormalization between their training and inference behaviour.
+  Tensor operator()(const Tensor& inputs, bool training = false, CallSite where = CallSite::current());
+
+  // Builds now for inputs of `input_shape` (dimensions past the first must be known)
+  // unless already built.
+  void build_for(const Shape& input_shape, DType dtype = DType::Float32);
+  bool built() const { return built_; }
+  DType dtype() const { return dtype_; }
+
+  // Creates a variable named "<layer>/<name>", filled by `initializer` in the layer's
+  // dtype, and tracks it under `name` (Keras' add_weight).
+  Variable add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
+                      bool trainable = true);
+
+ protected:
+  // Creates the variables for inputs of `input_shape`. The default creates none.
+  virtual void build(const Shape& input_shape) { (void)input_shape; }
+  // The layer's computation.
+  virtual Tensor call(const Tensor& inputs, bool training) = 0;
+
+ private:
+  bool built_ = false;
+  DType dtype_ = DType::Float32;
+};
+
+// Keras' name for a layer made of layers; the same class here.
+using Model = Layer;
+
+}  // namespace ef::nn

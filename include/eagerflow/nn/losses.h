@@ -1,0 +1,85 @@
+// Losses, as Keras defines them: a function gives one value per example (reducing the
+// last axis), a class weights and reduces those values.
+//
+//   ef::nn::losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+//   ef::Tensor loss = loss_fn(labels, logits);     // mean over the batch
+//   ef::Tensor per_example = ef::nn::losses::mean_squared_error(y_true, y_pred);
+//
+// y_true is cast to y_pred's dtype (class ids of the sparse loss to int64). Shapes
+// that do not match throw InvalidArgumentError naming the loss and both shapes.
+// Probabilities are clipped to [1e-7, 1 - 1e-7] before logs, as Keras does.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "eagerflow/core/tensor.h"
+
+namespace ef::nn::losses {
+
+// How a loss class turns per-example losses into its result.
+enum class Reduction {
+  kNone,              // the per-example losses, weighted
+  kSum,               // their sum
+  kSumOverBatchSize,  // their sum divided by their count (Keras' default)
+};
+
+// ---- Per-example functions: the last axis is reduced ----
+// mean((y_true - y_pred)^2, axis=-1)
+Tensor mean_squared_error(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+// mean(|y_true - y_pred|, axis=-1)
+Tensor mean_absolute_error(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+// mean over the last axis of -(y log p + (1 - y) log(1 - p)), p = y_pred or
+// sigmoid(y_pred) when from_logits.
+Tensor binary_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits = false,
+                           CallSite where = CallSite::current());
+// -sum(y_true * log p, axis=-1), p = y_pred normalized to sum 1, or softmax(y_pred).
+Tensor categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits = false,
+                                CallSite where = CallSite::current());
+// -log p[y_true] for integer class ids y_true of shape y_pred.shape[:-1] (a trailing
+// dimension of 1 is allowed). Ids outside [0, classes) throw.
+Tensor sparse_categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits = false,
+                                       CallSite where = CallSite::current());
+
+// ---- Classes: per-example function + weighting + reduction ----
+struct LossOptions {
+  bool from_logits = false;  // ignored by the regression losses
+  Reduction reduction = Reduction::kSumOverBatchSize;
+};
+
+class Loss {
+ public:
+  virtual ~Loss() = default;
+  // The reduced loss. `sample_weight` multiplies the per-example losses and must
+  // broadcast to their shape (y_pred.shape[:-1]).
+  Tensor operator()(const Tensor& y_true, const Tensor& y_pred,
+                    const std::optional<Tensor>& sample_weight = std::nullopt,
+                    CallSite where = CallSite::current()) const;
+  const std::string& name() const { return name_; }
+
+ protected:
+  Loss(std::string name, LossOptions options) : name_(std::move(name)), options_(options) {}
+  virtual Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const = 0;
+  const LossOptions& options() const { return options_; }
+
+ private:
+  std::string name_;
+  LossOptions options_;
+};
+
+#define EF_DECLARE_LOSS(Class, name)                                                    \
+  class Class : public Loss {                                                           \
+   public:                                                                              \
+    explicit Class(LossOptions options = {}) : Loss(name, options) {}                   \
+                                                                                        \
+   protected:                                                                           \
+    Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;      \
+  };
+EF_DECLARE_LOSS(MeanSquaredError, "mean_squared_error")
+EF_DECLARE_LOSS(MeanAbsoluteError, "mean_absolute_error")
+EF_DECLARE_LOSS(BinaryCrossentropy, "binary_crossentropy")
+EF_DECLARE_LOSS(CategoricalCrossentropy, "categorical_crossentropy")
+EF_DECLARE_LOSS(SparseCategoricalCrossentropy, "sparse_categorical_crossentropy")
+#undef EF_DECLARE_LOSS
+
+}  // namespace ef::nn::losses

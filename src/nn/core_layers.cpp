@@ -1,0 +1,126 @@
+// Dense, Flatten, Dropout, LayerNormalization, Embedding: compositions of public ops,
+// so their gradients, graph mode and devices come from the ops.
+#include <algorithm>
+
+#include "eagerflow/nn/layers.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/linalg.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/nn.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
+
+namespace ef::nn {
+
+namespace {
+Variable built_variable(const std::optional<Variable>& v, const Layer& layer, const char* what) {
+  if (!v) fail<FailedPreconditionError>("layer '", layer.name(), "' has no ", what, " yet: it is built on its first call");
+  return *v;
+}
+}  // namespace
+
+// ---- Dense ----
+
+Dense::Dense(int64_t units, DenseOptions options)
+    : Layer(options.name), units_(units), options_(std::move(options)) {
+  if (units <= 0) fail("Dense: argument 'units' must be positive, got ", units);
+}
+
+Variable Dense::kernel() const { return built_variable(kernel_, *this, "kernel"); }
+Variable Dense::bias() const { return built_variable(bias_, *this, "bias"); }
+
+void Dense::build(const Shape& input_shape) {
+  if (input_shape.rank() < 2)
+    fail("layer '", name(), "' (Dense) needs inputs of rank >= 2 ([batch, features]), got shape ", input_shape);
+  const int64_t features = input_shape[input_shape.rank() - 1];
+  if (features < 0) fail("layer '", name(), "' (Dense): the last dimension of the input must be known, got ", input_shape);
+  kernel_ = add_weight("kernel", {features, units_}, options_.kernel_initializer);
+  if (options_.use_bias) bias_ = add_weight("bias", {units_}, options_.bias_initializer);
+}
+
+Tensor Dense::call(const Tensor& inputs, bool) {
+  const Shape& kernel_shape = kernel_->shape();
+  if (inputs.rank() < 2 || inputs.shape()[inputs.rank() - 1] != kernel_shape[0])
+    fail("layer '", name(), "' (Dense) was built for ", kernel_shape[0], " input features, got inputs of shape ",
+         inputs.shape());
+  if (inputs.dtype() != dtype())
+    fail("layer '", name(), "' (Dense) has dtype ", dtype(), ", got inputs of dtype ", inputs.dtype());
+  Tensor y = inputs.rank() == 2 ? matmul(inputs, *kernel_) : tensordot(inputs, *kernel_, 1);
+  if (bias_) y = y + *bias_;
+  return options_.activation(y);
+}
+
+// ---- Flatten ----
+
+Tensor Flatten::call(const Tensor& inputs, bool) {
+  if (inputs.rank() == 0) fail("layer '", name(), "' (Flatten) needs inputs with a batch dimension, got a scalar");
+  // The feature count is computed, not inferred with -1, so an empty batch works too.
+  int64_t features = 1;
+  for (int d = 1; d < inputs.rank(); ++d) features *= inputs.shape()[d];
+  return reshape(inputs, {inputs.shape()[0], features});
+}
+
+// ---- Dropout ----
+
+Dropout::Dropout(double rate, std::optional<int64_t> seed, std::string name)
+    : Layer(std::move(name)), rate_(rate), seed_(seed) {
+  if (!(rate >= 0 && rate < 1)) fail("Dropout: argument 'rate' must be in [0, 1), got ", rate);
+}
+
+Tensor Dropout::call(const Tensor& inputs, bool training) {
+  return training ? dropout(inputs, rate_, seed_) : inputs;
+}
+
+// ---- LayerNormalization ----
+
+LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
+    : Layer(options.name), options_(std::move(options)) {
+  if (!(options_.epsilon > 0)) fail("LayerNormalization: argument 'epsilon' must be positive, got ", options_.epsilon);
+}
+
+void LayerNormalization::build(const Shape& input_shape) {
+  const int64_t rank = input_shape.rank();
+  if (options_.axis < -rank || options_.axis >= rank)
+    fail("layer '", name(), "' (LayerNormalization): axis ", options_.axis, " is out of range for inputs of shape ",
+         input_shape);
+  axis_ = static_cast<int>(options_.axis < 0 ? options_.axis + rank : options_.axis);
+  const Shape param_shape{input_shape[axis_]};
+  if (options_.scale) gamma_ = add_weight("gamma", param_shape, options_.gamma_initializer);
+  if (options_.center) beta_ = add_weight("beta", param_shape, options_.beta_initializer);
+}
+
+Tensor LayerNormalization::call(const Tensor& inputs, bool) {
+  if (inputs.rank() <= axis_) fail("layer '", name(), "' (LayerNormalization) got inputs of shape ", inputs.shape());
+  Tensor mean = reduce_mean(inputs, axis_, /*keepdims=*/true);
+  Tensor centered = inputs - mean;
+  Tensor variance = reduce_mean(square(centered), axis_, /*keepdims=*/true);
+  Tensor y = centered * rsqrt(variance + options_.epsilon);
+  // gamma and beta live along axis_: reshape them to broadcast against the input.
+  Dims dims(inputs.rank(), 1);
+  dims[axis_] = inputs.shape()[axis_];
+  if (gamma_) y = y * reshape(*gamma_, Shape(dims));
+  if (beta_) y = y + reshape(*beta_, Shape(dims));
+  return y;
+}
+
+// ---- Embedding ----
+
+Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options)
+    : Layer(options.name), input_dim_(input_dim), output_dim_(output_dim), options_(std::move(options)) {
+  if (input_dim <= 0 || output_dim <= 0)
+    fail("Embedding: 'input_dim' and 'output_dim' must be positive, got ", input_dim, " and ", output_dim);
+}
+
+Variable Embedding::embeddings() const { return built_variable(embeddings_, *this, "embeddings"); }
+
+void Embedding::build(const Shape&) {
+  embeddings_ = add_weight("embeddings", {input_dim_, output_dim_}, options_.embeddings_initializer);
+}
+
+Tensor Embedding::call(const Tensor& inputs, bool) {
+  if (inputs.dtype() != DType::Int32 && inputs.dtype() != DType::Int64)
+    fail("layer '", name(), "' (Embedding) needs int32 or int64 ids, got ", inputs.dtype());
+  return gather(*embeddings_, inputs);
+}
+
+}  // namespace ef::nn

@@ -1,0 +1,136 @@
+// Keras' initializers over ef::random and ef::fill.
+#include "eagerflow/nn/initializers.h"
+
+#include <cmath>
+#include <map>
+
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/random.h"
+
+namespace ef::nn {
+
+namespace {
+
+struct Fans {
+  double in, out;
+};
+
+// Keras' _compute_fans: [in, out] for matrices; a convolution kernel's receptive
+// field (all leading dimensions) multiplies both.
+Fans compute_fans(const Shape& shape) {
+  const int rank = shape.rank();
+  if (rank == 0) return {1, 1};
+  if (rank == 1) return {double(shape[0]), double(shape[0])};
+  if (rank == 2) return {double(shape[0]), double(shape[1])};
+  double receptive = 1;
+  for (int d = 0; d < rank - 2; ++d) receptive *= double(shape[d]);
+  return {receptive * double(shape[rank - 2]), receptive * double(shape[rank - 1])};
+}
+
+void check_floating(const std::string& name, DType dtype) {
+  if (!is_floating(dtype))
+    fail("initializer '", name, "': only floating dtypes can be initialized this way, got ", dtype);
+}
+
+// Seeded initializers give the same values on every call (as Keras'), so they draw
+// statelessly; unseeded ones follow the global seed's stream.
+Tensor draw_uniform(const Shape& shape, double lo, double hi, DType dtype, std::optional<int64_t> seed) {
+  return seed ? random::stateless_uniform(shape, {*seed, 0}, lo, hi, dtype) : random::uniform(shape, lo, hi, dtype);
+}
+Tensor draw_normal(const Shape& shape, double mean, double stddev, DType dtype, std::optional<int64_t> seed) {
+  return seed ? random::stateless_normal(shape, {*seed, 0}, mean, stddev, dtype)
+              : random::normal(shape, mean, stddev, dtype);
+}
+Tensor draw_truncated_normal(const Shape& shape, double mean, double stddev, DType dtype,
+                             std::optional<int64_t> seed) {
+  return seed ? random::stateless_truncated_normal(shape, {*seed, 0}, mean, stddev, dtype)
+              : random::truncated_normal(shape, mean, stddev, dtype);
+}
+
+// stddev of a normal truncated at ±2 stddev, relative to the untruncated one.
+constexpr double kTruncatedStddev = .87962566103423978;
+
+Initializer variance_scaling(const std::string& name, double scale, bool fan_in_only, bool uniform,
+                             std::optional<int64_t> seed) {
+  return Initializer(name, [=](const Shape& shape, DType dtype) {
+    check_floating(name, dtype);
+    Fans fans = compute_fans(shape);
+    const double n = std::max(1.0, fan_in_only ? fans.in : (fans.in + fans.out) / 2);
+    const double variance = scale / n;
+    if (uniform) {
+      const double limit = std::sqrt(3 * variance);
+      return draw_uniform(shape, -limit, limit, dtype, seed);
+    }
+    return draw_truncated_normal(shape, 0.0, std::sqrt(variance) / kTruncatedStddev, dtype, seed);
+  });
+}
+
+}  // namespace
+
+Initializer::Initializer(const std::string& name) : name_(name) {
+  static const std::map<std::string, Initializer (*)()> by_name = {
+      {"zeros", [] { return initializers::zeros(); }},
+      {"ones", [] { return initializers::ones(); }},
+      {"random_normal", [] { return initializers::random_normal(); }},
+      {"random_uniform", [] { return initializers::random_uniform(); }},
+      {"truncated_normal", [] { return initializers::truncated_normal(); }},
+      {"glorot_uniform", [] { return initializers::glorot_uniform(); }},
+      {"glorot_normal", [] { return initializers::glorot_normal(); }},
+      {"he_normal", [] { return initializers::he_normal(); }},
+      {"he_uniform", [] { return initializers::he_uniform(); }},
+      {"lecun_normal", [] { return initializers::lecun_normal(); }},
+  };
+  auto it = by_name.find(name);
+  if (it == by_name.end()) {
+    std::string known;
+    for (auto& entry : by_name) known += (known.empty() ? "" : ", ") + entry.first;
+    fail("unknown initializer \"", name, "\"; known: ", known);
+  }
+  fn_ = it->second().fn_;
+}
+
+Tensor Initializer::operator()(const Shape& shape, DType dtype) const { return fn_(shape, dtype); }
+
+namespace initializers {
+
+Initializer zeros() {
+  return Initializer("zeros", [](const Shape& shape, DType dtype) { return ef::zeros(shape, dtype); });
+}
+Initializer ones() {
+  return Initializer("ones", [](const Shape& shape, DType dtype) { return ef::ones(shape, dtype); });
+}
+Initializer constant(double value) {
+  return Initializer("constant", [=](const Shape& shape, DType dtype) { return fill(shape, value, dtype); });
+}
+Initializer random_normal(double mean, double stddev, std::optional<int64_t> seed) {
+  return Initializer("random_normal", [=](const Shape& shape, DType dtype) {
+    check_floating("random_normal", dtype);
+    return draw_normal(shape, mean, stddev, dtype, seed);
+  });
+}
+Initializer random_uniform(double minval, double maxval, std::optional<int64_t> seed) {
+  return Initializer("random_uniform", [=](const Shape& shape, DType dtype) {
+    check_floating("random_uniform", dtype);
+    return draw_uniform(shape, minval, maxval, dtype, seed);
+  });
+}
+Initializer truncated_normal(double mean, double stddev, std::optional<int64_t> seed) {
+  return Initializer("truncated_normal", [=](const Shape& shape, DType dtype) {
+    check_floating("truncated_normal", dtype);
+    return draw_truncated_normal(shape, mean, stddev, dtype, seed);
+  });
+}
+Initializer glorot_uniform(std::optional<int64_t> seed) {
+  return variance_scaling("glorot_uniform", 1.0, false, true, seed);
+}
+Initializer glorot_normal(std::optional<int64_t> seed) {
+  return variance_scaling("glorot_normal", 1.0, false, false, seed);
+}
+Initializer he_normal(std::optional<int64_t> seed) { return variance_scaling("he_normal", 2.0, true, false, seed); }
+Initializer he_uniform(std::optional<int64_t> seed) { return variance_scaling("he_uniform", 2.0, true, true, seed); }
+Initializer lecun_normal(std::optional<int64_t> seed) {
+  return variance_scaling("lecun_normal", 1.0, true, false, seed);
+}
+
+}  // namespace initializers
+}  // namespace ef::nn

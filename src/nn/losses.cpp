@@ -1,0 +1,133 @@
+// Keras' losses over public ops (eagerflow/nn/losses.h): gradients and graph mode come
+// from the ops they are made of.
+#include "eagerflow/nn/losses.h"
+
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/nn.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
+
+namespace ef::nn::losses {
+
+namespace {
+
+// Keras' backend epsilon: probabilities are kept inside [kEpsilon, 1 - kEpsilon].
+constexpr double kEpsilon = 1e-7;
+
+// y_true cast to y_pred's dtype after checking that the shapes match.
+Tensor matching_labels(const char* loss, const Tensor& y_true, const Tensor& y_pred) {
+  if (!y_true.defined() || !y_pred.defined()) fail(loss, ": y_true and y_pred must be defined tensors");
+  if (!is_floating(y_pred.dtype())) fail(loss, ": y_pred must be float32 or float64, got ", y_pred.dtype());
+  if (y_true.shape() != y_pred.shape())
+    fail(loss, ": y_true and y_pred must have the same shape, got ", y_true.shape(), " and ", y_pred.shape());
+  if (y_pred.rank() == 0) fail(loss, ": y_pred must have rank >= 1 (the last axis is reduced), got a scalar");
+  return y_true.dtype() == y_pred.dtype() ? y_true : cast(y_true, y_pred.dtype());
+}
+
+template <class Fn>
+Tensor with_call_site(CallSite where, Fn fn) {
+  try {
+    return fn();
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace
+
+Tensor mean_squared_error(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    Tensor labels = matching_labels("mean_squared_error", y_true, y_pred);
+    return reduce_mean(squared_difference(y_pred, labels), -1);
+  });
+}
+
+Tensor mean_absolute_error(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    Tensor labels = matching_labels("mean_absolute_error", y_true, y_pred);
+    return reduce_mean(abs(y_pred - labels), -1);
+  });
+}
+
+Tensor binary_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits, CallSite where) {
+  return with_call_site(where, [&] {
+    Tensor labels = matching_labels("binary_crossentropy", y_true, y_pred);
+    if (from_logits) return reduce_mean(sigmoid_cross_entropy_with_logits(labels, y_pred), -1);
+    Tensor p = clip_by_value(y_pred, kEpsilon, 1 - kEpsilon);
+    Tensor bce = labels * log(p + kEpsilon) + (1.0 - labels) * log(1.0 - p + kEpsilon);
+    return -reduce_mean(bce, -1);
+  });
+}
+
+Tensor categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits, CallSite where) {
+  return with_call_site(where, [&] {
+    Tensor labels = matching_labels("categorical_crossentropy", y_true, y_pred);
+    if (from_logits) return softmax_cross_entropy_with_logits(labels, y_pred);
+    Tensor p = clip_by_value(y_pred / reduce_sum(y_pred, -1, /*keepdims=*/true), kEpsilon, 1 - kEpsilon);
+    return -reduce_sum(labels * log(p), -1);
+  });
+}
+
+Tensor sparse_categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits,
+                                       CallSite where) {
+  return with_call_site(where, [&] {
+    if (!y_true.defined() || !y_pred.defined())
+      fail("sparse_categorical_crossentropy: y_true and y_pred must be defined tensors");
+    if (!is_floating(y_pred.dtype()))
+      fail("sparse_categorical_crossentropy: y_pred must be float32 or float64, got ", y_pred.dtype());
+    if (y_pred.rank() == 0)
+      fail("sparse_categorical_crossentropy: y_pred must have a class axis, got a scalar");
+    Tensor ids = y_true;
+    // Keras accepts labels of shape [batch, 1] for predictions [batch, classes].
+    if (ids.rank() == y_pred.rank() && ids.rank() > 0 && ids.shape()[ids.rank() - 1] == 1) ids = squeeze(ids, -1);
+    if (ids.dtype() != DType::Int32 && ids.dtype() != DType::Int64) ids = cast(ids, DType::Int64);
+    Dims expected;
+    for (int d = 0; d + 1 < y_pred.rank(); ++d) expected.push_back(y_pred.shape()[d]);
+    if (ids.shape() != Shape(expected))
+      fail("sparse_categorical_crossentropy: y_true of shape ", y_true.shape(), " does not match y_pred of shape ",
+           y_pred.shape(), " (expected ", Shape(expected), ")");
+    // log of the clipped probabilities are logits whose softmax gives them back.
+    Tensor logits = from_logits ? y_pred : log(clip_by_value(y_pred, kEpsilon, 1 - kEpsilon));
+    return sparse_softmax_cross_entropy_with_logits(ids, logits);
+  });
+}
+
+Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+                        CallSite where) const {
+  return with_call_site(where, [&] {
+    Tensor losses = per_example(y_true, y_pred);
+    if (sample_weight) {
+      Tensor weight = sample_weight->dtype() == losses.dtype() ? *sample_weight : cast(*sample_weight, losses.dtype());
+      if (broadcast_shapes(weight.shape(), losses.shape(), name_) != losses.shape())
+        fail(name_, ": sample_weight of shape ", weight.shape(), " does not broadcast to the per-example losses of shape ",
+             losses.shape());
+      losses = losses * weight;
+    }
+    switch (options_.reduction) {
+      case Reduction::kNone:
+        return losses;
+      case Reduction::kSum:
+        return reduce_sum(losses);
+      case Reduction::kSumOverBatchSize:
+        // Keras divides by the number of losses, giving 0 (not NaN) for an empty batch.
+        return losses.shape().num_elements() == 0 ? reduce_sum(losses) : reduce_mean(losses);
+    }
+    fail<InternalError>(name_, ": unknown reduction");
+  });
+}
+
+Tensor MeanSquaredError::per_example(const Tensor& t, const Tensor& p) const { return mean_squared_error(t, p); }
+Tensor MeanAbsoluteError::per_example(const Tensor& t, const Tensor& p) const { return mean_absolute_error(t, p); }
+Tensor BinaryCrossentropy::per_example(const Tensor& t, const Tensor& p) const {
+  return binary_crossentropy(t, p, options().from_logits);
+}
+Tensor CategoricalCrossentropy::per_example(const Tensor& t, const Tensor& p) const {
+  return categorical_crossentropy(t, p, options().from_logits);
+}
+Tensor SparseCategoricalCrossentropy::per_example(const Tensor& t, const Tensor& p) const {
+  return sparse_categorical_crossentropy(t, p, options().from_logits);
+}
+
+}  // namespace ef::nn::losses

@@ -1,0 +1,120 @@
+// Losses and metrics on hand-computed values; reductions, weights and errors. (Values
+// against PyTorch's losses are in tests/python/test_nn.py.)
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using testing::expect_values;
+namespace losses = nn::losses;
+namespace metrics = nn::metrics;
+
+TEST(Losses, PerExampleFunctions) {
+  Tensor t = constant({{0.0, 1.0}, {1.0, 1.0}});
+  Tensor p = constant({{0.5, 0.5}, {1.0, 3.0}});
+  expect_values(losses::mean_squared_error(t, p), {0.25, 2.0});
+  expect_values(losses::mean_absolute_error(t, p), {0.5, 1.0});
+  // Keras adds its epsilon inside the logs: -log(0.5 + 1e-7) and -log(0.9 + 1e-7).
+  expect_values(losses::binary_crossentropy(t, constant({{0.5, 0.5}, {0.9, 0.9}})),
+                {-std::log(0.5 + 1e-7), -std::log(0.9 + 1e-7)}, 1e-12);
+  // Probabilities are normalized: [1, 3] -> [.25, .75].
+  expect_values(losses::categorical_crossentropy(constant({{0.0, 1.0}}), constant({{1.0, 3.0}})),
+                {-std::log(0.75)}, 1e-12);
+  expect_values(losses::categorical_crossentropy(constant({{0.0, 1.0}}), constant({{0.0, 0.0}}), true),
+                {std::log(2.0)}, 1e-12);
+  Tensor logits = constant({{1.0, 2.0, 3.0}, {0.0, 0.0, 0.0}});
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  expect_values(losses::sparse_categorical_crossentropy(testing::i64({2, 0}), logits, true),
+                {lse - 3, std::log(3.0)}, 1e-12);
+  // [batch, 1] labels and float labels are accepted, as in Keras.
+  expect_values(losses::sparse_categorical_crossentropy(constant({{2.0}, {0.0}}), logits, true),
+                {lse - 3, std::log(3.0)}, 1e-12);
+  expect_values(losses::sparse_categorical_crossentropy(testing::i64({1}), constant({{0.2, 0.8}})),
+                {-std::log(0.8)}, 1e-9);
+}
+
+TEST(Losses, ClassesWeightAndReduce) {
+  Tensor t = constant({{0.0}, {2.0}, {4.0}});
+  Tensor p = constant({{1.0}, {1.0}, {1.0}});  // squared errors 1, 1, 9
+  expect_values(losses::MeanSquaredError()(t, p), {11.0 / 3});
+  expect_values(losses::MeanSquaredError({.reduction = losses::Reduction::kSum})(t, p), {11.0});
+  expect_values(losses::MeanSquaredError({.reduction = losses::Reduction::kNone})(t, p), {1, 1, 9});
+  expect_values(losses::MeanSquaredError()(t, p, constant({1.0, 0.0, 2.0})), {19.0 / 3});
+  losses::SparseCategoricalCrossentropy from_logits({.from_logits = true});
+  expect_values(from_logits(testing::i64({0, 1}), constant({{0.0, 0.0}, {0.0, 0.0}})), {std::log(2.0)}, 1e-12);
+  // An empty batch gives 0, not NaN.
+  expect_values(losses::MeanSquaredError()(zeros({0, 1}), zeros({0, 1})), {0.0});
+}
+
+TEST(Losses, GradientsMatchNumericDifferences) {
+  Tensor labels = constant({{0.0, 1.0, 0.0}, {1.0, 0.0, 0.0}});
+  testing::expect_gradients(
+      [&](const std::vector<Tensor>& in) { return losses::CategoricalCrossentropy({.from_logits = true})(labels, in[0]); },
+      {testing::rand64({2, 3}, 1)});
+  testing::expect_gradients(
+      [&](const std::vector<Tensor>& in) { return losses::BinaryCrossentropy()(labels, in[0]); },
+      {testing::rand64({2, 3}, 2, 0.1, 0.9)});
+  testing::expect_gradients(
+      [&](const std::vector<Tensor>& in) { return losses::MeanSquaredError()(labels, in[0]); },
+      {testing::rand64({2, 3}, 3)});
+}
+
+TEST(Losses, RejectMismatchedInputs) {
+  EXPECT_ERROR(losses::mean_squared_error(ones({2, 3}), ones({2, 2})), InvalidArgumentError, "mean_squared_error",
+               "[2, 3]", "[2, 2]");
+  EXPECT_ERROR(losses::binary_crossentropy(ones({2}), ones({2}, DType::Int32)), InvalidArgumentError,
+               "y_pred must be float32 or float64");
+  EXPECT_ERROR(losses::sparse_categorical_crossentropy(testing::i64({0, 1, 2}), ones({2, 3})), InvalidArgumentError,
+               "y_true of shape [3]", "[2, 3]");
+  EXPECT_ERROR(losses::sparse_categorical_crossentropy(testing::i64({0, 3}), ones({2, 3})), InvalidArgumentError,
+               "3");
+  EXPECT_ERROR(losses::MeanSquaredError()(ones({2, 1}), ones({2, 1}), ones({3})), InvalidArgumentError,
+               "mean_squared_error", "[3]");
+}
+
+TEST(Metrics, AccumulateWeightedMeansAcrossUpdates) {
+  metrics::Mean mean;
+  expect_values(mean.result(), {0.0});
+  mean.update_state(constant({1.f, 2.f, 3.f}));
+  mean.update_state(constant(10.f), constant(3.f));
+  expect_values(mean.result(), {(6.0 + 30.0) / 6});
+  EXPECT_EQ(mean.variables().size(), 2u);
+  EXPECT_TRUE(mean.trainable_variables().empty());
+  mean.reset_state();
+  expect_values(mean.result(), {0.0});
+  EXPECT_ERROR(mean.update_state(ones({3}), ones({2})), InvalidArgumentError, "mean", "[2]");
+  expect_values(mean.result(), {0.0});  // the failed update changed nothing
+}
+
+TEST(Metrics, AccuracyVariants) {
+  metrics::SparseCategoricalAccuracy sparse;
+  sparse.update_state(testing::i64({0, 1, 1}), constant({{0.9f, 0.1f}, {0.3f, 0.7f}, {0.6f, 0.4f}}));
+  expect_values(sparse.result(), {2.0 / 3});
+  sparse.update_state(constant({{1.f}}), constant({{0.f, 1.f}}));  // [batch, 1] float labels
+  expect_values(sparse.result(), {3.0 / 4});
+  metrics::CategoricalAccuracy categorical;
+  categorical.update_state(constant({{0.f, 1.f}, {1.f, 0.f}}), constant({{0.2f, 0.8f}, {0.3f, 0.7f}}));
+  expect_values(categorical.result(), {0.5});
+  metrics::BinaryAccuracy binary;
+  binary.update_state(constant({{1.f, 0.f}, {1.f, 1.f}}), constant({{0.6f, 0.4f}, {0.2f, 0.9f}}));
+  expect_values(binary.result(), {0.75});
+  metrics::Accuracy exact;
+  exact.update_state(testing::i64({1, 2, 3}), testing::i64({1, 2, 4}));
+  expect_values(exact.result(), {2.0 / 3});
+  EXPECT_ERROR(sparse.update_state(testing::i64({0}), ones({2, 2})), InvalidArgumentError,
+               "sparse_categorical_accuracy", "[1]", "[2, 2]");
+}
+
+TEST(Metrics, AreNotRecordedByTapes) {
+  Variable w(constant({1.f, 2.f}));
+  metrics::Mean mean;
+  GradientTape tape;
+  Tensor y = w * 2.0f;
+  mean.update_state(y);
+  Tensor loss = reduce_sum(y);
+  expect_values(tape.gradient(loss, w), {2, 2});
+  expect_values(mean.result(), {3.0});
+}
+
+}  // namespace
+}  // namespace ef
