@@ -8,7 +8,7 @@ Names and arguments follow TensorFlow's: common ops at the top level, and the
 modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors.
 """
 from eagerflow import _core
-from eagerflow import errors, linalg, math, nn, optimizers, random  # noqa: F401
+from eagerflow import errors, io, linalg, math, nn, optimizers, random, train  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bool, float32, float64, int32, int64,
     # creation

@@ -20,6 +20,7 @@ void bind_array_ops(py::module_& m);
 void bind_other_ops(py::module_& m);  // creation, reduction, linalg, nn, random
 void bind_autodiff(py::module_& m);
 void bind_optim(py::module_& m);  // optimizers, schedules, clipping
+void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
 
 // Python's `/` and TensorFlow's divide: integer operands divide as float64 (7 / 2 is
 // 3.5), where the C++ ef::divide keeps integers.

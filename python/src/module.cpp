@@ -72,4 +72,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_other_ops(m);
   efpy::bind_autodiff(m);
   efpy::bind_optim(m);
+  efpy::bind_io(m);
 }
