@@ -1,10 +1,10 @@
 # Top-level commands. Each installs what is missing (scripts/setup.sh) and builds
 # only what changed (ninja + ccache).
-#   make run            build and run the main example
+#   make run            build and train the Fashion-MNIST MLP example (examples/fashion_mnist_mlp.cpp)
 #   make test           build and run every C++ test (gtest via ctest, fuzz-input replay)
 #   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
 #   make install-test   install into a temporary prefix and build an outside project against it
-#   make fuzz           run the libFuzzer op fuzzer for FUZZ_TIME seconds (build-fuzz/, clang)
+#   make fuzz           run the libFuzzer targets (ops, checkpoint reader) for FUZZ_TIME seconds in all (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
 #   make docs           regenerate the generated docs (docs/gradient_coverage.md) from the test suite
 BUILD_DIR ?= build
@@ -35,7 +35,7 @@ build: setup $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/examples/eager_basics
+	$(BUILD_DIR)/examples/fashion_mnist_mlp --checkpoint-dir $(BUILD_DIR)/checkpoints/fashion_mnist_mlp
 
 test: build
 	cd $(BUILD_DIR) && ctest $(CTEST_FLAGS) -j $(JOBS)
@@ -57,10 +57,13 @@ build-fuzz/build.ninja: | setup
 	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
 
 fuzz-build: setup build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer
 
+# FUZZ_TIME is shared: two thirds for the ops, one third for the checkpoint reader.
 fuzz: fuzz-build
-	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $(FUZZ_TIME) $(JOBS)
+	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) * 2 / 3 )) $(JOBS)
+	scripts/fuzz.sh build-fuzz/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) - $(FUZZ_TIME) * 2 / 3 )) $(JOBS) \
+	  tests/fuzz/checkpoint_corpus tests/fuzz/checkpoint_regressions
 
 build-bench/build.ninja: | setup-bench
 	cmake -S . -B build-bench $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \

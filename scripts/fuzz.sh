@@ -1,35 +1,42 @@
 #!/usr/bin/env bash
-# Runs the libFuzzer op fuzzer for a bounded time (`make fuzz`).
-#   scripts/fuzz.sh <op_fuzzer binary> [seconds=90] [jobs=1]
-# First replays every saved crash (tests/fuzz/regressions) and the seed corpus, then
-# fuzzes, growing a scratch copy of the corpus (build-fuzz/corpus) so the committed
-# seeds stay small. A crash leaves its input in build-fuzz/findings/; copy it into
-# tests/fuzz/regressions/ once fixed so `fuzz_regressions` replays it forever.
+# Runs one libFuzzer target for a bounded time (`make fuzz` runs each of them).
+#   scripts/fuzz.sh <fuzzer binary> [seconds=90] [jobs=1] [seed corpus=tests/fuzz/corpus]
+#                   [saved crashes=tests/fuzz/regressions]
+# First replays every saved crash and the seed corpus, then fuzzes, growing a scratch
+# copy of the corpus (build-fuzz/<fuzzer>/corpus) so the committed seeds stay small.
+# tests/fuzz/<fuzzer>.dict, when present, is the libFuzzer dictionary. A crash leaves
+# its input in build-fuzz/<fuzzer>/findings/; copy it into the saved-crashes folder once
+# fixed so the target's replay ctest replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzzer=$1
 seconds=${2:-90}
 jobs=${3:-1}
+seeds=${4:-tests/fuzz/corpus}
+regressions=${5:-tests/fuzz/regressions}
+name=$(basename "$fuzzer")
 
 # Valid-but-huge allocations fail cleanly (ResourceExhaustedError) instead of aborting.
 export ASAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 flags=(-rss_limit_mb=4096 -malloc_limit_mb=3072 -timeout=20 -max_len=4096 -print_final_stats=1)
 
-work=build-fuzz
+[[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="tests/fuzz/$name.dict")
+
+work=build-fuzz/$name
 mkdir -p "$work/corpus" "$work/findings"
-cp -n tests/fuzz/corpus/* "$work/corpus/" 2>/dev/null || true
+cp -n "$seeds"/* "$work/corpus/" 2>/dev/null || true
 
 saved=()
-for f in tests/fuzz/regressions/* tests/fuzz/corpus/*; do [[ -f "$f" ]] && saved+=("$f"); done
-echo "fuzz: replaying ${#saved[@]} saved inputs"
+for f in "$regressions"/* "$seeds"/*; do [[ -f "$f" ]] && saved+=("$f"); done
+echo "fuzz: $name: replaying ${#saved[@]} saved inputs"
 "$fuzzer" "${flags[@]}" "${saved[@]}" >"$work/replay.log" 2>&1 || {
   cat "$work/replay.log"
   echo "fuzz: FAILED on a saved input (the last 'Running:' line above)" >&2
   exit 1
 }
 
-echo "fuzz: fuzzing for ${seconds}s with $jobs worker(s)"
+echo "fuzz: $name: fuzzing for ${seconds}s with $jobs worker(s)"
 rm -f "$work/findings"/*
 fork=(); (( jobs > 1 )) && fork=(-fork="$jobs")   # worker processes sharing the corpus
 status=0
@@ -41,4 +48,4 @@ if (( status != 0 )) || compgen -G "$work/findings/*" >/dev/null; then
   ls -l "$work/findings" >&2
   exit 1
 fi
-echo "fuzz: no findings"
+echo "fuzz: $name: no findings"

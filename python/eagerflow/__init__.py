@@ -9,7 +9,9 @@ modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors; layers, losse
 and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
-from eagerflow import data, datasets, errors, keras, linalg, math, nn, optimizers, random  # noqa: F401
+from eagerflow import (  # noqa: F401
+    data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
+)
 from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bool, float32, float64, int32, int64,

@@ -37,5 +37,9 @@ class NotFoundError(OpError, LookupError):
     """Something looked up by name does not exist."""
 
 
+class DataLossError(OpError, ValueError):
+    """Stored data is unreadable: a truncated, malformed or corrupted file."""
+
+
 class InternalError(OpError, RuntimeError):
     """A bug in eagerflow: please report it."""

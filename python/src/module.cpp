@@ -25,6 +25,8 @@ void raise_ef_error(std::exception_ptr p) {
       raise("ResourceExhaustedError", e);
     } catch (const ef::NotFoundError& e) {
       raise("NotFoundError", e);
+    } catch (const ef::DataLossError& e) {
+      raise("DataLossError", e);
     } catch (const ef::InternalError& e) {
       raise("InternalError", e);
   } catch (const ef::Error& e) {
@@ -72,4 +74,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_optim(m);
   efpy::bind_nn(m);
   efpy::bind_data(m);
+  efpy::bind_io(m);
 }

@@ -1,5 +1,7 @@
 #include "eagerflow/optim/optimizer.h"
 
+#include <algorithm>
+
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
@@ -39,7 +41,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
       if (!g.defined()) continue;
       if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
       if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
-      PerVariable& state = state_[variables[i].key()];
+      PerVariable& state = state_of(variables[i]);
       update(variables[i], g, lr, ++state.steps);
     }
     ++iterations_;
@@ -84,13 +86,81 @@ Variable Optimizer::slot(const Variable& var, const std::string& slot) const {
 }
 
 Variable Optimizer::slot_for(const Variable& var, const std::string& slot, double initial) {
-  auto& slots = state_[var.key()].slots;
+  auto& slots = state_of(var).slots;
   auto it = slots.find(slot);
   if (it != slots.end()) return it->second;
   Variable created(fill(var.shape(), initial, var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
   slots.emplace(slot, created);
   slot_order_.push_back(created);
   return created;
+}
+
+Optimizer::PerVariable& Optimizer::state_of(const Variable& var) {
+  auto [it, inserted] = state_.try_emplace(var.key());
+  if (inserted) state_order_.push_back(var);
+  return it->second;
+}
+
+std::vector<Optimizer::VariableState> Optimizer::variable_states() const {
+  std::vector<VariableState> out;
+  for (const Variable& var : state_order_) {
+    const PerVariable& state = state_.at(var.key());
+    VariableState s{var, state.steps, {}};
+    for (const auto& [name, slot] : state.slots) s.slots.emplace(name, slot.value());
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::string> Optimizer::slot_names() const {
+  std::vector<std::string> names;
+  for (const Variable& var : state_order_)
+    for (const auto& [name, slot] : state_.at(var.key()).slots)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
+}
+
+void Optimizer::restore_state(int64_t iterations, const std::vector<VariableState>& states, CallSite where) {
+  try {
+    const std::vector<std::string> names = slot_names();
+    if (iterations < 0) fail(name_, ".restore_state: iterations must be >= 0, got ", iterations);
+    for (const VariableState& s : states) {
+      if (s.steps < 0) fail(name_, ".restore_state: variable '", s.variable.name(), "' has steps ", s.steps, " < 0");
+      for (const auto& [slot, value] : s.slots) {
+        if (std::find(names.begin(), names.end(), slot) == names.end())
+          fail(name_, ".restore_state: variable '", s.variable.name(), "' has slot '", slot, "', which ", name_,
+               " does not use");
+        if (!value.defined() || value.dtype() != s.variable.dtype() || value.shape() != s.variable.shape())
+          fail(name_, ".restore_state: slot '", slot, "' of variable '", s.variable.name(), "' has dtype ",
+               value.defined() ? value.dtype() : s.variable.dtype(), " and shape ",
+               value.defined() ? value.shape().to_string() : "(undefined)", " but the variable has dtype ",
+               s.variable.dtype(), " and shape ", s.variable.shape());
+      }
+    }
+    // Valid: forget the state of variables not restored, then set the rest.
+    std::unordered_map<const void*, const VariableState*> incoming;
+    for (const VariableState& s : states) incoming[s.variable.key()] = &s;
+    std::vector<Variable> kept;
+    for (const Variable& var : state_order_)
+      if (incoming.count(var.key())) kept.push_back(var);
+      else state_.erase(var.key());
+    state_order_ = std::move(kept);
+    std::erase_if(slot_order_, [&](const Variable& slot) {
+      for (const Variable& var : state_order_)
+        for (const auto& [n, v] : state_.at(var.key()).slots)
+          if (v.same_as(slot)) return false;
+      return true;
+    });
+    for (const VariableState& s : states) {
+      PerVariable& state = state_of(s.variable);
+      state.steps = s.steps;
+      for (const auto& [slot, value] : s.slots) slot_for(s.variable, slot).assign(value);
+    }
+    iterations_ = iterations;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
 }
 
 }  // namespace ef::optim

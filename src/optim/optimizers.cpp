@@ -21,6 +21,11 @@ SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, Clipping cl
   if (nesterov && momentum == 0) fail("SGD: nesterov needs a momentum > 0");
 }
 
+std::vector<std::string> SGD::slot_names() const {
+  if (momentum_ == 0) return {};
+  return {"momentum"};
+}
+
 void SGD::update(Variable var, const Tensor& grad, double lr, int64_t) {
   if (momentum_ == 0) {
     var.assign_sub(grad * lr);
@@ -41,6 +46,11 @@ Adam::Adam(std::string name, LearningRate learning_rate, double beta_1, double b
   check_range(this->name(), "beta_1", beta_1, 0, 1);
   check_range(this->name(), "beta_2", beta_2, 0, 1);
   check_range(this->name(), "epsilon", epsilon, 0, INFINITY);
+}
+
+std::vector<std::string> Adam::slot_names() const {
+  if (amsgrad_) return {"m", "v", "vhat"};
+  return {"m", "v"};
 }
 
 void Adam::update(Variable var, const Tensor& grad, double lr, int64_t step) {
@@ -81,6 +91,13 @@ RMSprop::RMSprop(LearningRate learning_rate, double rho, double momentum, double
   check_range(name(), "epsilon", epsilon, 0, INFINITY);
 }
 
+std::vector<std::string> RMSprop::slot_names() const {
+  std::vector<std::string> names = {"rms"};
+  if (centered_) names.push_back("mg");
+  if (momentum_ > 0) names.push_back("momentum");
+  return names;
+}
+
 void RMSprop::update(Variable var, const Tensor& grad, double lr, int64_t) {
   Variable square_avg = slot_for(var, "rms");
   square_avg.assign(square_avg.value() * rho_ + square(grad) * (1 - rho_));
@@ -107,6 +124,8 @@ Adagrad::Adagrad(LearningRate learning_rate, double initial_accumulator_value, d
   check_range(name(), "initial_accumulator_value", initial_accumulator_value, 0, INFINITY);
   check_range(name(), "epsilon", epsilon, 0, INFINITY);
 }
+
+std::vector<std::string> Adagrad::slot_names() const { return {"accumulator"}; }
 
 void Adagrad::update(Variable var, const Tensor& grad, double lr, int64_t) {
   Variable sum = slot_for(var, "accumulator", initial_accumulator_value_);

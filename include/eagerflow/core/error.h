@@ -64,6 +64,8 @@ class UnimplementedError : public Error { using Error::Error; };
 class ResourceExhaustedError : public Error { using Error::Error; };
 // Something that was looked up (an op name, a file) does not exist.
 class NotFoundError : public Error { using Error::Error; };
+// Stored data is unreadable: a truncated, malformed or corrupted file.
+class DataLossError : public Error { using Error::Error; };
 // A broken invariant inside eagerflow: always a bug to report.
 class InternalError : public Error { using Error::Error; };
 

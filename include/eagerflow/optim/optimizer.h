@@ -60,6 +60,27 @@ class Optimizer {
   Variable slot(const Variable& var, const std::string& slot) const;
   std::vector<Variable> slot_variables() const { return slot_order_; }
 
+  // ---- checkpointing (ef::io::Checkpoint) ----
+  // The state kept for one variable: its update count and its slots' values by name.
+  struct VariableState {
+    Variable variable;
+    int64_t steps = 0;
+    std::map<std::string, Tensor> slots;
+  };
+  // The state of every variable this optimizer has updated, in order of first update.
+  std::vector<VariableState> variable_states() const;
+  // The slots this optimizer, as configured, keeps for each variable it updates (e.g.
+  // Adam: "m", "v"). The base version lists those created so far; every optimizer with
+  // slots overrides it so that a fresh one can be restored.
+  virtual std::vector<std::string> slot_names() const;
+  // Replaces the whole state, as a restore does: iterations, and for the variables in
+  // `states` (all others forget theirs) the steps and slot values, creating missing
+  // slots and assigning existing ones in place. Throws InvalidArgumentError, before
+  // changing anything, for a slot not in slot_names(), a value whose dtype or shape
+  // differs from its variable's, or a negative count.
+  void restore_state(int64_t iterations, const std::vector<VariableState>& states,
+                     CallSite where = CallSite::current());
+
  protected:
   Optimizer(std::string name, LearningRate learning_rate, Clipping clipping);
 
@@ -79,7 +100,10 @@ class Optimizer {
     int64_t steps = 0;
     std::map<std::string, Variable> slots;
   };
+  PerVariable& state_of(const Variable& var);
+
   std::unordered_map<const void*, PerVariable> state_;
+  std::vector<Variable> state_order_;  // the variables in state_, in order of first update
   std::vector<Variable> slot_order_;
 };
 

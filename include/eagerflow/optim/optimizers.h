@@ -12,6 +12,7 @@ class SGD : public Optimizer {
  public:
   explicit SGD(LearningRate learning_rate = 0.01, double momentum = 0.0, bool nesterov = false,
                Clipping clipping = {});
+  std::vector<std::string> slot_names() const override;
 
  private:
   void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
@@ -25,6 +26,7 @@ class Adam : public Optimizer {
  public:
   explicit Adam(LearningRate learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
                 double epsilon = 1e-7, bool amsgrad = false, Clipping clipping = {});
+  std::vector<std::string> slot_names() const override;
 
  protected:
   Adam(std::string name, LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad,
@@ -54,6 +56,7 @@ class RMSprop : public Optimizer {
  public:
   explicit RMSprop(LearningRate learning_rate = 0.001, double rho = 0.9, double momentum = 0.0,
                    double epsilon = 1e-7, bool centered = false, Clipping clipping = {});
+  std::vector<std::string> slot_names() const override;
 
  private:
   void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
@@ -66,6 +69,7 @@ class Adagrad : public Optimizer {
  public:
   explicit Adagrad(LearningRate learning_rate = 0.001, double initial_accumulator_value = 0.1,
                    double epsilon = 1e-7, Clipping clipping = {});
+  std::vector<std::string> slot_names() const override;
 
  private:
   void update(Variable var, const Tensor& grad, double lr, int64_t step) override;

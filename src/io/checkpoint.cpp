@@ -1,0 +1,177 @@
+// Object-based checkpoints: keys by object path (Note [checkpoint keys] in eagerflow/io/checkpoint.h).
+#include "eagerflow/io/checkpoint.h"
+
+#include <set>
+#include <unordered_map>
+
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/nn/module.h"
+#include "eagerflow/optim/optimizer.h"
+
+namespace ef::io {
+namespace {
+
+using NamedVariables = std::vector<std::pair<std::string, Variable>>;
+
+// The variables of the non-optimizer objects by key, in order, and each variable's
+// first key (what optimizer slots are keyed by).
+struct Tracked {
+  NamedVariables variables;
+  std::unordered_map<const void*, std::string> key_of;
+};
+
+Tensor int64_scalar(int64_t v) { return constant(v); }
+
+}  // namespace
+
+Checkpoint::Object::Object(const nn::Module& module)
+    : variables_([&module] { return module.named_variables(); }) {}
+Checkpoint::Object::Object(optim::Optimizer& optimizer) : optimizer_(&optimizer) {}
+Checkpoint::Object::Object(Variable variable)
+    : variables_([variable] { return NamedVariables{{"", variable}}; }) {}
+Checkpoint::Object::Object(std::function<NamedVariables()> named_variables)
+    : variables_(std::move(named_variables)) {}
+
+Checkpoint::Checkpoint(std::initializer_list<std::pair<std::string, Object>> objects)
+    : Checkpoint(std::vector<std::pair<std::string, Object>>(objects)) {}
+
+Checkpoint::Checkpoint(std::vector<std::pair<std::string, Object>> objects) : objects_(std::move(objects)) {
+  std::set<std::string> names;
+  for (const auto& [name, object] : objects_) {
+    if (name.empty() || name.find('/') != std::string::npos)
+      fail("Checkpoint: object name '", name, "' must be non-empty and contain no '/'");
+    if (!names.insert(name).second) fail("Checkpoint: two objects are named '", name, "'");
+  }
+}
+
+namespace {
+
+Tracked track(const std::vector<std::pair<std::string, Checkpoint::Object>>& objects,
+              const std::function<NamedVariables(const Checkpoint::Object&)>& variables_of,
+              const std::function<bool(const Checkpoint::Object&)>& is_optimizer) {
+  Tracked t;
+  std::set<std::string> keys;
+  for (const auto& [name, object] : objects) {
+    if (is_optimizer(object)) continue;
+    for (const auto& [path, var] : variables_of(object)) {
+      std::string key = path.empty() ? name : name + "/" + path;
+      if (!keys.insert(key).second) fail("Checkpoint: two variables have the key '", key, "'");
+      t.key_of.try_emplace(var.key(), key);
+      t.variables.emplace_back(std::move(key), var);
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> Checkpoint::state() const {
+  Tracked t = track(
+      objects_, [](const Object& o) { return o.variables_(); }, [](const Object& o) { return o.optimizer_ != nullptr; });
+  std::map<std::string, Tensor> out;
+  for (const auto& [key, var] : t.variables) out.emplace(key, var.value());
+  for (const auto& [name, object] : objects_) {
+    if (!object.optimizer_) continue;
+    out[name + "/iterations"] = int64_scalar(object.optimizer_->iterations());
+    for (const optim::Optimizer::VariableState& s : object.optimizer_->variable_states()) {
+      auto it = t.key_of.find(s.variable.key());
+      if (it == t.key_of.end())
+        fail<FailedPreconditionError>("Checkpoint: optimizer '", name, "' has state for variable '", s.variable.name(),
+                                      "', which no object of this checkpoint tracks (add its module or variable)");
+      out[name + "/steps/" + it->second] = int64_scalar(s.steps);
+      for (const auto& [slot, value] : s.slots) out[name + "/slots/" + it->second + "/" + slot] = value;
+    }
+  }
+  return out;
+}
+
+void Checkpoint::save(const std::string& path, CallSite where) const {
+  try {
+    save_safetensors(path, state(), {{"format", "eagerflow.io.Checkpoint"}}, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+void Checkpoint::restore(const std::string& path, CallSite where) {
+  try {
+    TensorFile file = load_safetensors(path, where);
+    restore_state(file.tensors, "file '" + path + "'", where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, const std::string& source,
+                               CallSite where) {
+  try {
+    const std::string context = "Checkpoint.restore: " + source;
+    Tracked t = track(
+        objects_, [](const Object& o) { return o.variables_(); },
+        [](const Object& o) { return o.optimizer_ != nullptr; });
+    std::set<std::string> used;
+    // Finds `key` with exactly `dtype` and `shape`, or throws naming both sides.
+    auto expect = [&](const std::string& key, DType dtype, const Shape& shape) -> const Tensor& {
+      auto it = tensors.find(key);
+      if (it == tensors.end())
+        fail<NotFoundError>(context, ": key '", key, "' (dtype ", dtype, ", shape ", shape, ") is missing");
+      if (it->second.dtype() != dtype || it->second.shape() != shape)
+        fail(context, ": key '", key, "' has dtype ", it->second.dtype(), " and shape ", it->second.shape(),
+             " but the object expects dtype ", dtype, " and shape ", shape);
+      used.insert(key);
+      return it->second;
+    };
+    auto expect_count = [&](const std::string& key) {
+      int64_t v = expect(key, DType::Int64, Shape{}).item<int64_t>();
+      if (v < 0) fail(context, ": key '", key, "' is ", v, ", a count must be >= 0");
+      return v;
+    };
+
+    // 1. Validate everything and gather what to assign.
+    std::vector<std::pair<Variable, Tensor>> assignments;
+    for (const auto& [key, var] : t.variables) assignments.emplace_back(var, expect(key, var.dtype(), var.shape()));
+    struct OptimizerRestore {
+      optim::Optimizer* optimizer;
+      int64_t iterations;
+      std::vector<optim::Optimizer::VariableState> states;
+    };
+    std::vector<OptimizerRestore> optimizers;
+    for (const auto& [name, object] : objects_) {
+      if (!object.optimizer_) continue;
+      OptimizerRestore r{object.optimizer_, expect_count(name + "/iterations"), {}};
+      const std::vector<std::string> slots = object.optimizer_->slot_names();
+      // Each variable with a step count has every slot the optimizer uses.
+      for (const auto& [key, var] : t.variables) {
+        if (t.key_of.at(var.key()) != key || !tensors.count(name + "/steps/" + key)) continue;
+        optim::Optimizer::VariableState s{var, expect_count(name + "/steps/" + key), {}};
+        for (const std::string& slot : slots)
+          s.slots.emplace(slot, expect(name + "/slots/" + key + "/" + slot, var.dtype(), var.shape()));
+        r.states.push_back(std::move(s));
+      }
+      optimizers.push_back(std::move(r));
+    }
+    std::vector<std::string> unexpected;
+    for (const auto& [key, value] : tensors)
+      if (!used.count(key)) unexpected.push_back(key);
+    if (!unexpected.empty()) {
+      std::string list;
+      for (size_t i = 0; i < unexpected.size() && i < 5; ++i)
+        list += (i ? ", '" : "'") + unexpected[i] + "' " + tensors.at(unexpected[i]).shape().to_string();
+      fail(context, ": ", unexpected.size(), " key(s) match no object of the checkpoint: ", list,
+           unexpected.size() > 5 ? ", ..." : "",
+           " (a slot of an optimizer configured differently, or a variable the model does not have)");
+    }
+
+    // 2. Assign: nothing below can fail on validated input.
+    for (auto& [var, value] : assignments) var.assign(value);
+    for (OptimizerRestore& r : optimizers) r.optimizer->restore_state(r.iterations, r.states, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace ef::io

@@ -1,0 +1,163 @@
+"""ef.io safetensors files and ef.train checkpoints.
+
+Interoperability is checked against an independent reader/writer written from the
+format's specification (safetensors_reference.py; Debian has no python3-safetensors):
+our files parse there, with our checksums verified, and its files load here.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import eagerflow as ef
+import safetensors_reference as ref
+
+ARRAYS = {
+    "f32": np.array([[1.5, -0.0, np.inf], [np.nan, -np.inf, 3e-38]], np.float32),
+    "f64": np.array([1e300, -2.5, 5e-324]),
+    "i32": np.array([-2**31, 0, 2**31 - 1], np.int32),
+    "i64": np.array([-2**63, -1, 2**63 - 1], np.int64),
+    "bool": np.array([True, False, True]),
+    "scalar": np.array(42.0),
+    "empty": np.zeros((3, 0, 2), np.int32),
+    "layer/kernel": np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+}
+
+
+def assert_same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+def test_round_trip_every_dtype(tmp_path):
+    path = tmp_path / "a.safetensors"
+    ef.io.save_safetensors(path, {k: ef.constant(v) for k, v in ARRAYS.items()}, {"note": "ünïcode"})
+    tensors, metadata = ef.io.load_safetensors(path, with_metadata=True)
+    assert metadata == {"note": "ünïcode"}
+    assert sorted(tensors) == sorted(ARRAYS)
+    for name, expected in ARRAYS.items():
+        assert isinstance(tensors[name], ef.Tensor)
+        assert_same(tensors[name].numpy(), expected)
+    assert os.listdir(tmp_path) == ["a.safetensors"]
+
+
+def test_our_files_parse_with_an_independent_reader(tmp_path):
+    path = tmp_path / "ours.safetensors"
+    ef.io.save_safetensors(path, ARRAYS, {"step": "7"})   # NumPy arrays are accepted too
+    tensors, metadata = ref.read(path)                    # also verifies every checksum
+    assert metadata == {"step": "7"}
+    for name, expected in ARRAYS.items():
+        assert_same(tensors[name], expected)
+
+
+def test_files_of_other_tools_load(tmp_path):
+    path = tmp_path / "theirs.safetensors"
+    ref.write(path, ARRAYS, {"format": "pt"})
+    tensors, metadata = ef.io.load_safetensors(path, with_metadata=True)
+    assert metadata == {"format": "pt"}
+    for name, expected in ARRAYS.items():
+        assert_same(tensors[name].numpy(), expected)
+    ref.write(tmp_path / "half.safetensors", {"h": np.ones(2, np.float16)})
+    with pytest.raises(ef.errors.UnimplementedError, match="F16"):
+        ef.io.load_safetensors(tmp_path / "half.safetensors")
+
+
+def test_damaged_files_raise_data_loss_naming_file_and_field(tmp_path):
+    path = tmp_path / "d.safetensors"
+    ef.io.save_safetensors(path, {"w": np.arange(10, dtype=np.float32)})
+    blob = bytearray(path.read_bytes())
+    blob[-1] ^= 0x01
+    path.write_bytes(bytes(blob))
+    with pytest.raises(ef.errors.DataLossError, match=r"d\.safetensors.*'w' field 'crc32c'"):
+        ef.io.load_safetensors(path)
+    path.write_bytes(bytes(blob[:20]))
+    with pytest.raises(ef.errors.DataLossError, match="header length"):
+        ef.io.load_safetensors(path)
+    with pytest.raises(ef.errors.NotFoundError, match="missing.safetensors"):
+        ef.io.load_safetensors(tmp_path / "missing.safetensors")
+
+
+class Model:
+    """A model defined in Python: anything with named_variables() can be checkpointed."""
+
+    def __init__(self, seed):
+        rng = np.random.default_rng(seed)
+        self.w = ef.Variable(rng.standard_normal((4, 3)).astype(np.float32), name="w")
+        self.b = ef.Variable(np.zeros(3, np.float32), name="b")
+
+    def named_variables(self):
+        return [("dense/kernel", self.w), ("dense/bias", self.b)]
+
+    def __call__(self, x):
+        return ef.tanh(ef.matmul(x, self.w) + self.b)
+
+
+X = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+Y = np.random.default_rng(1).standard_normal((8, 3)).astype(np.float32)
+
+
+def train(model, opt, steps):
+    for _ in range(steps):
+        opt.minimize(lambda: ef.reduce_mean(ef.square(model(X) - Y)), var_list=[model.w, model.b])
+
+
+@pytest.mark.parametrize("make_opt", [lambda: ef.optimizers.Adam(0.01),
+                                      lambda: ef.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+                                      lambda: ef.optimizers.RMSprop(0.01, centered=True, momentum=0.5)])
+def test_restored_training_continues_bitwise(tmp_path, make_opt):
+    a, opt_a = Model(5), make_opt()
+    train(a, opt_a, 6)
+
+    b, opt_b = Model(5), make_opt()
+    train(b, opt_b, 3)
+    ckpt = ef.train.Checkpoint(model=b, optimizer=opt_b)
+    ckpt.save(tmp_path / "step3.safetensors")
+
+    c, opt_c = Model(99), make_opt()          # other weights, no slots yet
+    ef.train.Checkpoint(model=c, optimizer=opt_c).restore(tmp_path / "step3.safetensors")
+    assert opt_c.iterations == 3
+    train(c, opt_c, 3)
+    assert_same(c.w.numpy(), a.w.numpy())
+    assert_same(c.b.numpy(), a.b.numpy())
+    assert opt_c.iterations == 6
+    keys = sorted(ef.train.Checkpoint(model=c, optimizer=opt_c).state())
+    assert "model/dense/kernel" in keys and "optimizer/iterations" in keys
+    assert "optimizer/steps/model/dense/kernel" in keys
+
+
+def test_restore_errors_change_nothing(tmp_path):
+    m, opt = Model(1), ef.optimizers.Adam(0.01)
+    train(m, opt, 2)
+    path = tmp_path / "c.safetensors"
+    ef.train.Checkpoint(model=m, optimizer=opt).save(path)
+
+    other, other_opt = Model(2), ef.optimizers.Adam(0.01)
+    train(other, other_opt, 1)
+    before = other.w.numpy().copy()
+    extra = ef.Variable([1.0, 2.0])
+    with pytest.raises(ef.errors.NotFoundError, match="'extra'"):
+        ef.train.Checkpoint(model=other, optimizer=other_opt, extra=extra).restore(path)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="optimizer/iterations"):
+        ef.train.Checkpoint(model=other).restore(path)
+    assert_same(other.w.numpy(), before)
+    assert other_opt.iterations == 1
+    with pytest.raises(TypeError, match="named_variables"):
+        ef.train.Checkpoint(model=object())
+
+
+def test_checkpoint_manager(tmp_path):
+    v = ef.Variable(0.0)
+    ckpt = ef.train.Checkpoint(v=v)
+    manager = ef.train.CheckpointManager(ckpt, tmp_path / "run", max_to_keep=2)
+    assert manager.latest_checkpoint is None
+    for i in range(1, 5):
+        v.assign(float(i))
+        path = manager.save()
+        assert path.endswith(f"ckpt-{i}.safetensors")
+    assert [os.path.basename(p) for p in manager.checkpoints] == ["ckpt-3.safetensors", "ckpt-4.safetensors"]
+    v.assign(0.0)
+    ckpt.restore(manager.latest_checkpoint)
+    assert float(v.numpy()) == 4.0
+    with pytest.raises(ef.errors.InvalidArgumentError, match="max_to_keep"):
+        ef.train.CheckpointManager(ckpt, tmp_path / "run", max_to_keep=-1)
