@@ -28,6 +28,8 @@
 #include "eagerflow/data/dataset.h"
 #include "eagerflow/data/datasets.h"
 #include "eagerflow/data/idx.h"
+#include "eagerflow/io/checkpoint.h"
+#include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/conv.h"
