@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libopenblas-dev
+  zlib1g-dev dataset-fashion-mnist   # gzip'd IDX files of Fashion-MNIST, read by the examples
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
