@@ -14,13 +14,13 @@
 // lbfgs.lua (see optim/lbfgs.h): one step() per iteration, each evaluating the loss once.
 #include <zlib.h>
 
+#include <eagerflow/eagerflow.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <eagerflow/eagerflow.h>
 #include <iostream>
 #include <random>
 #include <stdexcept>
@@ -46,14 +46,20 @@ Flags parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--batch") f.batch = std::stoll(value());
-    else if (arg == "--history") f.history = std::stoll(value());
-    else if (arg == "--iters") f.iters = std::stoll(value());
-    else if (arg == "--model") f.model = value();
-    else if (arg == "--data-dir") f.data_dir = value();
+    if (arg == "--batch")
+      f.batch = std::stoll(value());
+    else if (arg == "--history")
+      f.history = std::stoll(value());
+    else if (arg == "--iters")
+      f.iters = std::stoll(value());
+    else if (arg == "--model")
+      f.model = value();
+    else if (arg == "--data-dir")
+      f.data_dir = value();
     else if (arg == "--dtype") {
       std::string d = value();
-      if (d != "float32" && d != "float64") throw std::invalid_argument("--dtype must be float32 or float64, got " + d);
+      if (d != "float32" && d != "float64")
+        throw std::invalid_argument("--dtype must be float32 or float64, got " + d);
       f.dtype = d == "float32" ? ef::DType::Float32 : ef::DType::Float64;
     } else {
       throw std::invalid_argument("unknown flag " + arg +
@@ -75,8 +81,9 @@ ef::Tensor read_idx_images(const std::string& dir, int64_t count, ef::DType dtyp
     file = gzopen(path.c_str(), "rb");
   }
   if (!file)
-    throw std::runtime_error("no Fashion-MNIST training images in " + dir +
-                             " (install them with `apt-get install dataset-fashion-mnist`, or pass --data-dir)");
+    throw std::runtime_error(
+        "no Fashion-MNIST training images in " + dir +
+        " (install them with `apt-get install dataset-fashion-mnist`, or pass --data-dir)");
   auto read = [&](void* out, size_t n) {
     if (gzread(file, out, static_cast<unsigned>(n)) != static_cast<int>(n)) {
       gzclose(file);
@@ -95,8 +102,8 @@ ef::Tensor read_idx_images(const std::string& dir, int64_t count, ef::DType dtyp
   }
   if (count > big_endian(4)) {
     gzclose(file);
-    throw std::runtime_error("--batch " + std::to_string(count) + " exceeds the " + std::to_string(big_endian(4)) +
-                             " images of " + path);
+    throw std::runtime_error("--batch " + std::to_string(count) + " exceeds the " +
+                             std::to_string(big_endian(4)) + " images of " + path);
   }
   std::vector<unsigned char> bytes(static_cast<size_t>(count * kVisible));
   for (size_t done = 0; done < bytes.size();) {  // gzread takes at most 2^31 bytes a call

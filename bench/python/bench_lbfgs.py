@@ -42,7 +42,7 @@ def initial_weights():
 
 def eagerflow_step(x_np, history):
     """One L-BFGS iteration of eagerflow per call; returns the loss."""
-    x = ef.constant(x_np)
+    x = ef.from_dlpack(x_np)  # shares NumPy's memory, as torch.from_numpy does
     w = ef.Variable(initial_weights(), name="W")
 
     def loss():

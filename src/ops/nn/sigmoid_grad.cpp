@@ -13,7 +13,10 @@ namespace ef {
 namespace {
 
 struct SigmoidGradFn {
-  template <class T> T operator()(T y, T dy) const { return dy * (y * (T(1) - y)); }
+  template <class T>
+  T operator()(T y, T dy) const {
+    return dy * (y * (T(1) - y));
+  }
 };
 
 // d/dy [dy y (1 - y)] = dy (1 - 2y), and d/d(dy) = y (1 - y): with upstream g,
@@ -23,8 +26,8 @@ std::vector<Tensor> sigmoid_grad_grad(const GradCall& call) {
   return {call.needs(0) ? g * dy * (1 - 2 * y) : Tensor(), call.needs(1) ? sigmoid_grad(y, g) : Tensor()};
 }
 
-const OpDef& kSigmoidGrad = define_op(
-    detail::with_gradient(detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad));
+const OpDef& kSigmoidGrad = define_op(detail::with_gradient(
+    detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad));
 
 }  // namespace
 

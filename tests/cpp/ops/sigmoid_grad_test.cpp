@@ -49,9 +49,12 @@ TEST(SigmoidGrad, Gradients) {
 }
 
 TEST(SigmoidGrad, Errors) {
-  EXPECT_ERROR(sigmoid_grad(constant({1, 2}), constant({1, 2})), InvalidArgumentError, "sigmoid_grad", "int32");
-  EXPECT_ERROR(sigmoid_grad(constant({0.5f}), constant({0.5})), InvalidArgumentError, "sigmoid_grad", "float64");
-  EXPECT_ERROR(sigmoid_grad(constant({0.5, 0.5}), constant({1.0, 2.0, 3.0})), InvalidArgumentError, "[2] and [3]");
+  EXPECT_ERROR(sigmoid_grad(constant({1, 2}), constant({1, 2})), InvalidArgumentError, "sigmoid_grad",
+               "int32");
+  EXPECT_ERROR(sigmoid_grad(constant({0.5f}), constant({0.5})), InvalidArgumentError, "sigmoid_grad",
+               "float64");
+  EXPECT_ERROR(sigmoid_grad(constant({0.5, 0.5}), constant({1.0, 2.0, 3.0})), InvalidArgumentError,
+               "[2] and [3]");
 }
 
 }  // namespace

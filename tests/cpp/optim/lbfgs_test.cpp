@@ -27,8 +27,8 @@ Tensor quadratic(const Variable& w) {
 TEST(LBFGS, ConvergesOnAQuadratic) {
   for (std::string search : {"", "strong_wolfe"}) {
     Variable w(zeros({4}, DType::Float64), "w");
-    optim::LBFGS lbfgs({w}, with(&O::max_iter, 100, &O::tolerance_grad, 1e-10, &O::tolerance_change, 0, &O::history_size, 5,
-                                 &O::line_search_fn, search));
+    optim::LBFGS lbfgs({w}, with(&O::max_iter, 100, &O::tolerance_grad, 1e-10, &O::tolerance_change, 0,
+                                 &O::history_size, 5, &O::line_search_fn, search));
     Tensor first = lbfgs.step([&] { return quadratic(w); });
     EXPECT_DOUBLE_EQ(first.item<double>(), 0.5 * (10 + 200 + 900));  // the loss at the start
     expect_values(w.value(), {0, 1, 2, 3}, 1e-9);
