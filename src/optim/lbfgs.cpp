@@ -124,7 +124,7 @@ void LBFGS::set_flat(const std::vector<Tensor>& base, double t, const Tensor& di
 }
 
 // The two-loop recursion: -H g with H the L-BFGS inverse-Hessian approximation whose
-// initial matrix is h_diag_ * I (one buffer, as in PyTorch).
+// initial matrix is h_diag_ * I (PyTorch's order of operations, q and r as there).
 Tensor LBFGS::direction(const Tensor& flat_grad) {
   const size_t k = old_dirs_.size();
   std::vector<double> al(k);

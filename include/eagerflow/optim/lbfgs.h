@@ -66,8 +66,10 @@ class LBFGS {
   // `closure` for the loss (a one-element float tensor) and differentiating it with
   // respect to the variables; returns the loss of the first evaluation, at the variables'
   // values on entry, as torch does. Throws InvalidArgumentError for an empty closure or
-  // a loss that is not a one-element float tensor (an error in the first evaluation
-  // leaves the variables and the state untouched).
+  // a loss that is not a one-element float tensor; an error in the first evaluation
+  // leaves the variables and the state untouched, one in a later evaluation (the closure
+  // throwing) leaves the variables at the last iterate reached (a line search restores
+  // its trial point first).
   Tensor step(const std::function<Tensor()>& closure, CallSite where = CallSite::current());
 
   const std::vector<Variable>& variables() const { return variables_; }
