@@ -206,6 +206,7 @@ int main(int argc, char** argv) {
       const double median = n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
       std::printf("median seconds per iteration: %.4f\n", median);
     }
+    std::printf("peak tensor memory: %.0f MB\n", ef::cpu_allocator_stats().peak_bytes_in_use / 1e6);
   } catch (const std::exception& e) {
     std::cerr << "autoencoder_lbfgs: " << e.what() << "\n";
     return 1;
