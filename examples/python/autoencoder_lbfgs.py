@@ -13,7 +13,6 @@ np.random.seed(1); inputs the first `batch` training images in [0, 1]; L-BFGS wi
 line search (torch7's lbfgs.lua), one step() per iteration.
 """
 import argparse
-import gzip
 import os
 import statistics
 import sys
@@ -27,23 +26,11 @@ VISIBLE, HIDDEN = 28 * 28, 196
 
 
 def read_images(data_dir, count):
-    """The first `count` training images as float64 [count, 784] in [0, 1]. (A local IDX
-    reader; the library's data module will provide one.)"""
-    path = os.path.join(data_dir, "train-images-idx3-ubyte.gz")
-    opener = gzip.open
-    if not os.path.exists(path):
-        path, opener = path[:-3], open
-    if not os.path.exists(path):
-        sys.exit(f"no Fashion-MNIST training images in {data_dir} "
-                 "(install them with `apt-get install dataset-fashion-mnist`, or pass --data-dir)")
-    with opener(path, "rb") as f:
-        magic, n, rows, cols = np.frombuffer(f.read(16), dtype=">u4")
-        if magic != 0x803 or rows * cols != VISIBLE:
-            sys.exit(f"{path}: not an IDX file of 28x28 unsigned-byte images")
-        if count > n:
-            sys.exit(f"--batch {count} exceeds the {n} images of {path}")
-        pixels = np.frombuffer(f.read(count * VISIBLE), dtype=np.uint8)
-    return pixels.reshape(count, VISIBLE) / 255.0
+    """The first `count` training images as float64 [count, 784] in [0, 1]."""
+    (x_train, _), _ = ef.datasets.fashion_mnist.load_data(data_dir)
+    if count > len(x_train):
+        sys.exit(f"--batch {count} exceeds the {len(x_train)} training images")
+    return x_train[:count].reshape(count, VISIBLE) / 255.0
 
 
 def uniform_init(shape):
