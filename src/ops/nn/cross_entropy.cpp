@@ -183,9 +183,14 @@ Tensor sigmoid_cross_entropy_with_logits(const Tensor& labels, const Tensor& log
       fail("sigmoid_cross_entropy_with_logits: labels and logits must have the same shape, got labels ",
            labels.shape(), " and logits ", logits.shape());
     // TensorFlow's stable form of -z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x)):
-    // no exp of a positive number, exact for large |x|.
+    // no exp of a positive number, exact for large |x|. Written with `where` rather than
+    // maximum(x, 0) and -abs(x) so that the gradient at x = 0 is sigmoid(0) - z = 0.5 - z
+    // (the tie rules of maximum and abs would give 1 - z there).
     const Tensor& x = logits;
-    return maximum(x, 0, where) - x * labels + log1p(exp(-abs(x, where), where), where);
+    Tensor nonnegative = greater_equal(x, 0, where);
+    Tensor relu_logits = ef::where(nonnegative, x, 0, where);
+    Tensor neg_abs_logits = ef::where(nonnegative, -x, x, where);
+    return relu_logits - x * labels + log1p(exp(neg_abs_logits, where), where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

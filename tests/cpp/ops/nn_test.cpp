@@ -207,6 +207,17 @@ TEST(NnCrossEntropy, SigmoidValues) {
   EXPECT_ERROR(sigmoid_cross_entropy_with_logits(constant({1}), constant({1})), InvalidArgumentError, "int32");
 }
 
+TEST(NnCrossEntropy, SigmoidGradientIsSigmoidMinusLabelsEvenAtZero) {
+  // d/dx = sigmoid(x) - z everywhere, including x = 0 where max and abs have kinks.
+  Tensor x = constant({-2.0, 0.0, 0.0, 3.0});
+  Tensor z = constant({1.0, 0.0, 0.7, 0.2});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor loss = reduce_sum(sigmoid_cross_entropy_with_logits(z, x));
+  const double s2 = 1 / (1 + std::exp(2.0)), s3 = 1 / (1 + std::exp(-3.0));
+  expect_values(tape.gradient(loss, x), {s2 - 1, 0.5, 0.5 - 0.7, s3 - 0.2}, 1e-12);
+}
+
 }  // namespace
 }  // namespace ef
 
