@@ -21,6 +21,10 @@ struct GradientTape::Impl {
   bool watch_accessed_variables = true;
   bool paused = false;  // while computing its own gradient, or in stop_recording()
   bool used = false;    // a non-persistent tape after gradient()
+  // A used non-persistent tape can never compute another gradient, so it records
+  // nothing more: in the usual training step the tape is still in scope while the
+  // optimizer updates the variables, and those updates would otherwise pile up here.
+  bool records() const { return !paused && !used; }
   std::unordered_set<int64_t> watched;
   std::vector<detail::TapeEntry> entries;
   std::vector<Variable> variables;                     // watched, in first-seen order
@@ -53,7 +57,7 @@ class TapeStack : public OpRecorder {
   void variable_read(const Variable& variable, const Tensor& value) override {
     for (detail::VariableReadLog* log : read_logs) log->add(variable, value);
     for (GradientTape::Impl* tape : tapes)
-      if (!tape->paused) tape->on_read(variable, value);
+      if (tape->records()) tape->on_read(variable, value);
   }
 
   void record(const OpCall& call, std::span<const Tensor> outputs) override {
@@ -70,7 +74,7 @@ class TapeStack : public OpRecorder {
   template <class MakeEntry>
   void record_entry(std::span<const Tensor> inputs, std::span<const Tensor> outputs, MakeEntry make_entry) {
     for (GradientTape::Impl* tape : tapes) {
-      if (tape->paused) continue;
+      if (!tape->records()) continue;
       bool any_watched =
           std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& t) { return tape->is_watched(t); });
       if (!any_watched) continue;

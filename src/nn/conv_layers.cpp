@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/operators.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::nn {
 
@@ -151,10 +151,13 @@ Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
   for (int d = 0; d < inputs.rank(); ++d)
     if (d != axis_) axes.push_back(d);
   auto [mean, variance] = moments(inputs, axes, /*keepdims=*/true);
-  // The moving statistics follow the batch's values; stop_gradient keeps tapes out.
-  const double m = options_.momentum;
-  moving_mean_->assign(moving_mean_->value() * m + reshape(stop_gradient(mean), {dims[axis_]}) * (1 - m));
-  moving_variance_->assign(moving_variance_->value() * m + reshape(stop_gradient(variance), {dims[axis_]}) * (1 - m));
+  {
+    // The moving statistics follow the batch's (Note [state updates are not recorded]).
+    RecordingPaused paused;
+    const double m = options_.momentum;
+    moving_mean_->assign(moving_mean_->value() * m + reshape(mean, {dims[axis_]}) * (1 - m));
+    moving_variance_->assign(moving_variance_->value() * m + reshape(variance, {dims[axis_]}) * (1 - m));
+  }
   return batch_normalization(inputs, mean, variance, beta, gamma, options_.epsilon);
 }
 

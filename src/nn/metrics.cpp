@@ -1,13 +1,14 @@
-// Keras' metrics (eagerflow/nn/metrics.h). Inputs pass through stop_gradient first, so
-// no tape records the bookkeeping even when the predictions are being watched.
+// Keras' metrics (eagerflow/nn/metrics.h). Updates run with recording paused, so no
+// tape records the bookkeeping even when the predictions are being watched
+// (Note [state updates are not recorded] in runtime/context.h).
 #include "eagerflow/nn/metrics.h"
 
-#include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::nn::metrics {
 
@@ -21,10 +22,11 @@ Mean::Mean(std::string name, DType dtype)
 void Mean::update_state(const Tensor& values, const std::optional<Tensor>& sample_weight, CallSite where) {
   try {
     if (!values.defined()) fail("metric '", name(), "': update_state got an undefined tensor");
-    Tensor v = cast(stop_gradient(values), total_.dtype());
+    RecordingPaused paused;
+    Tensor v = cast(values, total_.dtype());
     Tensor total = reduce_sum(v), count = fill({}, double(v.shape().num_elements()), total_.dtype());
     if (sample_weight) {
-      Tensor w = cast(stop_gradient(*sample_weight), total_.dtype());
+      Tensor w = cast(*sample_weight, total_.dtype());
       if (broadcast_shapes(w.shape(), v.shape(), name()) != v.shape())
         fail("metric '", name(), "': sample_weight of shape ", w.shape(), " does not broadcast to values of shape ",
              v.shape());
@@ -56,7 +58,8 @@ void MeanMetricWrapper::update_state(const Tensor& y_true, const Tensor& y_pred,
                                      const std::optional<Tensor>& sample_weight, CallSite where) {
   try {
     if (!y_true.defined() || !y_pred.defined()) fail("metric '", name(), "': y_true and y_pred must be defined");
-    Mean::update_state(per_example(stop_gradient(y_true), stop_gradient(y_pred)), sample_weight, where);
+    RecordingPaused paused;
+    Mean::update_state(per_example(y_true, y_pred), sample_weight, where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -24,18 +24,6 @@ using detail::max_abs;
 // of the variables it does). So step() runs with this thread's recorder removed, and
 // puts it back only while the closure runs, under LBFGS' own tape (the closure is model
 // code: outer tapes see it as they would see a call to it outside step()).
-class RecordingPaused {
- public:
-  RecordingPaused() : saved_(Context::current().recorder) { Context::current().recorder = nullptr; }
-  ~RecordingPaused() { Context::current().recorder = saved_; }
-  RecordingPaused(const RecordingPaused&) = delete;
-  RecordingPaused& operator=(const RecordingPaused&) = delete;
-  OpRecorder* saved() const { return saved_; }
-
- private:
-  OpRecorder* saved_;
-};
-
 class RecordingResumed {
  public:
   explicit RecordingResumed(OpRecorder* outer) { Context::current().recorder = outer; }

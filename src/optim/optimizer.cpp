@@ -1,5 +1,7 @@
 #include "eagerflow/optim/optimizer.h"
 
+#include "eagerflow/runtime/context.h"
+
 #include <algorithm>
 
 #include "eagerflow/autodiff/gradient_tape.h"
@@ -33,6 +35,7 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
         fail(name_, ".apply_gradients: the gradient for variable '", v.name(), "' has dtype ", g.dtype(), " and shape ",
              g.shape(), " but the variable has dtype ", v.dtype(), " and shape ", v.shape());
     }
+    RecordingPaused paused;  // Note [state updates are not recorded]
     std::vector<Tensor> grads = gradients;
     if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
     const double lr = learning_rate_(iterations_);

@@ -47,6 +47,27 @@ struct Context {
   }
 };
 
+// No gradient tape of this thread records or watches anything for the lifetime of the
+// scope.
+//
+// Note [state updates are not recorded]: optimizers updating variables and slots,
+// metrics accumulating, BatchNormalization's moving statistics and L-BFGS moving its
+// iterate change state; no gradient is ever taken through those updates. Recording
+// them would cost time and keep every step's temporaries alive on a persistent tape,
+// so they run under RecordingPaused.
+class RecordingPaused {
+ public:
+  RecordingPaused() : saved_(Context::current().recorder) { Context::current().recorder = nullptr; }
+  ~RecordingPaused() { Context::current().recorder = saved_; }
+  RecordingPaused(const RecordingPaused&) = delete;
+  RecordingPaused& operator=(const RecordingPaused&) = delete;
+  // The recorder that was active before the scope (null if none).
+  OpRecorder* saved() const { return saved_; }
+
+ private:
+  OpRecorder* saved_;
+};
+
 // Installs `builder` for the current thread for the lifetime of the scope.
 class BuildScope {
  public:

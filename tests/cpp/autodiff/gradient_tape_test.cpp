@@ -184,6 +184,19 @@ TEST(GradientTape, NonPersistentTapeReleasesWhatItHeld) {
   EXPECT_EQ(cpu_allocator_stats().bytes_in_use, before);
 }
 
+TEST(GradientTape, UsedNonPersistentTapeRecordsNothingMore) {
+  // The training-step pattern: the tape is still in scope while the update runs.
+  Variable w(random::normal({256, 256}, 0, 1, DType::Float64, 4));
+  GradientTape tape;
+  Tensor loss = reduce_sum(w * w);
+  Tensor g = tape.gradient(loss, w);
+  release_cached_memory();
+  const size_t before = cpu_allocator_stats().bytes_in_use;
+  { Tensor update = w * 0.5 + g; }  // reads w: a recording tape would keep `update` alive
+  EXPECT_EQ(cpu_allocator_stats().bytes_in_use, before);
+  EXPECT_ERROR(tape.gradient(loss, w), FailedPreconditionError, "already used");
+}
+
 TEST(GradientTape, RecordingCanBeNestedAcrossThreads) {
   // Each thread has its own tapes (Note [thread-local context]).
   Tensor x = constant(2.0);

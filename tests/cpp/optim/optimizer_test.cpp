@@ -118,3 +118,27 @@ TEST(Optimizers, BadGradientsChangeNothing) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+TEST(Optimizers, UpdatesAreNotRecordedByAPersistentTape) {
+  // Note [state updates are not recorded]: a persistent tape still open around the update
+  // keeps only the variable's new value, not the update's temporaries.
+  Variable w(random::normal({256, 256}, 0, 1, DType::Float64, 5));
+  GradientTape tape(/*persistent=*/true);
+  Tensor loss = reduce_sum(w * w);
+  Tensor g = tape.gradient(loss, w);
+  optim::SGD sgd(0.1, /*momentum=*/0.9);
+  sgd.apply_gradients({g}, {w});  // creates the momentum slot
+  release_cached_memory();
+  const size_t before = cpu_allocator_stats().bytes_in_use;
+  sgd.apply_gradients({g}, {w});
+  release_cached_memory();
+  // At most the new value of w and of its momentum slot (the old ones may be held).
+  EXPECT_LE(cpu_allocator_stats().bytes_in_use, before + 2 * 256 * 256 * sizeof(double));
+  EXPECT_EQ(tape.gradient(loss, w).shape(), w.shape());  // the tape still works
+}
+
+}  // namespace
+}  // namespace ef
