@@ -1,6 +1,6 @@
 # Top-level commands. Each installs what is missing (scripts/setup.sh) and builds
 # only what changed (ninja + ccache).
-#   make run            build and run the main example
+#   make run            build and train the Fashion-MNIST MLP example (examples/fashion_mnist_mlp.cpp)
 #   make test           build and run every C++ test (gtest via ctest, fuzz-input replay)
 #   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
 #   make install-test   install into a temporary prefix and build an outside project against it
@@ -35,7 +35,7 @@ build: setup $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/examples/eager_basics
+	$(BUILD_DIR)/examples/fashion_mnist_mlp --checkpoint-dir $(BUILD_DIR)/checkpoints/fashion_mnist_mlp
 
 test: build
 	cd $(BUILD_DIR) && ctest $(CTEST_FLAGS) -j $(JOBS)

@@ -9,6 +9,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libopenblas-dev
+  zlib1g-dev                 # gzip-compressed IDX files
+  dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev   # checkpoint headers
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target

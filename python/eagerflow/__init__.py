@@ -5,10 +5,14 @@
     print(ef.matmul(x, x))          # Tensor([[4.]], shape=(1, 1), dtype=float32)
 
 Names and arguments follow TensorFlow's: common ops at the top level, and the
-modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors.
+modules ef.math, ef.nn, ef.linalg, ef.random; errors in ef.errors; layers, losses
+and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
-from eagerflow import errors, io, linalg, math, nn, optimizers, random, train  # noqa: F401
+from eagerflow import (  # noqa: F401
+    data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
+)
+from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bool, float32, float64, int32, int64,
     # creation

@@ -14,15 +14,6 @@ constexpr ef::CallSite kPython{};
 
 // A Python object that may be released from C++ code running without the GIL (tape
 // entries hold gradient closures that hold Python functions).
-struct PyRef {
-  py::object object;
-  explicit PyRef(py::object o) : object(std::move(o)) {}
-  ~PyRef() {
-    py::gil_scoped_acquire gil;
-    object = py::object();
-  }
-};
-
 ef::UnconnectedGradients unconnected_of(const std::string& name) {
   if (name == "none" || name == "NONE") return ef::UnconnectedGradients::None;
   if (name == "zero" || name == "ZERO") return ef::UnconnectedGradients::Zero;

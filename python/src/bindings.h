@@ -20,7 +20,23 @@ void bind_array_ops(py::module_& m);
 void bind_other_ops(py::module_& m);  // creation, reduction, linalg, nn, random
 void bind_autodiff(py::module_& m);
 void bind_optim(py::module_& m);  // optimizers, schedules, clipping
+void bind_nn(py::module_& m);     // Module, Layer, layers, initializers, losses, metrics
+void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX files
 void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
+
+// A Python object that C++ keeps (a callback inside a std::function, say) and may
+// release on a thread that does not hold the GIL: the destructor takes the GIL.
+struct PyRef {
+  py::object object;
+  explicit PyRef(py::object o) : object(std::move(o)) {}
+  ~PyRef() {
+    py::gil_scoped_acquire gil;
+    object = py::object();
+  }
+};
+
+// A shape as a tuple of ints (None for an unknown dimension).
+py::tuple shape_tuple(const ef::Shape& shape);
 
 // Python's `/` and TensorFlow's divide: integer operands divide as float64 (7 / 2 is
 // 3.5), where the C++ ef::divide keeps integers.

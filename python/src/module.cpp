@@ -72,5 +72,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_other_ops(m);
   efpy::bind_autodiff(m);
   efpy::bind_optim(m);
+  efpy::bind_nn(m);
+  efpy::bind_data(m);
   efpy::bind_io(m);
 }

@@ -17,10 +17,10 @@ optim::LearningRate learning_rate_of(py::handle lr) {
   if (py::isinstance<optim::CosineDecay>(lr)) return lr.cast<optim::CosineDecay>();
   if (PyFloat_Check(lr.ptr()) || PyLong_Check(lr.ptr())) return lr.cast<double>();
   if (PyCallable_Check(lr.ptr())) {
-    auto f = std::make_shared<py::object>(py::reinterpret_borrow<py::object>(lr));
+    auto f = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(lr));
     return optim::LearningRate(std::function<double(int64_t)>([f](int64_t step) {
       py::gil_scoped_acquire gil;
-      return py::float_((*f)(step)).cast<double>();
+      return py::float_(f->object(step)).cast<double>();
     }));
   }
   throw py::type_error("learning_rate must be a number, a schedule, or a function of the step");

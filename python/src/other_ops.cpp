@@ -26,6 +26,120 @@ std::optional<int64_t> seed_of(py::handle seed) {
   return seed.cast<int64_t>();
 }
 
+// A window attribute (strides, ksize, dilations): an int or a sequence of 1, 2 or 4 ints.
+std::vector<int64_t> window_ints(py::handle obj, const char* what, std::vector<int64_t> if_none = {}) {
+  if (obj.is_none() && !if_none.empty()) return if_none;
+  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  return to_ints(obj, what);
+}
+
+// The convolution and pooling ops are NHWC only.
+void check_nhwc(py::handle data_format, const char* op) {
+  if (!data_format.is_none() && data_format.cast<std::string>() != "NHWC")
+    throw ef::UnimplementedError(std::string(op) + ": only data_format \"NHWC\" is supported, got \"" +
+                                 data_format.cast<std::string>() + "\"");
+}
+
+ef::Tensor optional_tensor(py::handle obj) { return obj.is_none() ? ef::Tensor() : to_tensor(obj, std::nullopt); }
+
+// The convolution, pooling and batch-normalization ops of ef.nn.
+void bind_conv_ops(py::module_& m) {
+  m.def(
+      "conv2d",
+      [](TensorArg input, TensorArg filters, py::handle strides, const std::string& padding, py::handle data_format,
+         py::handle dilations, py::handle) {
+        check_nhwc(data_format, "conv2d");
+        const auto s = window_ints(strides, "conv2d: strides"), d = window_ints(dilations, "conv2d: dilations", {1});
+        return maybe_without_gil(input.value.num_elements(),
+                                 [&] { return ef::conv2d(input, filters, s, padding, d, kPython); });
+      },
+      "input"_a, "filters"_a, "strides"_a, "padding"_a, "data_format"_a = py::none(), "dilations"_a = py::none(),
+      "name"_a = py::none());
+  m.def(
+      "conv2d_transpose",
+      [](TensorArg input, TensorArg filters, ShapeArg output_shape, py::handle strides, const std::string& padding,
+         py::handle data_format, py::handle dilations, py::handle) {
+        check_nhwc(data_format, "conv2d_transpose");
+        const auto s = window_ints(strides, "conv2d_transpose: strides");
+        const auto d = window_ints(dilations, "conv2d_transpose: dilations", {1});
+        return maybe_without_gil(input.value.num_elements(), [&] {
+          return ef::conv2d_transpose(input, filters, output_shape, s, padding, d, kPython);
+        });
+      },
+      "input"_a, "filters"_a, "output_shape"_a, "strides"_a, "padding"_a = "SAME", "data_format"_a = py::none(),
+      "dilations"_a = py::none(), "name"_a = py::none());
+  m.def(
+      "conv2d_backprop_input",
+      [](ShapeArg input_sizes, TensorArg filters, TensorArg out_backprop, py::handle strides,
+         const std::string& padding, py::handle dilations, py::handle) {
+        return ef::conv2d_backprop_input(input_sizes, filters, out_backprop,
+                                         window_ints(strides, "conv2d_backprop_input: strides"), padding,
+                                         window_ints(dilations, "conv2d_backprop_input: dilations", {1}), kPython);
+      },
+      "input_sizes"_a, "filters"_a, "out_backprop"_a, "strides"_a, "padding"_a, "dilations"_a = py::none(),
+      "name"_a = py::none());
+  m.def(
+      "conv2d_backprop_filter",
+      [](TensorArg input, ShapeArg filter_sizes, TensorArg out_backprop, py::handle strides,
+         const std::string& padding, py::handle dilations, py::handle) {
+        return ef::conv2d_backprop_filter(input, filter_sizes, out_backprop,
+                                          window_ints(strides, "conv2d_backprop_filter: strides"), padding,
+                                          window_ints(dilations, "conv2d_backprop_filter: dilations", {1}), kPython);
+      },
+      "input"_a, "filter_sizes"_a, "out_backprop"_a, "strides"_a, "padding"_a, "dilations"_a = py::none(),
+      "name"_a = py::none());
+  using Pool = ef::Tensor (*)(const ef::Tensor&, const std::vector<int64_t>&, const std::vector<int64_t>&,
+                              const std::string&, ef::CallSite);
+  for (auto [name, op] : {std::pair<const char*, Pool>{"max_pool2d", &ef::max_pool2d},
+                          std::pair<const char*, Pool>{"avg_pool2d", &ef::avg_pool2d}}) {
+    m.def(
+        name,
+        [name = std::string(name), op = op](TensorArg input, py::handle ksize, py::handle strides,
+                                            const std::string& padding, py::handle data_format, py::handle) {
+          check_nhwc(data_format, name.c_str());
+          const auto k = window_ints(ksize, (name + ": ksize").c_str());
+          const auto s = window_ints(strides, (name + ": strides").c_str());
+          return maybe_without_gil(input.value.num_elements(), [&] { return op(input, k, s, padding, kPython); });
+        },
+        "input"_a, "ksize"_a, "strides"_a, "padding"_a, "data_format"_a = py::none(), "name"_a = py::none());
+  }
+  using PoolGrad = ef::Tensor (*)(const ef::Tensor&, const ef::Tensor&, const std::vector<int64_t>&,
+                                  const std::vector<int64_t>&, const std::string&, ef::CallSite);
+  for (auto [name, op] : {std::pair<const char*, PoolGrad>{"max_pool2d_grad", &ef::max_pool2d_grad},
+                          std::pair<const char*, PoolGrad>{"max_pool2d_grad_grad", &ef::max_pool2d_grad_grad}}) {
+    m.def(
+        name,
+        [op = op](TensorArg input, TensorArg grad, py::handle ksize, py::handle strides, const std::string& padding,
+                  py::handle) {
+          return op(input, grad, window_ints(ksize, "ksize"), window_ints(strides, "strides"), padding, kPython);
+        },
+        "input"_a, "grad"_a, "ksize"_a, "strides"_a, "padding"_a, "name"_a = py::none());
+  }
+  m.def(
+      "avg_pool2d_grad",
+      [](ShapeArg input_sizes, TensorArg grad, py::handle ksize, py::handle strides, const std::string& padding,
+         py::handle) {
+        return ef::avg_pool2d_grad(input_sizes, grad, window_ints(ksize, "avg_pool2d_grad: ksize"),
+                                   window_ints(strides, "avg_pool2d_grad: strides"), padding, kPython);
+      },
+      "input_sizes"_a, "grad"_a, "ksize"_a, "strides"_a, "padding"_a, "name"_a = py::none());
+  m.def(
+      "batch_normalization",
+      [](TensorArg x, TensorArg mean, TensorArg variance, py::handle offset, py::handle scale,
+         double variance_epsilon, py::handle) {
+        return ef::batch_normalization(x, mean, variance, optional_tensor(offset), optional_tensor(scale),
+                                       variance_epsilon, kPython);
+      },
+      "x"_a, "mean"_a, "variance"_a, "offset"_a, "scale"_a, "variance_epsilon"_a, "name"_a = py::none());
+  m.def(
+      "moments",
+      [](TensorArg x, py::handle axes, py::handle, bool keepdims, py::handle) {
+        auto [mean, variance] = ef::moments(x, to_ints(axes, "moments: axes"), keepdims, kPython);
+        return py::make_tuple(mean, variance);
+      },
+      "x"_a, "axes"_a, "shift"_a = py::none(), "keepdims"_a = false, "name"_a = py::none());
+}
+
 ef::Tensor constant(py::handle value, DTypeArg dtype, py::handle shape, py::handle /*name*/) {
   ef::Tensor t = to_tensor(value, dtype.value);
   if (shape.is_none()) return t;
@@ -207,6 +321,8 @@ void bind_other_ops(py::module_& m) {
         return ef::dropout(x, rate, seed_of(seed), ns, kPython);
       },
       "x"_a, "rate"_a, "noise_shape"_a = py::none(), "seed"_a = py::none(), "name"_a = py::none());
+
+  bind_conv_ops(m);
 
   // ---- random ----
   m.def("set_seed", [](py::handle seed) { ef::random::set_seed(seed_of(seed)); }, "seed"_a);

@@ -7,7 +7,6 @@
 #include "fast_paths.h"
 
 namespace efpy {
-namespace {
 
 py::tuple shape_tuple(const ef::Shape& shape) {
   py::tuple out(shape.rank());
@@ -15,6 +14,8 @@ py::tuple shape_tuple(const ef::Shape& shape) {
     out[i] = shape[i] == ef::kUnknownDim ? py::object(py::none()) : py::object(py::int_(shape[i]));
   return out;
 }
+
+namespace {
 
 // x[key] for ints, slices with steps, negative indices, `...` and None, as NumPy and
 // TensorFlow read them: one strided_slice (a view).

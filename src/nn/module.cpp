@@ -22,6 +22,10 @@ void Module::check_new_name(const std::string& name) const {
 }
 
 Variable Module::track_variable(const std::string& name, Variable variable) {
+  // Tracking the same variable under the same name again changes nothing (a layer's
+  // add_weight result assigned to an attribute of that name, in Python).
+  for (const auto& [tracked_name, tracked] : variables_)
+    if (tracked_name == name && tracked.same_as(variable)) return variable;
   check_new_name(name);
   variables_.emplace_back(name, variable);
   return variable;
@@ -32,6 +36,14 @@ void Module::track_child(const std::string& name, std::shared_ptr<Module> module
   if (module.get() == this) fail("Module '", name_, "' cannot track itself as \"", name, "\"");
   check_new_name(name);
   children_.emplace_back(name, std::move(module));
+}
+
+bool Module::untrack(const std::string& name) {
+  auto named = [&](const auto& entry) { return entry.first == name; };
+  const size_t before = variables_.size() + children_.size();
+  std::erase_if(variables_, named);
+  std::erase_if(children_, named);
+  return variables_.size() + children_.size() != before;
 }
 
 // Depth first: own variables, then each child's. `seen_*` make shared modules and

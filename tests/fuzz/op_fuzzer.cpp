@@ -247,6 +247,64 @@ const FuzzOp kOps[] = {
       if (s.in.pick(4) == 0) noise = s.in.shape();
       return ef::dropout(x, rate, s.in.integer(), noise);
     }),
+    // convolution and pooling: window attributes are 0-4 (often hostile) integers;
+    // operands over 4096 elements are skipped to bound the work
+#define EF_FUZZ_PADDING (s.in.flag() ? "SAME" : (s.in.flag() ? "VALID" : "same"))
+#define EF_FUZZ_SMALL(t) if ((t).num_elements() > 4096) return Tensor();
+    EF_FUZZ_OP("conv2d", {
+      const Tensor& x = s.tensor();
+      const Tensor& w = s.tensor();
+      EF_FUZZ_SMALL(x) EF_FUZZ_SMALL(w)
+      return ef::conv2d(x, w, s.ints(), EF_FUZZ_PADDING, s.ints());
+    }),
+    EF_FUZZ_OP("conv2d_backprop_input", {
+      auto sizes = s.shape_arg();
+      const Tensor& w = s.tensor();
+      const Tensor& dy = s.tensor();
+      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      EF_FUZZ_SMALL(w)
+      return ef::conv2d_backprop_input(*sizes, w, dy, s.ints(), EF_FUZZ_PADDING, s.ints());
+    }),
+    EF_FUZZ_OP("conv2d_backprop_filter", {
+      const Tensor& x = s.tensor();
+      auto sizes = s.shape_arg();
+      const Tensor& dy = s.tensor();
+      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      EF_FUZZ_SMALL(x)
+      return ef::conv2d_backprop_filter(x, *sizes, dy, s.ints(), EF_FUZZ_PADDING, s.ints());
+    }),
+    EF_FUZZ_OP("max_pool2d", {
+      const Tensor& x = s.tensor();
+      EF_FUZZ_SMALL(x)
+      return ef::max_pool2d(x, s.ints(), s.ints(), EF_FUZZ_PADDING);
+    }),
+    EF_FUZZ_OP("avg_pool2d", {
+      const Tensor& x = s.tensor();
+      EF_FUZZ_SMALL(x)
+      return ef::avg_pool2d(x, s.ints(), s.ints(), EF_FUZZ_PADDING);
+    }),
+    EF_FUZZ_OP("max_pool2d_grad", {
+      const Tensor& x = s.tensor();
+      const Tensor& g = s.tensor();
+      EF_FUZZ_SMALL(x)
+      if (s.in.flag()) return ef::max_pool2d_grad(x, g, s.ints(), s.ints(), EF_FUZZ_PADDING);
+      return ef::max_pool2d_grad_grad(x, g, s.ints(), s.ints(), EF_FUZZ_PADDING);
+    }),
+    EF_FUZZ_OP("avg_pool2d_grad", {
+      auto sizes = s.shape_arg();
+      const Tensor& g = s.tensor();
+      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      return ef::avg_pool2d_grad(*sizes, g, s.ints(), s.ints(), EF_FUZZ_PADDING);
+    }),
+    EF_FUZZ_OP("batch_normalization", {
+      const Tensor& x = s.tensor();
+      const Tensor& mean = s.tensor();
+      const Tensor& variance = s.tensor();
+      return ef::batch_normalization(x, mean, variance, s.in.flag() ? s.tensor() : Tensor(),
+                                     s.in.flag() ? s.tensor() : Tensor(), s.in.number());
+    }),
+#undef EF_FUZZ_SMALL
+#undef EF_FUZZ_PADDING
     // random
     EF_FUZZ_OP("random::uniform", {
       auto shape = s.shape_arg();

@@ -52,8 +52,8 @@ class Module {
     return children_;
   }
 
-  // Tracks `variable` under `name`; a name already used in this module throws
-  // InvalidArgumentError. Returns the variable.
+  // Tracks `variable` under `name`; a name already used in this module for something
+  // else throws InvalidArgumentError. Returns the variable.
   Variable track_variable(const std::string& name, Variable variable);
   // Tracks `module` under `name` (same rule); the module may be shared with others.
   template <class M>
@@ -66,6 +66,10 @@ class Module {
   M& add_module(const std::string& name, Args&&... args) {
     return track_module(name, std::make_shared<M>(std::forward<Args>(args)...));
   }
+
+  // Stops tracking what was tracked under `name` (a variable or a module); returns
+  // whether there was one. Python uses it when an attribute is reassigned.
+  bool untrack(const std::string& name);
 
   // A table of paths, shapes, dtypes and parameter counts (Keras' summary()).
   std::string summary() const;

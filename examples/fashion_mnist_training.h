@@ -1,0 +1,140 @@
+// The training loop shared by the Fashion-MNIST examples: flags, a shuffled batched
+// pipeline, Adam on sparse categorical cross-entropy with a progress bar per epoch,
+// test accuracy, and a checkpoint saved every epoch and restored into a fresh model.
+#pragma once
+
+#include <eagerflow/eagerflow.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace example {
+
+struct Options {
+  int epochs = 5;
+  int64_t batch_size = 32;
+  double learning_rate = 1e-3;
+  int64_t train_examples = 60000;  // a prefix, for quick runs
+  int64_t seed = 1;
+  std::string data_dir;  // default: Debian's dataset-fashion-mnist folder
+  std::string checkpoint_dir = "checkpoints";
+};
+
+// --epochs N --batch-size N --learning-rate X --train-examples N --seed N --data-dir D
+// --checkpoint-dir D. Exits with a usage line on anything else.
+inline Options parse_flags(int argc, char** argv, Options options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: missing value for %s\n", argv[0], flag.c_str());
+      std::exit(2);
+    }
+    std::string value = argv[++i];
+    if (flag == "--epochs") options.epochs = std::stoi(value);
+    else if (flag == "--batch-size") options.batch_size = std::stoll(value);
+    else if (flag == "--learning-rate") options.learning_rate = std::stod(value);
+    else if (flag == "--train-examples") options.train_examples = std::stoll(value);
+    else if (flag == "--seed") options.seed = std::stoll(value);
+    else if (flag == "--data-dir") options.data_dir = value;
+    else if (flag == "--checkpoint-dir") options.checkpoint_dir = value;
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--epochs N] [--batch-size N] [--learning-rate X] [--train-examples N] [--seed N] "
+                   "[--data-dir DIR] [--checkpoint-dir DIR]\n",
+                   argv[0]);
+      std::exit(2);
+    }
+  }
+  return options;
+}
+
+// The first n rows of t (a view).
+inline ef::Tensor first_rows(const ef::Tensor& t, int64_t n) {
+  std::vector<int64_t> begin(t.rank(), 0), size(t.rank(), -1);
+  size[0] = n;
+  return ef::slice(t, begin, size);
+}
+
+// Fraction of `images` whose argmax prediction equals the label.
+inline double evaluate(ef::nn::Layer& model, const ef::data::datasets::LabeledImages& data) {
+  ef::nn::metrics::SparseCategoricalAccuracy accuracy;
+  for (const ef::data::Element& batch : ef::data::Dataset::from_tensor_slices({data.images, data.labels}).batch(1000))
+    accuracy.update_state(batch[1], model(batch[0]));
+  return accuracy.result().item<float>();
+}
+
+// Trains make_model()'s model and reports; returns the process exit code. The images
+// are given to the model as [batch, 28, 28, 1] when `channels_last`, else [batch, 28, 28].
+inline int train_and_evaluate(const std::string& title, const std::function<std::shared_ptr<ef::nn::Layer>()>& make_model,
+                              const Options& options, bool channels_last) {
+  ef::data::datasets::FashionMnist data;
+  try {
+    data = ef::data::datasets::fashion_mnist(options.data_dir);
+  } catch (const ef::NotFoundError& e) {
+    std::fprintf(stderr, "%s\n", e.message().c_str());
+    return 77;  // "skipped" for ctest
+  }
+  if (channels_last) {
+    data.train.images = ef::expand_dims(data.train.images, -1);
+    data.test.images = ef::expand_dims(data.test.images, -1);
+  }
+  const int64_t n = std::min<int64_t>(options.train_examples, data.train.images.shape()[0]);
+  ef::Tensor images = first_rows(data.train.images, n);
+  ef::Tensor labels = first_rows(data.train.labels, n);
+
+  ef::random::set_seed(options.seed);
+  std::shared_ptr<ef::nn::Layer> model = make_model();
+  ef::optim::Adam adam(options.learning_rate);
+  ef::nn::losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
+  ef::nn::metrics::Mean mean_loss("loss");
+  ef::nn::metrics::SparseCategoricalAccuracy accuracy;
+  ef::io::Checkpoint checkpoint{{"model", *model}, {"optimizer", adam}};
+  ef::io::CheckpointManager manager(checkpoint, options.checkpoint_dir, /*max_to_keep=*/2);
+
+  ef::data::Dataset train = ef::data::Dataset::from_tensor_slices({images, labels})
+                                .shuffle(n, options.seed)
+                                .batch(options.batch_size)
+                                .prefetch();
+  const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
+  std::printf("%s: %lld training images, %lld test images, batch %lld, Adam(%g)\n", title.c_str(), (long long)n,
+              (long long)data.test.images.shape()[0], (long long)options.batch_size, options.learning_rate);
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    std::printf("Epoch %d/%d\n", epoch, options.epochs);
+    std::fflush(stdout);
+    ef::utils::Progbar bar(steps);
+    mean_loss.reset_state();
+    accuracy.reset_state();
+    int64_t step = 0;
+    for (const ef::data::Element& batch : train) {
+      ef::GradientTape tape;
+      ef::Tensor logits = (*model)(batch[0], /*training=*/true);
+      ef::Tensor loss = loss_fn(batch[1], logits);
+      std::vector<ef::Variable> variables = model->trainable_variables();
+      adam.apply_gradients(tape.gradient(loss, variables), variables);
+      mean_loss.update_state(loss);
+      accuracy.update_state(batch[1], logits);
+      bar.update(++step, {{"loss", mean_loss.result().item<float>()}, {"accuracy", accuracy.result().item<float>()}});
+    }
+    manager.save();
+  }
+
+  const double test_accuracy = evaluate(*model, data.test);
+  std::printf("test accuracy: %.4f\n", test_accuracy);
+
+  // A fresh model (built by one call) restored from the newest checkpoint predicts the same.
+  std::shared_ptr<ef::nn::Layer> restored = make_model();
+  (*restored)(first_rows(data.test.images, 1));
+  ef::optim::Adam fresh_adam(options.learning_rate);
+  ef::io::Checkpoint restored_checkpoint{{"model", *restored}, {"optimizer", fresh_adam}};
+  const std::string latest = manager.latest_checkpoint().value();
+  restored_checkpoint.restore(latest);
+  const double restored_accuracy = evaluate(*restored, data.test);
+  std::printf("restored %s: test accuracy %.4f (%s)\n", latest.c_str(), restored_accuracy,
+              restored_accuracy == test_accuracy ? "the same" : "DIFFERENT");
+  return restored_accuracy == test_accuracy ? 0 : 1;
+}
+
+}  // namespace example

@@ -1,0 +1,121 @@
+// Convolution, pooling and batch-normalization layers on NHWC images (Keras' names,
+// arguments and defaults; padding "valid" or "same" in either case).
+//
+//   ef::nn::Sequential cnn;
+//   cnn.add(ef::nn::Conv2D(32, 3, {.padding = "same", .activation = "relu"}));
+//   cnn.add(ef::nn::MaxPool2D());
+//   cnn.add(ef::nn::BatchNormalization());
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagerflow/nn/activations.h"
+#include "eagerflow/nn/layer.h"
+
+namespace ef::nn {
+
+// A window size, stride or dilation: one value for both spatial dimensions, or two.
+using Window = std::vector<int64_t>;
+
+struct Conv2DOptions {
+  Window strides = {1, 1};
+  std::string padding = "valid";
+  Window dilation_rate = {1, 1};
+  Activation activation = {};
+  bool use_bias = true;
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
+  std::string name = "conv2d";
+};
+
+// activation(conv2d(inputs, kernel) + bias): inputs [N, H, W, C], kernel
+// [KH, KW, C, filters] (ef::conv2d). A different channel count than the layer was
+// built for throws InvalidArgumentError naming both.
+class Conv2D : public Layer {
+ public:
+  Conv2D(int64_t filters, Window kernel_size, Conv2DOptions options = {});
+  Variable kernel() const;
+  Variable bias() const;
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  int64_t filters_;
+  Window kernel_size_;
+  Conv2DOptions options_;
+  std::string padding_;  // "SAME" or "VALID", as the op takes it
+  std::optional<Variable> kernel_, bias_;
+};
+
+struct Pool2DOptions {
+  std::optional<Window> strides;  // default: the pool size
+  std::string padding = "valid";
+  std::string name;  // default: "max_pooling2d" / "average_pooling2d"
+};
+
+// Maximum over pool_size windows of [N, H, W, C] (ef::max_pool2d).
+class MaxPool2D : public Layer {
+ public:
+  explicit MaxPool2D(Window pool_size = {2, 2}, Pool2DOptions options = {});
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  Window pool_size_, strides_;
+  std::string padding_;
+};
+
+// Mean over pool_size windows of [N, H, W, C] (ef::avg_pool2d).
+class AveragePool2D : public Layer {
+ public:
+  explicit AveragePool2D(Window pool_size = {2, 2}, Pool2DOptions options = {});
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  Window pool_size_, strides_;
+  std::string padding_;
+};
+
+struct BatchNormalizationOptions {
+  int64_t axis = -1;  // the feature axis; statistics are over all others
+  double momentum = 0.99;
+  double epsilon = 1e-3;
+  bool center = true;
+  bool scale = true;
+  Initializer beta_initializer = "zeros";
+  Initializer gamma_initializer = "ones";
+  Initializer moving_mean_initializer = "zeros";
+  Initializer moving_variance_initializer = "ones";
+  std::string name = "batch_normalization";
+};
+
+// Training: normalizes with the batch's mean and (population) variance over every
+// axis but `axis`, and moves the moving statistics toward them:
+// moving = moving * momentum + batch * (1 - momentum), as Keras. Inference: normalizes
+// with the moving statistics. gamma and beta are trainable; the moving statistics are
+// not, and their updates are never recorded by tapes.
+class BatchNormalization : public Layer {
+ public:
+  explicit BatchNormalization(BatchNormalizationOptions options = {});
+  Variable moving_mean() const;
+  Variable moving_variance() const;
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  BatchNormalizationOptions options_;
+  int axis_ = -1;
+  std::optional<Variable> gamma_, beta_, moving_mean_, moving_variance_;
+};
+
+}  // namespace ef::nn

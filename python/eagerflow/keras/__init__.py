@@ -1,0 +1,15 @@
+"""ef.keras: layers, models, initializers, losses, metrics and optimizers with Keras'
+names and defaults, over eagerflow's C++ nn/ and optim/.
+
+    model = ef.keras.Sequential([
+        ef.keras.layers.Flatten(),
+        ef.keras.layers.Dense(256, activation="relu"),
+        ef.keras.layers.Dense(10),
+    ])
+    loss_fn = ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    with ef.GradientTape() as tape:
+        loss = loss_fn(labels, model(images, training=True))
+"""
+from eagerflow import optimizers  # noqa: F401
+from eagerflow.keras import initializers, layers, losses, metrics, utils  # noqa: F401
+from eagerflow.keras.models import Model, Sequential  # noqa: F401

@@ -1,0 +1,146 @@
+// ef.data: Dataset, its iterator, the IDX reader and Fashion-MNIST. The Python classes
+// in python/eagerflow/data.py add the element structure (one tensor or a tuple).
+//
+// Note [datasets and the GIL]: map functions written in Python run on the pipeline's
+// threads (parallel map workers, the prefetch thread), which must take the GIL to call
+// them. So every call that may wait for those threads — next(), and destroying an
+// iterator, which joins them — releases the GIL first; otherwise the consumer would
+// hold the GIL while waiting for a thread that waits for the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+namespace data = ef::data;
+constexpr ef::CallSite kPython{};
+
+py::tuple to_tuple(const data::Element& e) {
+  py::tuple t(e.size());
+  for (size_t i = 0; i < e.size(); ++i) t[i] = py::cast(e[i]);
+  return t;
+}
+
+// A Python callable of a tuple of tensors, returning a sequence of tensor-likes.
+data::MapFn map_fn_of(py::function fn) {
+  // Dropped on whatever thread releases the last copy: take the GIL to release it.
+  std::shared_ptr<py::function> f(new py::function(std::move(fn)), [](py::function* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+  return [f](const data::Element& in) {
+    py::gil_scoped_acquire gil;
+    py::object result = (*f)(to_tuple(in));
+    data::Element out;
+    for (py::handle item : owned_items(result)) out.push_back(to_tensor(item));
+    return out;
+  };
+}
+
+// One pass; released without the GIL (Note [datasets and the GIL]).
+class PyIterator {
+ public:
+  explicit PyIterator(data::Iterator it) : it_(std::move(it)) {}
+  ~PyIterator() {
+    py::gil_scoped_release release;
+    it_ = data::Iterator();
+  }
+  py::object next() {
+    data::Element e;
+    bool got;
+    {
+      py::gil_scoped_release release;
+      got = it_.next(e);
+    }
+    if (!got) return py::none();
+    return to_tuple(e);
+  }
+
+ private:
+  data::Iterator it_;
+};
+
+// The file's elements in a NumPy array of the stored type (a copy).
+py::array idx_to_numpy(const data::IdxFile& f) {
+  const char* dtype = "uint8";
+  switch (f.type) {
+    case data::IdxType::UInt8:
+      dtype = "uint8";
+      break;
+    case data::IdxType::Int8:
+      dtype = "int8";
+      break;
+    case data::IdxType::Int16:
+      dtype = "int16";
+      break;
+    case data::IdxType::Int32:
+      dtype = "int32";
+      break;
+    case data::IdxType::Float32:
+      dtype = "float32";
+      break;
+    case data::IdxType::Float64:
+      dtype = "float64";
+      break;
+  }
+  std::vector<py::ssize_t> shape(f.dims.begin(), f.dims.end());
+  return py::array(py::dtype(dtype), shape, f.data.data());
+}
+
+}  // namespace
+
+void bind_data(py::module_& m) {
+  py::module_ d = m.def_submodule("data", "tf.data-style input pipelines (use eagerflow.data)");
+  d.attr("AUTOTUNE") = data::kAutotune;
+  d.attr("INFINITE_CARDINALITY") = data::kInfiniteCardinality;
+  d.attr("UNKNOWN_CARDINALITY") = data::kUnknownCardinality;
+
+  py::class_<PyIterator>(d, "_Iterator").def("next", &PyIterator::next);
+
+  py::class_<data::Dataset>(d, "_Dataset")
+      .def_static("from_tensor_slices",
+                  [](py::sequence tensors) {
+                    std::vector<ef::Tensor> ts;
+                    for (py::handle t : owned_items(tensors)) ts.push_back(to_tensor(t));
+                    return data::Dataset::from_tensor_slices(ts, kPython);
+                  })
+      .def("shuffle", [](const data::Dataset& ds, int64_t buffer_size, std::optional<int64_t> seed,
+                         bool reshuffle) { return ds.shuffle(buffer_size, seed, reshuffle, kPython); })
+      .def("batch", [](const data::Dataset& ds, int64_t n, bool drop) { return ds.batch(n, drop, kPython); })
+      .def("map", [](const data::Dataset& ds, py::function fn,
+                     int64_t calls) { return ds.map(map_fn_of(std::move(fn)), calls, kPython); })
+      .def("repeat", [](const data::Dataset& ds, int64_t count) { return ds.repeat(count, kPython); })
+      .def("take", [](const data::Dataset& ds, int64_t count) { return ds.take(count, kPython); })
+      .def("prefetch", [](const data::Dataset& ds, int64_t n) { return ds.prefetch(n, kPython); })
+      .def("cardinality", &data::Dataset::cardinality)
+      .def("make_iterator", [](const data::Dataset& ds) { return new PyIterator(ds.make_iterator()); });
+
+  d.def(
+      "read_idx", [](const std::string& path) { return data::read_idx(path, kPython); }, "path"_a);
+  d.def(
+      "_read_idx_numpy",
+      [](const std::string& path) { return idx_to_numpy(data::read_idx_file(path, kPython)); }, "path"_a);
+  d.def("fashion_mnist_directory", &data::datasets::fashion_mnist_directory, "directory"_a = "");
+  d.def(
+      "fashion_mnist",
+      [](const std::string& directory) {
+        data::datasets::FashionMnist f = data::datasets::fashion_mnist(directory, kPython);
+        return py::make_tuple(py::make_tuple(f.train.images, f.train.labels),
+                              py::make_tuple(f.test.images, f.test.labels));
+      },
+      "directory"_a = "");
+  d.def(
+      "_fashion_mnist_numpy",
+      [](const std::string& directory) {
+        data::datasets::FashionMnistFiles f = data::datasets::read_fashion_mnist_files(directory, kPython);
+        return py::make_tuple(py::make_tuple(idx_to_numpy(f.train_images), idx_to_numpy(f.train_labels)),
+                              py::make_tuple(idx_to_numpy(f.test_images), idx_to_numpy(f.test_labels)));
+      },
+      "directory"_a = "");
+}
+
+}  // namespace efpy

@@ -1,0 +1,180 @@
+// avg_pool2d and its gradient op avg_pool2d_grad (NHWC). Both are linear and adjoint
+// to each other, so each one's gradient is the other.
+//
+// With "SAME" padding a window's mean is over its positions inside the input only
+// (TensorFlow's rule; PyTorch's count_include_pad=False). Direct loops, vectorized over
+// the contiguous channels.
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "eagerflow/ops/conv.h"
+#include "ops/nn/window_geometry.h"
+#include "ops/op_helpers.h"
+
+namespace ef {
+namespace {
+
+using namespace cpu;
+using detail::Window2d;
+
+constexpr double kPoolElementNs = 0.3;
+
+Attrs pool_attrs(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides, const std::string& padding) {
+  return {Dims(strides.begin(), strides.end()), padding, Dims(ksize.begin(), ksize.end())};
+}
+Attrs pool_attrs(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides, const std::string& padding,
+                 const Shape& sizes) {
+  return {Dims(strides.begin(), strides.end()), padding, Dims(ksize.begin(), ksize.end()), sizes.dims()};
+}
+
+Shape pooled_shape(const Shape& input, const Window2d& g) { return Shape{input[0], g.out_h, g.out_w, input[3]}; }
+
+void infer_avg_pool(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  detail::check_dtype(call, x.dtype(), kFloatTypes, "input");
+  out.add(x.dtype(), pooled_shape(x.shape(), detail::make_pool_window(x.shape(), call.attrs, call.op.name, "input")));
+}
+
+// Input: grad (pooled shape). Output: input_sizes.
+void infer_avg_pool_grad(const OpCall& call, OutputMetas& out) {
+  const Tensor& dy = call.inputs[0];
+  detail::check_dtype(call, dy.dtype(), kFloatTypes, "grad");
+  Shape sizes(call.attrs.get_ints(detail::kSizesAttr));
+  detail::check_rank4(sizes, call.op.name, "input_sizes");
+  validate_shape(sizes, call.op.name, "input_sizes");
+  const Shape expected = pooled_shape(sizes, detail::make_pool_window(sizes, call.attrs, call.op.name, "input_sizes"));
+  bool ok = dy.rank() == 4;
+  for (int i = 0; ok && i < 4; ++i) ok = dy.shape()[i] == expected[i] || dy.shape()[i] == kUnknownDim;
+  if (!ok)
+    fail(call.op.name, ": argument 'grad' must have the pooled shape ", expected, " of input_sizes ", sizes, ", got ",
+         dy.shape());
+  out.add(dy.dtype(), std::move(sizes));
+}
+
+struct PoolDims {
+  Window2d g;
+  int64_t n, c;
+  int64_t image_size() const { return g.in_h * g.in_w * c; }
+  int64_t pooled_image_size() const { return g.out_h * g.out_w * c; }
+  double row_cost() const { return kPoolElementNs * static_cast<double>(g.out_w * c * g.k_h * g.k_w); }
+};
+
+template <class T>
+void avg_pool_typed(const OpCall& call, Tensor& out) {
+  const Tensor x = call.inputs[0].contiguous();
+  const PoolDims d{detail::make_pool_window(x.shape(), call.attrs, call.op.name, "input"), x.shape()[0],
+                   x.shape()[3]};
+  const T* xd = typed_data<T>(x);
+  T* y = typed_output<T>(out);
+  parallel_for(d.n * d.g.out_h, d.row_cost(), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t n = r / d.g.out_h, oh = r % d.g.out_h;
+      const T* xi = xd + n * d.image_size();
+      const detail::Span rows = detail::window_rows(d.g, oh);
+      for (int64_t ow = 0; ow < d.g.out_w; ++ow) {
+        const detail::Span cols = detail::window_cols(d.g, ow);
+        T* o = y + (r * d.g.out_w + ow) * d.c;
+        std::fill(o, o + d.c, T(0));
+        for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+          for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+            const T* p = xi + (ih * d.g.in_w + iw) * d.c;
+#pragma omp simd
+            for (int64_t ci = 0; ci < d.c; ++ci) o[ci] += p[ci];
+          }
+        const T scale = T(1) / static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+#pragma omp simd
+        for (int64_t ci = 0; ci < d.c; ++ci) o[ci] *= scale;
+      }
+    }
+  });
+}
+
+// dx[window] += dy / count. Windows of one image may overlap: images run in parallel.
+template <class T>
+void avg_pool_grad_typed(const OpCall& call, Tensor& out) {
+  const Tensor dy = call.inputs[0].contiguous();
+  const PoolDims d{detail::make_pool_window(out.shape(), call.attrs, call.op.name, "input_sizes"), out.shape()[0],
+                   out.shape()[3]};
+  const T* dyd = typed_data<T>(dy);
+  T* dx = typed_output<T>(out);
+  parallel_for(d.n, d.row_cost() * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      T* dxi = dx + n * d.image_size();
+      std::fill(dxi, dxi + d.image_size(), T(0));
+      for (int64_t oh = 0; oh < d.g.out_h; ++oh) {
+        const detail::Span rows = detail::window_rows(d.g, oh);
+        for (int64_t ow = 0; ow < d.g.out_w; ++ow) {
+          const detail::Span cols = detail::window_cols(d.g, ow);
+          const T scale = T(1) / static_cast<T>((rows.end - rows.begin) * (cols.end - cols.begin));
+          const T* g = dyd + ((n * d.g.out_h + oh) * d.g.out_w + ow) * d.c;
+          for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+            for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+              T* p = dxi + (ih * d.g.in_w + iw) * d.c;
+#pragma omp simd
+              for (int64_t ci = 0; ci < d.c; ++ci) p[ci] += g[ci] * scale;
+            }
+        }
+      }
+    }
+  });
+}
+
+template <void (*F32)(const OpCall&, Tensor&), void (*F64)(const OpCall&, Tensor&)>
+void float_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  dispatch_in<kFloatTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
+    if constexpr (std::is_same_v<typename decltype(tag)::type, float>) F32(call, outputs[0]);
+    else F64(call, outputs[0]);
+  });
+}
+
+struct PoolArgs {
+  std::vector<int64_t> ksize, strides;
+  std::string padding;
+  explicit PoolArgs(const Attrs& a)
+      : ksize(a.get_ints(detail::kDilationsOrKsizeAttr).begin(), a.get_ints(detail::kDilationsOrKsizeAttr).end()),
+        strides(a.get_ints(detail::kStridesAttr).begin(), a.get_ints(detail::kStridesAttr).end()),
+        padding(a.get<std::string>(detail::kPaddingAttr)) {}
+};
+
+// y = avg_pool2d(x): dx = avg_pool2d_grad(dy).
+std::vector<Tensor> avg_pool_gradient(const GradCall& call) {
+  const PoolArgs a(call.forward.attrs);
+  return {avg_pool2d_grad(call.forward.inputs[0].shape(), call.output_grads[0], a.ksize, a.strides, a.padding)};
+}
+
+// avg_pool2d_grad is avg_pool2d's adjoint, so its own gradient is avg_pool2d.
+std::vector<Tensor> avg_pool_grad_gradient(const GradCall& call) {
+  const PoolArgs a(call.forward.attrs);
+  return {avg_pool2d(call.output_grads[0], a.ksize, a.strides, a.padding)};
+}
+
+const OpDef& kAvgPool = define_op({
+    .name = "avg_pool2d",
+    .attr_names = {"strides", "padding", "ksize"},
+    .infer = infer_avg_pool,
+    .kernels = {float_kernel<avg_pool_typed<float>, avg_pool_typed<double>>},
+    .gradient = avg_pool_gradient,
+});
+
+const OpDef& kAvgPoolGrad = define_op({
+    .name = "avg_pool2d_grad",
+    .attr_names = {"strides", "padding", "ksize", "input_sizes"},
+    .infer = infer_avg_pool_grad,
+    .kernels = {float_kernel<avg_pool_grad_typed<float>, avg_pool_grad_typed<double>>},
+    .gradient = avg_pool_grad_gradient,
+});
+
+}  // namespace
+
+Tensor avg_pool2d(const Tensor& input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                  const std::string& padding, CallSite where) {
+  return run_op(kAvgPool, {input}, pool_attrs(ksize, strides, padding), where);
+}
+
+Tensor avg_pool2d_grad(const Shape& input_sizes, const Tensor& grad, const std::vector<int64_t>& ksize,
+                       const std::vector<int64_t>& strides, const std::string& padding, CallSite where) {
+  return run_op(kAvgPoolGrad, {grad}, pool_attrs(ksize, strides, padding, input_sizes), where);
+}
+
+}  // namespace ef
