@@ -5,7 +5,8 @@
 
 Both binaries (bench/cpp: ef_bench, torch_bench) register the same case names; each case
 runs `repetitions` times and the median is reported. bench/python/bench_python.py adds the
-Python-level cases (eagerflow's package against PyTorch's Python API, in one process).
+Python-level cases (eagerflow's package against PyTorch's Python API, in one process), and
+bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder.
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ FAMILIES = {
     "add": ("GB/s", lambda n: 3 * 4 * n / 1e9),
     "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
     "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
+    "lbfgs": ("s/iter", None),  # bench/python/bench_lbfgs.py: seconds per L-BFGS iteration
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
@@ -34,9 +36,12 @@ def run_python(args):
     if not os.path.isdir(os.path.join(package, "eagerflow")):
         return {}
     env = dict(os.environ, PYTHONPATH=os.path.abspath(package))
-    out = subprocess.run(["/usr/bin/python3", script, f"--repetitions={args.repetitions}"], check=True,
-                         stdout=subprocess.PIPE, text=True, env=env).stdout
-    return {name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()}
+    results = {}
+    for path in (script, script.replace("bench_python.py", "bench_lbfgs.py")):
+        out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
+                             stdout=subprocess.PIPE, text=True, env=env).stdout
+        results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})
+    return results
 
 
 def run(binary, args):
@@ -68,6 +73,8 @@ def describe(name, seconds):
         return unit, seconds * 1e6 / int(name.split("/")[1])
     if family == "python":  # already per op
         return unit, seconds * 1e6
+    if family == "lbfgs":
+        return unit, seconds
     if work is None:
         return unit, seconds * 1e6
     return unit, work(int(name.split("/")[1])) / seconds

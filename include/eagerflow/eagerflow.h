@@ -42,6 +42,7 @@
 #include "eagerflow/ops/random.h"
 #include "eagerflow/ops/reduction.h"
 #include "eagerflow/optim/clipping.h"
+#include "eagerflow/optim/lbfgs.h"
 #include "eagerflow/optim/optimizers.h"
 #include "eagerflow/optim/schedules.h"
 #include "eagerflow/runtime/context.h"

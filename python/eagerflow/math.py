@@ -5,7 +5,7 @@ from eagerflow._core import (  # noqa: F401
     less, less_equal, log, log1p, logical_and, logical_not, logical_or, logical_xor, maximum,
     minimum, multiply, negative, not_equal, pow, reciprocal, reduce_all, reduce_any,
     reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
-    reduce_variance, round, rsqrt, sigmoid, sign, sin, sinh, softplus, sqrt, square,
+    reduce_variance, round, rsqrt, sigmoid, sigmoid_grad, sign, sin, sinh, softplus, sqrt, square,
     squared_difference, subtract, tan, tanh, top_k,
 )
 

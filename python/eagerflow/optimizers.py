@@ -4,9 +4,16 @@ step for step given the same hyperparameters), learning-rate schedules, clipping
     opt = ef.optimizers.Adam(learning_rate=1e-3)
     opt.apply_gradients(zip(grads, variables))
     opt.minimize(lambda: loss(model), var_list=variables)
+
+L-BFGS takes its variables up front and a closure returning the loss at each step (it
+computes the gradients itself), as torch.optim.LBFGS does:
+
+    lbfgs = ef.optimizers.LBFGS(variables, history_size=10, line_search_fn="strong_wolfe")
+    lbfgs.step(lambda: loss(model))
 """
 import types
 
-from eagerflow._core import SGD, Adagrad, Adam, AdamW, CosineDecay, ExponentialDecay, Optimizer, RMSprop  # noqa: F401
+from eagerflow._core import (  # noqa: F401
+    LBFGS, SGD, Adagrad, Adam, AdamW, CosineDecay, ExponentialDecay, Optimizer, RMSprop)
 
 schedules = types.SimpleNamespace(ExponentialDecay=ExponentialDecay, CosineDecay=CosineDecay)

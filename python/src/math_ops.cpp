@@ -87,6 +87,9 @@ void bind_math_ops(py::module_& m) {
   unary<ef::isinf>(m, "is_inf");
   unary<ef::isfinite>(m, "is_finite");
   unary<ef::sigmoid>(m, "sigmoid");
+  m.def(
+      "sigmoid_grad", [](TensorArg y, TensorArg dy, py::handle) { return ef::sigmoid_grad(y, dy, kPython); }, "y"_a,
+      "dy"_a, "name"_a = py::none());
   unary<ef::relu>(m, "relu");
   unary<ef::relu6>(m, "relu6");
   unary<ef::elu>(m, "elu");

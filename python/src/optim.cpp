@@ -124,6 +124,35 @@ void bind_optim(py::module_& m) {
       }),
       "learning_rate"_a = 0.001, "initial_accumulator_value"_a = 0.1, "epsilon"_a = 1e-7, EFPY_CLIPPING_ARGS);
 
+  // torch.optim.LBFGS' options under their PyTorch names, except learning_rate (lr).
+  py::class_<optim::LBFGS>(m, "LBFGS")
+      .def(py::init([](std::vector<ef::Variable> var_list, double lr, int64_t max_iter, std::optional<int64_t> max_eval,
+                       double tolerance_grad, double tolerance_change, int64_t history_size,
+                       std::optional<std::string> line_search_fn) {
+             optim::LBFGSOptions o;
+             o.learning_rate = lr;
+             o.max_iter = max_iter;
+             o.max_eval = max_eval;
+             o.tolerance_grad = tolerance_grad;
+             o.tolerance_change = tolerance_change;
+             o.history_size = history_size;
+             o.line_search_fn = line_search_fn.value_or("");
+             return new optim::LBFGS(std::move(var_list), o, kPython);
+           }),
+           "var_list"_a, "learning_rate"_a = 1.0, "max_iter"_a = 20, "max_eval"_a = py::none(),
+           "tolerance_grad"_a = 1e-7, "tolerance_change"_a = 1e-9, "history_size"_a = 100,
+           "line_search_fn"_a = py::none())
+      .def(
+          "step",
+          [](optim::LBFGS& lbfgs, py::function closure) {
+            return lbfgs.step([&] { return to_tensor(closure()); }, kPython);
+          },
+          "closure"_a)
+      .def_property_readonly("iterations", &optim::LBFGS::iterations)
+      .def_property_readonly("function_evaluations", &optim::LBFGS::function_evaluations)
+      .def_property_readonly("history_length", &optim::LBFGS::history_length)
+      .def_property_readonly("variables", &optim::LBFGS::variables);
+
   m.def("clip_by_norm", [](TensorArg t, double clip_norm, py::handle) { return ef::clip_by_norm(t, clip_norm, kPython); },
         "t"_a, "clip_norm"_a, "name"_a = py::none());
   m.def(

@@ -3,6 +3,8 @@
 
 #include <limits>
 #include <sstream>
+#include <system_error>
+#include <thread>
 
 #include "data/dataset_node.h"
 #include "eagerflow/core/threading.h"
@@ -30,6 +32,14 @@ std::string shapes_of(const std::vector<Tensor>& tensors) {
 }
 
 }  // namespace
+
+namespace detail {
+namespace {
+thread_local bool t_pipeline_thread = false;
+}  // namespace
+void mark_pipeline_thread() { t_pipeline_thread = true; }
+bool on_pipeline_thread() { return t_pipeline_thread; }
+}  // namespace detail
 
 Dataset Dataset::from_tensor_slices(const std::vector<Tensor>& tensors, CallSite where) {
   return with_call_site(where, [&] {
@@ -122,8 +132,35 @@ Iterator Dataset::begin() const {
 Iterator::Iterator() = default;
 Iterator::Iterator(std::unique_ptr<detail::IteratorImpl> impl) : impl_(std::move(impl)), done_(false) {}
 Iterator::Iterator(Iterator&&) noexcept = default;
-Iterator& Iterator::operator=(Iterator&&) noexcept = default;
-Iterator::~Iterator() = default;
+Iterator& Iterator::operator=(Iterator&& other) noexcept {
+  if (this != &other) {
+    release();
+    impl_ = std::move(other.impl_);
+    current_ = std::move(other.current_);
+    done_ = std::exchange(other.done_, true);
+  }
+  return *this;
+}
+Iterator::~Iterator() { release(); }
+
+// Note [iterators destroyed on pipeline threads]: destroying a pass joins its threads.
+// Done on one of those threads (or on a thread whose result one of them awaits) that
+// would wait for itself. It happens: Python's garbage collector runs on whichever
+// thread holds the GIL, so a map function's thread can collect an abandoned iterator
+// of its own pipeline. On a pipeline thread, the pass is therefore destroyed on a new
+// thread of its own, which waits for the pipeline's threads to see the cancellation.
+void Iterator::release() noexcept {
+  if (!impl_) return;
+  if (!detail::on_pipeline_thread()) {
+    impl_.reset();
+    return;
+  }
+  try {
+    std::thread([impl = std::move(impl_)]() mutable { impl.reset(); }).detach();
+  } catch (const std::system_error&) {
+    impl_.reset();  // no thread to spare: destroy here, as a C++ caller would expect
+  }
+}
 
 bool Iterator::next(Element& out) {
   if (!impl_) return false;

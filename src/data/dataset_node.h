@@ -59,6 +59,11 @@ NodePtr make_repeat_node(NodePtr input, int64_t count);
 NodePtr make_take_node(NodePtr input, int64_t count);
 NodePtr make_prefetch_node(NodePtr input, int64_t buffer_size);
 
+// Marks the calling thread as one a pipeline started (prefetch, parallel map), and asks
+// whether it is one (Note [iterators destroyed on pipeline threads] in dataset.cpp).
+void mark_pipeline_thread();
+bool on_pipeline_thread();
+
 // Pipeline work is data loading, not model computation: it always runs eagerly and no
 // gradient tape records it (as tf.data's functions run outside the caller's tape).
 // Installed around every call into a pass, on whichever thread makes it.

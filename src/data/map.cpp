@@ -98,6 +98,7 @@ class ParallelMapIterator final : public IteratorImpl {
 
   void work() {
     PipelineScope scope;
+    mark_pipeline_thread();
     for (;;) {
       std::shared_ptr<Slot> slot;
       {

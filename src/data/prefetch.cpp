@@ -46,6 +46,7 @@ class PrefetchIterator final : public IteratorImpl {
  private:
   void produce() {
     PipelineScope scope;
+    mark_pipeline_thread();
     try {
       Element e;
       while (input_->next(e)) {

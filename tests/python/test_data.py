@@ -1,4 +1,5 @@
 """ef.data and ef.datasets: the tf.data-style pipeline from Python, IDX files, Fashion-MNIST."""
+import gc
 import gzip
 import os
 import struct
@@ -121,6 +122,35 @@ def test_prefetch_abandoned_early_stops_cleanly():
     made = len(calls)
     time.sleep(0.02)
     assert len(calls) == made  # no thread is still calling the function
+
+
+@pytest.mark.parametrize("calls", [None, 3])
+def test_garbage_collector_drops_a_pass_on_its_own_thread(calls):
+    # An abandoned pass caught in a reference cycle is collected by whichever thread runs
+    # the collector, here the pass's own producer (or map worker): it must not join itself.
+    state = {"collect": False, "calls": 0}
+
+    def fn(x):
+        state["calls"] += 1
+        if state["collect"]:
+            state["collect"] = False
+            gc.collect()
+        return x
+
+    it = iter(Dataset.from_tensor_slices(np.arange(10)).repeat().map(fn, num_parallel_calls=calls).prefetch(100000))
+    next(it)
+    cycle = [it]
+    cycle.append(cycle)
+    del it, cycle
+    state["collect"] = True
+    deadline = time.time() + 10
+    while state["collect"] and time.time() < deadline:
+        time.sleep(0.001)
+    assert not state["collect"]
+    time.sleep(0.05)
+    made = state["calls"]
+    time.sleep(0.05)
+    assert state["calls"] == made  # the pass was destroyed: nothing calls fn any more
 
 
 def test_iterator_get_next_and_end():

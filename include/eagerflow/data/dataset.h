@@ -82,6 +82,7 @@ class Iterator {
 
  private:
   friend class Dataset;
+  void release() noexcept;
   std::unique_ptr<detail::IteratorImpl> impl_;
   Element current_;
   bool done_ = true;

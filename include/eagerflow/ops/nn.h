@@ -20,6 +20,10 @@ namespace ef {
 // ---- Activations (elementwise) ----
 // 1 / (1 + exp(-x)), without overflow for large |x|.
 Tensor sigmoid(const Tensor& x, CallSite where = CallSite::current());
+// dy * y * (1 - y): the gradient of sigmoid given its output y and the upstream gradient
+// dy, in one pass (TensorFlow's SigmoidGrad). float32/float64 of one dtype; shapes
+// broadcast. Throws InvalidArgumentError for other dtypes or incompatible shapes.
+Tensor sigmoid_grad(const Tensor& y, const Tensor& dy, CallSite where = CallSite::current());
 // max(x, 0); NaN stays NaN.
 Tensor relu(const Tensor& x, CallSite where = CallSite::current());
 // min(max(x, 0), 6).

@@ -10,6 +10,6 @@ names and defaults, over eagerflow's C++ nn/ and optim/.
     with ef.GradientTape() as tape:
         loss = loss_fn(labels, model(images, training=True))
 """
-from eagerflow import optimizers  # noqa: F401
+from eagerflow import datasets, optimizers  # noqa: F401
 from eagerflow.keras import initializers, layers, losses, metrics, utils  # noqa: F401
 from eagerflow.keras.models import Model, Sequential  # noqa: F401

@@ -163,7 +163,9 @@ OpDef with_cpu_kernel(OpDef def, KernelFn kernel) {
 using Grads = std::vector<Tensor>;
 
 Grads add_grad(const GradCall& c) { return {c.output_grads[0], c.output_grads[0]}; }
-Grads subtract_grad(const GradCall& c) { return {c.output_grads[0], negative(c.output_grads[0])}; }
+Grads subtract_grad(const GradCall& c) {
+  return {c.output_grads[0], c.needs(1) ? negative(c.output_grads[0]) : Tensor()};  // x - constant: no pass
+}
 Grads multiply_grad(const GradCall& c) {
   const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
   return {c.needs(0) ? multiply(g, y) : Tensor(), c.needs(1) ? multiply(g, x) : Tensor()};

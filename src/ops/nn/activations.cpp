@@ -82,11 +82,8 @@ const Tensor& x_of(const GradCall& call) { return call.forward.inputs[0]; }
 const Tensor& y_of(const GradCall& call) { return call.outputs[0]; }
 const Tensor& g_of(const GradCall& call) { return call.output_grads[0]; }
 
-// sigmoid' = y (1 - y).
-std::vector<Tensor> sigmoid_grad(const GradCall& call) {
-  const Tensor& y = y_of(call);
-  return {g_of(call) * (y * (1 - y))};
-}
+// sigmoid' = y (1 - y), fused with the product by the upstream gradient (sigmoid_grad.cpp).
+std::vector<Tensor> sigmoid_grad(const GradCall& call) { return {ef::sigmoid_grad(y_of(call), g_of(call))}; }
 std::vector<Tensor> relu_grad(const GradCall& call) { return {where(y_of(call) > 0, g_of(call), 0)}; }
 std::vector<Tensor> relu6_grad(const GradCall& call) {
   const Tensor& x = x_of(call);

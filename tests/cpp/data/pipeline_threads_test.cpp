@@ -1,6 +1,9 @@
 // map (sequential and parallel) and prefetch: order, errors, early destruction.
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "data/data_test_util.h"
@@ -132,6 +135,56 @@ TEST(DatasetPrefetchTest, ParallelMapUnderPrefetchAndBatch) {
   // Each pass reshuffles: compare with the same pass number of a fresh pipeline.
   EXPECT_EQ(got, expected);
 }
+
+}  // namespace
+}  // namespace ef::testing
+
+namespace ef::testing {
+namespace {
+
+// Python's garbage collector can drop an abandoned pass on one of that pass's own
+// threads (Note [iterators destroyed on pipeline threads]); emulated here by a map
+// function that destroys the pass it belongs to.
+void destroy_pass_on_its_own_thread(int64_t map_threads) {
+  struct Graveyard {
+    std::mutex mu;
+    std::optional<data::Iterator> pass;
+  };
+  auto graveyard = std::make_shared<Graveyard>();
+  auto sentinel = std::make_shared<int>(0);  // alive while any copy of the map function is
+  std::weak_ptr<int> fn_alive = sentinel;
+  std::atomic<bool> destroyed{false};
+  auto fn = [graveyard, sentinel, &destroyed](const data::Element& e) {
+    std::optional<data::Iterator> victim;
+    {
+      std::lock_guard lock(graveyard->mu);
+      victim.swap(graveyard->pass);
+    }
+    if (victim) {
+      victim.reset();  // joins the pass's threads, this one among them
+      destroyed = true;
+    }
+    return e;
+  };
+  // A buffer the producer cannot fill before the pass is abandoned: it keeps calling fn.
+  data::Iterator pass =
+      numbers(1000).repeat().map(std::move(fn), map_threads).prefetch(100000).make_iterator();
+  sentinel.reset();
+  ASSERT_TRUE(pass.get_next().has_value());
+  {
+    std::lock_guard lock(graveyard->mu);
+    graveyard->pass = std::move(pass);  // abandoned by the consumer
+  }
+  graveyard.reset();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fn_alive.expired() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(destroyed.load());
+  EXPECT_TRUE(fn_alive.expired()) << "the pass was never destroyed";
+}
+
+TEST(DatasetPrefetchTest, PassDestroyedOnItsOwnProducerThread) { destroy_pass_on_its_own_thread(1); }
+TEST(DatasetPrefetchTest, PassDestroyedOnItsOwnMapWorker) { destroy_pass_on_its_own_thread(3); }
 
 }  // namespace
 }  // namespace ef::testing
