@@ -29,6 +29,7 @@
 #include "eagerflow/data/datasets.h"
 #include "eagerflow/data/idx.h"
 #include "eagerflow/io/checkpoint.h"
+#include "eagerflow/io/crc32c.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"

@@ -25,7 +25,8 @@ class Checkpoint:
         self._impl = _core._Checkpoint(list(objects.items()))
         self._objects = objects
         for name, obj in objects.items():
-            setattr(self, name, obj)
+            if not hasattr(type(self), name):   # ckpt.model, but never hiding a method
+                setattr(self, name, obj)
 
     def save(self, path):
         """Writes every object's state to ``path`` atomically; returns the path."""

@@ -3,6 +3,7 @@
 
 #include <eagerflow/io/checkpoint.h>
 #include <eagerflow/io/safetensors.h>
+#include <eagerflow/nn/module.h>
 
 #include "bindings.h"
 #include "convert.h"
@@ -15,8 +16,9 @@ namespace io = ef::io;
 constexpr ef::CallSite kPython{};
 using NamedVariables = std::vector<std::pair<std::string, ef::Variable>>;
 
-// A Checkpoint over Python objects, which it keeps alive: Variables, Optimizers, and
-// anything with a named_variables() method returning (path, Variable) pairs (models).
+// A Checkpoint over Python objects, which it keeps alive: Variables, Optimizers, modules
+// (ef.Module, Keras models), and anything else with a named_variables() method
+// returning (path, Variable) pairs.
 struct PyCheckpoint {
   std::vector<py::object> objects;
   std::unique_ptr<io::Checkpoint> checkpoint;
@@ -29,6 +31,8 @@ struct PyCheckpoint {
         tracked.emplace_back(name, obj.cast<ef::Variable>());
       } else if (py::isinstance<ef::optim::Optimizer>(obj)) {
         tracked.emplace_back(name, obj.cast<ef::optim::Optimizer&>());
+      } else if (py::isinstance<ef::nn::Module>(obj)) {
+        tracked.emplace_back(name, obj.cast<const ef::nn::Module&>());
       } else if (py::hasattr(obj, "named_variables")) {
         py::object method = obj.attr("named_variables");
         tracked.emplace_back(name, io::Checkpoint::Object(std::function<NamedVariables()>([method] {

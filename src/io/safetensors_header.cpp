@@ -41,6 +41,12 @@ std::optional<uint32_t> parse_hex32(const std::string& s) {
   return v;
 }
 
+// `v` as JSON for an error message, cut short: a damaged header can be large.
+std::string brief(const json& v) {
+  std::string text = v.dump();
+  return text.size() <= 64 ? text : text.substr(0, 60) + " ...";
+}
+
 // A JSON value as a non-negative integer, or nothing (negative, fractional, too large, not a number).
 std::optional<uint64_t> as_unsigned(const json& v) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
@@ -53,7 +59,7 @@ TensorEntry decode_entry(const std::string& name, const json& desc, const std::s
   auto bad = [&](std::string_view field, const auto&... what) {
     fail<DataLossError>(context, ": tensor '", name, "' field '", field, "': ", what...);
   };
-  if (!desc.is_object()) bad("(entry)", "expected an object, got ", desc.dump());
+  if (!desc.is_object()) bad("(entry)", "expected an object, got ", brief(desc));
   for (const auto& [key, value] : desc.items())
     if (key != "dtype" && key != "shape" && key != "data_offsets") bad(key, "unknown field");
   TensorEntry e;
@@ -77,7 +83,7 @@ TensorEntry decode_entry(const std::string& name, const json& desc, const std::s
   for (const json& d : shape) {
     std::optional<uint64_t> v = as_unsigned(d);
     if (!v || *v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      bad("shape", "dimension ", d.dump(), " is not a non-negative 64-bit integer");
+      bad("shape", "dimension ", brief(d), " is not a non-negative 64-bit integer");
     dims.push_back(static_cast<int64_t>(*v));
   }
   // Bytes = product of dims * element size, checked against overflow at every step
@@ -87,21 +93,22 @@ TensorEntry decode_entry(const std::string& name, const json& desc, const std::s
     bytes = 0;
   } else {
     for (int64_t d : dims)
-      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) bad("shape", shape.dump(), " overflows 64 bits of bytes");
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+        bad("shape", brief(shape), " overflows 64 bits of bytes");
   }
   if (bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    bad("shape", shape.dump(), " is too large (", bytes, " bytes)");
+    bad("shape", brief(shape), " is too large (", bytes, " bytes)");
   e.shape = Shape(dims);
 
   if (!desc.contains("data_offsets") || !desc["data_offsets"].is_array() || desc["data_offsets"].size() != 2)
     bad("data_offsets", "missing or not a pair [begin, end]");
   const json& offsets = desc["data_offsets"];
   std::optional<uint64_t> begin = as_unsigned(offsets[0]), end = as_unsigned(offsets[1]);
-  if (!begin || !end) bad("data_offsets", offsets.dump(), " are not non-negative integers");
+  if (!begin || !end) bad("data_offsets", brief(offsets), " are not non-negative integers");
   if (*end < *begin) bad("data_offsets", "end ", *end, " is before begin ", *begin);
   if (*end - *begin != bytes)
-    bad("data_offsets", offsets.dump(), " span ", *end - *begin, " bytes but dtype ", code, " and shape ",
-        shape.dump(), " need ", bytes);
+    bad("data_offsets", brief(offsets), " span ", *end - *begin, " bytes but dtype ", code, " and shape ",
+        brief(shape), " need ", bytes);
   e.begin = *begin;
   e.end = *end;
   return e;
@@ -171,7 +178,7 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
     if (!value.is_object()) fail<DataLossError>(context, ": field '__metadata__': expected an object of strings");
     for (const auto& [mkey, mvalue] : value.items()) {
       if (!mvalue.is_string())
-        fail<DataLossError>(context, ": field '__metadata__.", mkey, "': expected a string, got ", mvalue.dump());
+        fail<DataLossError>(context, ": field '__metadata__.", mkey, "': expected a string, got ", brief(mvalue));
       const std::string& s = mvalue.get_ref<const std::string&>();
       if (mkey.starts_with(kCrcPrefix)) {
         std::optional<uint32_t> crc = parse_hex32(s);

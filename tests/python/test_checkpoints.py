@@ -126,6 +126,36 @@ def test_restored_training_continues_bitwise(tmp_path, make_opt):
     assert "optimizer/steps/model/dense/kernel" in keys
 
 
+def test_keras_model_checkpoint_continues_bitwise(tmp_path):
+    def make():
+        model = ef.keras.Sequential([ef.keras.layers.Dense(5, activation="tanh"), ef.keras.layers.Dense(3)])
+        model(X)   # layers build on their first call: before a restore
+        return model, ef.optimizers.Adam(0.01)
+
+    def fit(model, opt, steps):
+        for _ in range(steps):
+            with ef.GradientTape() as tape:
+                loss = ef.reduce_mean(ef.square(model(X) - Y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+    a, opt_a = make()
+    ef.train.Checkpoint(model=a).save(tmp_path / "init.safetensors")
+    fit(a, opt_a, 6)
+    b, opt_b = make()
+    ef.train.Checkpoint(model=b).restore(tmp_path / "init.safetensors")
+    fit(b, opt_b, 3)
+    manager = ef.train.CheckpointManager(ef.train.Checkpoint(model=b, optimizer=opt_b), tmp_path / "run")
+    manager.save()
+    c, opt_c = make()
+    ef.train.Checkpoint(model=c, optimizer=opt_c).restore(manager.latest_checkpoint)
+    fit(c, opt_c, 3)
+    for va, vc in zip(a.variables, c.variables):
+        assert_same(va.numpy(), vc.numpy())
+    keys = ef.train.Checkpoint(model=c).state().keys()
+    assert all(k.startswith("model/") for k in keys) and len(keys) == 4
+
+
 def test_restore_errors_change_nothing(tmp_path):
     m, opt = Model(1), ef.optimizers.Adam(0.01)
     train(m, opt, 2)

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "io/atomic_file.h"
@@ -24,7 +26,12 @@ TEST(AtomicSaveTest, KilledSaverLeavesTheOldOrTheNewCheckpoint) {
     versions.push_back({{"version", constant(int64_t{v})},
                         {"weights", iota({1024, 1024}) * static_cast<float>(v + 1)},
                         {"bias", fill({1000}, v, DType::Int32)}});
+  // Delays between kills scale with how long one save takes here (disks differ a lot).
+  const auto start = std::chrono::steady_clock::now();
   io::save_safetensors(path, versions[0]);
+  const long save_ns = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  const long step_ns = std::max(1'500'000L, save_ns / 8);
 
   std::set<int64_t> seen;
   std::set<std::string> temporaries;  // one per kill that landed mid-save
@@ -39,8 +46,9 @@ TEST(AtomicSaveTest, KilledSaverLeavesTheOldOrTheNewCheckpoint) {
         ::_exit(1);
       }
     }
-    // Delays from 0 to ~75 ms land at every phase of a save (each takes a few ms).
-    timespec delay{0, static_cast<long>(k) * 1'500'000L};
+    // Delays from 0 to 50 steps (several saves) land at every phase of a save.
+    const long ns = static_cast<long>(k) * step_ns;
+    timespec delay{ns / 1'000'000'000L, ns % 1'000'000'000L};
     ::nanosleep(&delay, nullptr);
     ::kill(pid, SIGKILL);
     int status = 0;
@@ -60,7 +68,8 @@ TEST(AtomicSaveTest, KilledSaverLeavesTheOldOrTheNewCheckpoint) {
     seen.insert(v);
   }
   const int killed_mid_save = static_cast<int>(temporaries.size());
-  std::printf("[ kill ] %d kills, %d left a temporary file, versions seen: %zu\n", kKills, killed_mid_save, seen.size());
+  std::printf("[ kill ] one save %.1f ms; %d kills, %d left a temporary file, versions seen: %zu\n", save_ns / 1e6,
+              kKills, killed_mid_save, seen.size());
   EXPECT_GE(seen.size(), 2u) << "the children never completed a save";
   // Kills also land between saves (checksums, tidying, fork): most, not all, leave a temporary.
   EXPECT_GE(killed_mid_save, kKills / 10) << "too few kills landed in the middle of writing a file";
