@@ -34,10 +34,6 @@ Window two(const std::string& layer, const char* what, Window window) {
   return window;
 }
 
-Variable built_variable(const std::optional<Variable>& v, const Layer& layer, const char* what) {
-  if (!v) fail<FailedPreconditionError>("layer '", layer.name(), "' has no ", what, " yet: it is built on its first call");
-  return *v;
-}
 
 void check_images(const Layer& layer, const char* type, const Tensor& inputs) {
   if (inputs.rank() != 4)
@@ -59,8 +55,8 @@ Conv2D::Conv2D(int64_t filters, Window kernel_size, Conv2DOptions options)
   options_.dilation_rate = two("Conv2D", "dilation_rate", options_.dilation_rate);
 }
 
-Variable Conv2D::kernel() const { return built_variable(kernel_, *this, "kernel"); }
-Variable Conv2D::bias() const { return built_variable(bias_, *this, "bias"); }
+Variable Conv2D::kernel() const { return built_variable(kernel_, "kernel"); }
+Variable Conv2D::bias() const { return built_variable(bias_, "bias"); }
 
 void Conv2D::build(const Shape& input_shape) {
   if (input_shape.rank() != 4 || input_shape[3] < 0)
@@ -115,9 +111,9 @@ BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
     fail("BatchNormalization: argument 'momentum' must be in [0, 1], got ", options_.momentum);
 }
 
-Variable BatchNormalization::moving_mean() const { return built_variable(moving_mean_, *this, "moving_mean"); }
+Variable BatchNormalization::moving_mean() const { return built_variable(moving_mean_, "moving_mean"); }
 Variable BatchNormalization::moving_variance() const {
-  return built_variable(moving_variance_, *this, "moving_variance");
+  return built_variable(moving_variance_, "moving_variance");
 }
 
 void BatchNormalization::build(const Shape& input_shape) {

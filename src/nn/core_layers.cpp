@@ -12,13 +12,6 @@
 
 namespace ef::nn {
 
-namespace {
-Variable built_variable(const std::optional<Variable>& v, const Layer& layer, const char* what) {
-  if (!v) fail<FailedPreconditionError>("layer '", layer.name(), "' has no ", what, " yet: it is built on its first call");
-  return *v;
-}
-}  // namespace
-
 // ---- Dense ----
 
 Dense::Dense(int64_t units, DenseOptions options)
@@ -26,8 +19,8 @@ Dense::Dense(int64_t units, DenseOptions options)
   if (units <= 0) fail("Dense: argument 'units' must be positive, got ", units);
 }
 
-Variable Dense::kernel() const { return built_variable(kernel_, *this, "kernel"); }
-Variable Dense::bias() const { return built_variable(bias_, *this, "bias"); }
+Variable Dense::kernel() const { return built_variable(kernel_, "kernel"); }
+Variable Dense::bias() const { return built_variable(bias_, "bias"); }
 
 void Dense::build(const Shape& input_shape) {
   if (input_shape.rank() < 2)
@@ -111,7 +104,7 @@ Embedding::Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions opt
     fail("Embedding: 'input_dim' and 'output_dim' must be positive, got ", input_dim, " and ", output_dim);
 }
 
-Variable Embedding::embeddings() const { return built_variable(embeddings_, *this, "embeddings"); }
+Variable Embedding::embeddings() const { return built_variable(embeddings_, "embeddings"); }
 
 void Embedding::build(const Shape&) {
   embeddings_ = add_weight("embeddings", {input_dim_, output_dim_}, options_.embeddings_initializer);

@@ -30,4 +30,10 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   return track_variable(name, Variable(initial, this->name() + "/" + name, trainable));
 }
 
+Variable Layer::built_variable(const std::optional<Variable>& variable, const char* what) const {
+  if (!variable)
+    fail<FailedPreconditionError>("layer '", name(), "' has no ", what, " yet: it is built on its first call");
+  return *variable;
+}
+
 }  // namespace ef::nn

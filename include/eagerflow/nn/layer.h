@@ -14,6 +14,7 @@
 // otherwise (integer ids into an Embedding, say).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "eagerflow/nn/initializers.h"
@@ -45,6 +46,9 @@ class Layer : public Module {
   virtual void build(const Shape& input_shape) { (void)input_shape; }
   // The layer's computation.
   virtual Tensor call(const Tensor& inputs, bool training) = 0;
+  // `variable` as created by build(), for accessors such as Dense::kernel(); throws
+  // FailedPreconditionError naming `what` before the first call.
+  Variable built_variable(const std::optional<Variable>& variable, const char* what) const;
 
  private:
   bool built_ = false;

@@ -13,6 +13,7 @@
 
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
+#include "ops/nn/pool_common.h"
 #include "ops/nn/window_geometry.h"
 #include "ops/op_helpers.h"
 
@@ -20,13 +21,13 @@ namespace ef {
 namespace {
 
 using namespace cpu;
+using detail::float_kernel;
+using detail::pool_attrs;
+using detail::PoolArgs;
 using detail::Window2d;
 
 constexpr double kPoolElementNs = 0.5;
 
-Attrs pool_attrs(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides, const std::string& padding) {
-  return {Dims(strides.begin(), strides.end()), padding, Dims(ksize.begin(), ksize.end())};
-}
 
 Shape pooled_shape(const Shape& input, const Window2d& g) { return Shape{input[0], g.out_h, g.out_w, input[3]}; }
 
@@ -166,23 +167,6 @@ void max_pool_grad_grad_typed(const OpCall& call, Tensor& out) {
     }
   });
 }
-
-template <void (*F32)(const OpCall&, Tensor&), void (*F64)(const OpCall&, Tensor&)>
-void float_kernel(const OpCall& call, std::span<Tensor> outputs) {
-  dispatch_in<kFloatTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
-    if constexpr (std::is_same_v<typename decltype(tag)::type, float>) F32(call, outputs[0]);
-    else F64(call, outputs[0]);
-  });
-}
-
-struct PoolArgs {
-  std::vector<int64_t> ksize, strides;
-  std::string padding;
-  explicit PoolArgs(const Attrs& a)
-      : ksize(a.get_ints(detail::kDilationsOrKsizeAttr).begin(), a.get_ints(detail::kDilationsOrKsizeAttr).end()),
-        strides(a.get_ints(detail::kStridesAttr).begin(), a.get_ints(detail::kStridesAttr).end()),
-        padding(a.get<std::string>(detail::kPaddingAttr)) {}
-};
 
 // y = max_pool2d(x): dx = max_pool2d_grad(x, dy).
 std::vector<Tensor> max_pool_gradient(const GradCall& call) {
