@@ -10,16 +10,21 @@ categorical cross-entropy from logits, running mean loss and accuracy.
 
 eagerflow iterates ef.data.Dataset.from_tensor_slices(...).shuffle(n).batch(32).prefetch();
 PyTorch slices pre-made tensors by a shuffled index per batch (no DataLoader). Both use
-the same thread count (EF_NUM_THREADS or every core).
+the same thread count: --threads, else EF_NUM_THREADS, else every core. On a loaded
+machine PyTorch's OpenMP threads slow down far more than eagerflow's pool (its time per
+step grew 10-20x here while other processes compiled, eagerflow's by under 2x): compare
+at --threads=1 there, or run on an idle machine.
 
 A whole epoch is 1875 steps; to stay short, each library times `--repetitions` blocks of
 `steps` steps (after warm-up steps) and the epoch is 1875 x the median block's time per
 step plus the time one pass needs to start (eagerflow fills its shuffle buffer there).
 
 Each library runs in its own subprocess, so that its peak memory is its own: "peak
-memory" is the growth of the process's peak resident set (getrusage ru_maxrss) over its
-resident set once the data are loaded and before the model exists; it covers model,
-optimizer slots, activations, gradients, the input pipeline and allocator caches.
+memory" is the process's peak resident set (VmHWM) during training minus its resident set
+once the data are loaded and before the model exists. The peak is reset at that point
+(Linux's /proc/self/clear_refs), so the transient of loading and converting the data does
+not count; it covers model, optimizer slots, activations, gradients, the input pipeline
+(eagerflow's shuffle buffer, PyTorch's index permutation) and allocator caches.
 
 Prints JSON: {"epoch/mlp": {"eagerflow": s, "pytorch": s, ...}, "peak_rss/mlp":
 {"eagerflow": bytes, "pytorch": bytes}, ...}; {} when the Fashion-MNIST files are missing.
@@ -28,7 +33,6 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -45,14 +49,20 @@ def threads():
     return int(os.environ.get("EF_NUM_THREADS", os.cpu_count()))
 
 
-def rss_bytes():
-    """The current resident set (Linux /proc)."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def status_bytes(field):
+    """VmRSS (resident set) or VmHWM (its peak) from /proc/self/status, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+def reset_peak():
+    """Starts the peak resident set afresh from the current one; returns the current one."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return status_bytes("VmRSS")
 
 
 def read_idx(path):
@@ -75,7 +85,7 @@ def eagerflow_trainer(model_name, directory):
     train, _ = ef.data.datasets.fashion_mnist(directory)
     images = ef.expand_dims(train.images, -1) if model_name == "cnn" else train.images
     n = images.shape[0]
-    baseline = rss_bytes()
+    baseline = reset_peak()
 
     ef.random.set_seed(1)
     if model_name == "mlp":
@@ -128,7 +138,7 @@ def pytorch_trainer(model_name, directory):
     labels = torch.from_numpy(read_idx(os.path.join(directory, "train-labels-idx1-ubyte.gz")).astype(np.int64))
     images = images.unsqueeze(1) if model_name == "cnn" else images  # NCHW
     n = images.shape[0]
-    baseline = rss_bytes()
+    baseline = reset_peak()
 
     torch.manual_seed(1)
     if model_name == "mlp":
@@ -188,15 +198,15 @@ def measure(library, model_name, directory, repetitions):
         blocks.append((time.perf_counter() - start) / steps)
     step_seconds = statistics.median(blocks)
     return {"epoch_seconds": pass_start_seconds + STEPS_PER_EPOCH * step_seconds, "step_seconds": step_seconds,
-            "pass_start_seconds": pass_start_seconds, "peak_rss_growth": peak_rss_bytes() - baseline,
-            "peak_rss": peak_rss_bytes(), "loss": last}
+            "pass_start_seconds": pass_start_seconds, "peak_rss_growth": status_bytes("VmHWM") - baseline,
+            "peak_rss": status_bytes("VmHWM"), "loss": last}
 
 
 def worker_result(library, model_name, directory, repetitions):
     """Runs the measurement of one library in a fresh subprocess and returns its JSON."""
     cmd = [sys.executable, __file__, "--worker", library, model_name, f"--data-dir={directory}",
            f"--repetitions={repetitions}"]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads()))
+    env = dict(os.environ, EF_NUM_THREADS=str(threads()), OMP_NUM_THREADS=str(threads()))
     return json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout)
 
 
@@ -204,9 +214,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repetitions", type=int, default=5)
     ap.add_argument("--models", default="mlp,cnn")
+    ap.add_argument("--threads", type=int, default=None, help="threads of both libraries (default: EF_NUM_THREADS or every core)")
     ap.add_argument("--worker", nargs=2, metavar=("LIBRARY", "MODEL"), help=argparse.SUPPRESS)
     ap.add_argument("--data-dir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.threads is not None:
+        os.environ["EF_NUM_THREADS"] = str(args.threads)
     if args.worker:
         print(json.dumps(measure(*args.worker, args.data_dir, args.repetitions)))
         return
