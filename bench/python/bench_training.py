@@ -11,9 +11,9 @@ categorical cross-entropy from logits, running mean loss and accuracy.
 eagerflow iterates ef.data.Dataset.from_tensor_slices(...).shuffle(n).batch(32).prefetch();
 PyTorch slices pre-made tensors by a shuffled index per batch (no DataLoader). Both use
 the same thread count: --threads, else EF_NUM_THREADS, else every core. On a loaded
-machine PyTorch's OpenMP threads slow down far more than eagerflow's pool (its time per
-step grew 10-20x here while other processes compiled, eagerflow's by under 2x): compare
-at --threads=1 there, or run on an idle machine.
+machine PyTorch's OpenMP threads slow down far more than eagerflow's pool (on 2 cores
+with two compile jobs running, PyTorch's 2-thread step took ~40x its 1-thread time,
+eagerflow's under 2x): compare at --threads=1 there, or run on an idle machine.
 
 A whole epoch is 1875 steps; to stay short, each library times `--repetitions` blocks of
 `steps` steps (after warm-up steps) and the epoch is 1875 x the median block's time per
