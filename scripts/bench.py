@@ -5,8 +5,10 @@
 
 Both binaries (bench/cpp: ef_bench, torch_bench) register the same case names; each case
 runs `repetitions` times and the median is reported. bench/python/bench_python.py adds the
-Python-level cases (eagerflow's package against PyTorch's Python API, in one process), and
-bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder.
+Python-level cases (eagerflow's package against PyTorch's Python API, in one process),
+bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder, and
+bench/python/bench_training.py the seconds per epoch and peak memory of the Fashion-MNIST
+examples' training loop.
 """
 import argparse
 import json
@@ -23,6 +25,8 @@ FAMILIES = {
     "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
     "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
     "lbfgs": ("s/iter", None),  # bench/python/bench_lbfgs.py: seconds per L-BFGS iteration
+    "epoch": ("s/epoch", None),  # bench/python/bench_training.py: Fashion-MNIST examples
+    "peak_rss": ("MB", None),  # bench/python/bench_training.py: peak resident set growth (bytes)
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
@@ -37,7 +41,8 @@ def run_python(args):
         return {}
     env = dict(os.environ, PYTHONPATH=os.path.abspath(package))
     results = {}
-    for path in (script, script.replace("bench_python.py", "bench_lbfgs.py")):
+    for path in (script, script.replace("bench_python.py", "bench_lbfgs.py"),
+                 script.replace("bench_python.py", "bench_training.py")):
         out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
                              stdout=subprocess.PIPE, text=True, env=env).stdout
         results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})
@@ -73,8 +78,10 @@ def describe(name, seconds):
         return unit, seconds * 1e6 / int(name.split("/")[1])
     if family == "python":  # already per op
         return unit, seconds * 1e6
-    if family == "lbfgs":
+    if family in ("lbfgs", "epoch"):
         return unit, seconds
+    if family == "peak_rss":  # bytes, not seconds; "speedup" is then PyTorch's / eagerflow's memory
+        return unit, seconds / 1e6
     if work is None:
         return unit, seconds * 1e6
     return unit, work(int(name.split("/")[1])) / seconds

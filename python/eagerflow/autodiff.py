@@ -21,17 +21,19 @@ def _flatten(structure):
 
 def _pack_like(structure, leaves):
     """`leaves` arranged as `structure` (the inverse of _flatten)."""
-    leaves = iter(leaves)
+    return _pack(structure, iter(leaves))
 
-    def pack(s):
-        if isinstance(s, (list, tuple)):
-            packed = [pack(item) for item in s]
-            return type(s)(packed) if not hasattr(s, "_fields") else type(s)(*packed)
-        if isinstance(s, dict):
-            return {key: pack(s[key]) for key in sorted(s)}
-        return next(leaves)
 
-    return pack(structure)
+def _pack(structure, leaves):
+    # A module-level function, not a closure calling itself: such a closure is a reference
+    # cycle that kept every gradient alive until the garbage collector's next full pass
+    # (a training loop's memory grew by ~100 MB before it came).
+    if isinstance(structure, (list, tuple)):
+        packed = [_pack(item, leaves) for item in structure]
+        return type(structure)(packed) if not hasattr(structure, "_fields") else type(structure)(*packed)
+    if isinstance(structure, dict):
+        return {key: _pack(structure[key], leaves) for key in sorted(structure)}
+    return next(leaves)
 
 
 def _unconnected(value):
