@@ -261,7 +261,8 @@ const FuzzOp kOps[] = {
       auto sizes = s.shape_arg();
       const Tensor& w = s.tensor();
       const Tensor& dy = s.tensor();
-      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      // Only small valid sizes: num_elements() of an overflowing shape is itself undefined.
+      if (!sizes || classify(*sizes) != ShapeKind::kSmall || sizes->num_elements() > 4096) return Tensor();
       EF_FUZZ_SMALL(w)
       return ef::conv2d_backprop_input(*sizes, w, dy, s.ints(), EF_FUZZ_PADDING, s.ints());
     }),
@@ -269,7 +270,8 @@ const FuzzOp kOps[] = {
       const Tensor& x = s.tensor();
       auto sizes = s.shape_arg();
       const Tensor& dy = s.tensor();
-      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      // Only small valid sizes: num_elements() of an overflowing shape is itself undefined.
+      if (!sizes || classify(*sizes) != ShapeKind::kSmall || sizes->num_elements() > 4096) return Tensor();
       EF_FUZZ_SMALL(x)
       return ef::conv2d_backprop_filter(x, *sizes, dy, s.ints(), EF_FUZZ_PADDING, s.ints());
     }),
@@ -293,7 +295,8 @@ const FuzzOp kOps[] = {
     EF_FUZZ_OP("avg_pool2d_grad", {
       auto sizes = s.shape_arg();
       const Tensor& g = s.tensor();
-      if (!sizes || sizes->num_elements() > 4096) return Tensor();
+      // Only small valid sizes: num_elements() of an overflowing shape is itself undefined.
+      if (!sizes || classify(*sizes) != ShapeKind::kSmall || sizes->num_elements() > 4096) return Tensor();
       return ef::avg_pool2d_grad(*sizes, g, s.ints(), s.ints(), EF_FUZZ_PADDING);
     }),
     EF_FUZZ_OP("batch_normalization", {
