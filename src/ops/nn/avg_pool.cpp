@@ -20,6 +20,8 @@ using namespace cpu;
 using detail::float_kernel;
 using detail::pool_attrs;
 using detail::PoolArgs;
+using detail::PoolDims;
+using detail::pool_dims;
 using detail::Window2d;
 
 constexpr double kPoolElementNs = 0.3;
@@ -49,22 +51,13 @@ void infer_avg_pool_grad(const OpCall& call, OutputMetas& out) {
   out.add(dy.dtype(), std::move(sizes));
 }
 
-struct PoolDims {
-  Window2d g;
-  int64_t n, c;
-  int64_t image_size() const { return g.in_h * g.in_w * c; }
-  int64_t pooled_image_size() const { return g.out_h * g.out_w * c; }
-  double row_cost() const { return kPoolElementNs * static_cast<double>(g.out_w * c * g.k_h * g.k_w); }
-};
-
 template <class T>
 void avg_pool_typed(const OpCall& call, Tensor& out) {
   const Tensor x = call.inputs[0].contiguous();
-  const PoolDims d{detail::make_pool_window(x.shape(), call.attrs, call.op.name, "input"), x.shape()[0],
-                   x.shape()[3]};
+  const PoolDims d = pool_dims(call, x.shape());
   const T* xd = typed_data<T>(x);
   T* y = typed_output<T>(out);
-  parallel_for(d.n * d.g.out_h, d.row_cost(), [&](int64_t begin, int64_t end) {
+  parallel_for(d.n * d.g.out_h, d.row_cost(kPoolElementNs), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t n = r / d.g.out_h, oh = r % d.g.out_h;
       const T* xi = xd + n * d.image_size();
@@ -91,11 +84,10 @@ void avg_pool_typed(const OpCall& call, Tensor& out) {
 template <class T>
 void avg_pool_grad_typed(const OpCall& call, Tensor& out) {
   const Tensor dy = call.inputs[0].contiguous();
-  const PoolDims d{detail::make_pool_window(out.shape(), call.attrs, call.op.name, "input_sizes"), out.shape()[0],
-                   out.shape()[3]};
+  const PoolDims d = pool_dims(call, out.shape(), "input_sizes");
   const T* dyd = typed_data<T>(dy);
   T* dx = typed_output<T>(out);
-  parallel_for(d.n, d.row_cost() * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
+  parallel_for(d.n, d.row_cost(kPoolElementNs) * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n) {
       T* dxi = dx + n * d.image_size();
       std::fill(dxi, dxi + d.image_size(), T(0));

@@ -24,6 +24,8 @@ using namespace cpu;
 using detail::float_kernel;
 using detail::pool_attrs;
 using detail::PoolArgs;
+using detail::PoolDims;
+using detail::pool_dims;
 using detail::Window2d;
 
 constexpr double kPoolElementNs = 0.5;
@@ -93,18 +95,6 @@ void window_max(const T* xi, const Window2d& g, int64_t c, int64_t oh, int64_t o
   }
 }
 
-struct PoolDims {
-  Window2d g;
-  int64_t n, c;
-  int64_t image_size() const { return g.in_h * g.in_w * c; }
-  int64_t pooled_image_size() const { return g.out_h * g.out_w * c; }
-  double row_cost() const { return kPoolElementNs * static_cast<double>(g.out_w * c * g.k_h * g.k_w); }
-};
-
-PoolDims pool_dims(const OpCall& call, const Shape& input) {
-  return {detail::make_pool_window(input, call.attrs, call.op.name, "input"), input[0], input[3]};
-}
-
 template <class T>
 void max_pool_typed(const OpCall& call, Tensor& out) {
   const Tensor x = call.inputs[0].contiguous();
@@ -112,7 +102,7 @@ void max_pool_typed(const OpCall& call, Tensor& out) {
   const T* xd = typed_data<T>(x);
   T* y = typed_output<T>(out);
   // Rows (image, oh) in parallel.
-  parallel_for(d.n * d.g.out_h, d.row_cost(), [&](int64_t begin, int64_t end) {
+  parallel_for(d.n * d.g.out_h, d.row_cost(kPoolElementNs), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t n = r / d.g.out_h, oh = r % d.g.out_h;
       for (int64_t ow = 0; ow < d.g.out_w; ++ow)
@@ -128,7 +118,7 @@ void max_pool_grad_typed(const OpCall& call, Tensor& out) {
   const PoolDims d = pool_dims(call, x.shape());
   const T *xd = typed_data<T>(x), *dyd = typed_data<T>(dy);
   T* dx = typed_output<T>(out);
-  parallel_for(d.n, d.row_cost() * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
+  parallel_for(d.n, d.row_cost(kPoolElementNs) * static_cast<double>(d.g.out_h), [&](int64_t begin, int64_t end) {
     std::vector<T> best(d.c);
     std::vector<int64_t> arg(d.c);
     for (int64_t n = begin; n < end; ++n) {
@@ -153,7 +143,7 @@ void max_pool_grad_grad_typed(const OpCall& call, Tensor& out) {
   const PoolDims d = pool_dims(call, x.shape());
   const T *xd = typed_data<T>(x), *gd = typed_data<T>(gx);
   T* y = typed_output<T>(out);
-  parallel_for(d.n * d.g.out_h, d.row_cost(), [&](int64_t begin, int64_t end) {
+  parallel_for(d.n * d.g.out_h, d.row_cost(kPoolElementNs), [&](int64_t begin, int64_t end) {
     std::vector<T> best(d.c);
     std::vector<int64_t> arg(d.c);
     for (int64_t r = begin; r < end; ++r) {

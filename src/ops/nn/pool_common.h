@@ -3,7 +3,9 @@
 // Internal to src/ops/nn.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -32,6 +34,27 @@ struct PoolArgs {
         strides(a.get_ints(kStridesAttr).begin(), a.get_ints(kStridesAttr).end()),
         padding(a.get<std::string>(kPaddingAttr)) {}
 };
+
+// A pool's window over a batch of n images with c channels. row_cost() estimates the
+// nanoseconds of one output row for parallel_for, in double: a window may be declared
+// far larger than the input (only the part inside it is visited), so the integer
+// product could overflow.
+struct PoolDims {
+  Window2d g;
+  int64_t n, c;
+  int64_t image_size() const { return g.in_h * g.in_w * c; }
+  int64_t pooled_image_size() const { return g.out_h * g.out_w * c; }
+  double row_cost(double ns_per_element) const {
+    const double visited_h = static_cast<double>(std::min(g.k_h, g.in_h));
+    const double visited_w = static_cast<double>(std::min(g.k_w, g.in_w));
+    return ns_per_element * static_cast<double>(g.out_w) * static_cast<double>(c) * visited_h * visited_w;
+  }
+};
+
+// The window of a pool over `input` [N, H, W, C]; `arg` names the input in errors.
+inline PoolDims pool_dims(const OpCall& call, const Shape& input, std::string_view arg = "input") {
+  return {make_pool_window(input, call.attrs, call.op.name, arg), input[0], input[3]};
+}
 
 // The kernel of a float32/float64 op with one output whose bodies are F32 and F64.
 template <void (*F32)(const OpCall&, Tensor&), void (*F64)(const OpCall&, Tensor&)>

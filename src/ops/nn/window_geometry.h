@@ -66,13 +66,17 @@ Window2d make_pool_window(const Shape& input, const Attrs& attrs, std::string_vi
 struct Span {
   int64_t begin, end;
 };
+// A window may be declared far larger than the input, so its end is clipped without
+// forming start + k where that could overflow.
+inline Span clipped_span(int64_t start, int64_t k, int64_t in) {
+  const int64_t end = start >= 0 && k >= in - start ? in : std::min(start + k, in);
+  return {std::max<int64_t>(start, 0), end};
+}
 inline Span window_rows(const Window2d& g, int64_t oh) {
-  const int64_t start = oh * g.stride_h - g.pad_top;
-  return {std::max<int64_t>(start, 0), std::min(start + g.k_h, g.in_h)};
+  return clipped_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);
 }
 inline Span window_cols(const Window2d& g, int64_t ow) {
-  const int64_t start = ow * g.stride_w - g.pad_left;
-  return {std::max<int64_t>(start, 0), std::min(start + g.k_w, g.in_w)};
+  return clipped_span(ow * g.stride_w - g.pad_left, g.k_w, g.in_w);
 }
 
 }  // namespace ef::detail

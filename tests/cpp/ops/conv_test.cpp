@@ -185,6 +185,14 @@ TEST(Conv2d, Errors) {
                InvalidArgumentError, "conv2d_backprop_input", "'out_backprop'", "[1, 3, 3, 2]", "[1, 4, 4, 2]");
   EXPECT_ERROR(conv2d_backprop_filter(x, Shape{3, 3, 3}, zeros({1, 4, 4, 2}), {1, 1}, "SAME"), InvalidArgumentError,
                "conv2d_backprop_filter", "'filter_sizes'");
+  // Sizes whose element count overflows are rejected before anything is allocated.
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_ERROR(conv2d_backprop_input(Shape{huge, huge, 4, 3}, w, zeros({1, 4, 4, 2}), {1, 1}, "SAME"),
+               ResourceExhaustedError, "conv2d_backprop_input", "'input_sizes'", "overflows");
+  EXPECT_ERROR(conv2d_backprop_filter(x, Shape{huge, huge, 3, 2}, zeros({1, 4, 4, 2}), {1, 1}, "SAME"),
+               ResourceExhaustedError, "conv2d_backprop_filter", "'filter_sizes'", "overflows");
+  EXPECT_ERROR(conv2d_backprop_input(Shape{1, 4, 4, -3}, w, zeros({1, 4, 4, 2}), {1, 1}, "SAME"),
+               InvalidArgumentError, "conv2d_backprop_input", "'input_sizes'", "negative");
 }
 
 }  // namespace

@@ -121,6 +121,24 @@ TEST(Pool, Errors) {
                InvalidArgumentError, "max_pool2d_grad", "float64");
   EXPECT_ERROR(avg_pool2d_grad(Shape{1, 4, 4}, zeros({1, 2, 2, 2}), {2, 2}, {2, 2}, "VALID"), InvalidArgumentError,
                "avg_pool2d_grad", "'input_sizes'");
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_ERROR(avg_pool2d_grad(Shape{huge, huge, 4, 2}, zeros({1, 2, 2, 2}), {2, 2}, {2, 2}, "VALID"),
+               ResourceExhaustedError, "avg_pool2d_grad", "'input_sizes'", "overflows");
+}
+
+// A window declared far larger than the input (the fuzzer's INT64-sized ksize and
+// strides) is clipped to the input: with SAME padding each output is the whole image.
+TEST(Pool, WindowsLargerThanTheInput) {
+  const Tensor x = reshape(range(0.0, 24.0, 1.0), {1, 3, 4, 2});
+  const int64_t huge = int64_t{1} << 62;
+  for (const std::vector<int64_t>& ksize : {std::vector<int64_t>{huge, 3 * (huge / 2)}, {INT64_MAX, INT64_MAX}}) {
+    const Tensor avg = avg_pool2d(x, ksize, {huge, huge}, "SAME");
+    ASSERT_EQ(avg.shape(), (Shape{1, 1, 1, 2}));
+    EXPECT_EQ(avg.to_vector<double>(), (std::vector<double>{11.0, 12.0}));
+    EXPECT_EQ(max_pool2d(x, ksize, {huge, huge}, "SAME").to_vector<double>(), (std::vector<double>{22.0, 23.0}));
+    const Tensor dx = avg_pool2d_grad(x.shape(), ones({1, 1, 1, 2}, DType::Float64), ksize, {huge, huge}, "SAME");
+    EXPECT_EQ(dx.to_vector<double>(), std::vector<double>(24, 1.0 / 12.0));
+  }
 }
 
 TEST(BatchNormalization, ValuesAndMoments) {
