@@ -212,6 +212,7 @@ const OpDef& kMaxPool = define_op({
     .infer = infer_max_pool,
     .kernels = {float_kernel<max_pool_typed<float>, max_pool_typed<double>>},
     .gradient = max_pool_gradient,
+    .gradient_uses = kGradientReadsInputs,  // x, not y (Note [gradient uses])
 });
 
 const OpDef& kMaxPoolGrad = define_op({
@@ -220,6 +221,7 @@ const OpDef& kMaxPoolGrad = define_op({
     .infer = infer_max_pool_grad,
     .kernels = {float_kernel<max_pool_grad_typed<float>, max_pool_grad_typed<double>>},
     .gradient = max_pool_grad_gradient,
+    .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });
 
 const OpDef& kMaxPoolGradGrad = define_op({
@@ -228,6 +230,7 @@ const OpDef& kMaxPoolGradGrad = define_op({
     .infer = infer_max_pool_grad_grad,
     .kernels = {float_kernel<max_pool_grad_grad_typed<float>, max_pool_grad_grad_typed<double>>},
     .gradient = max_pool_grad_grad_gradient,
+    .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });
 
 }  // namespace
