@@ -77,7 +77,7 @@ TEST(GradientUses, GradientReadingAReleasedValueFailsLoudly) {
   tape.watch(x);
   Tensor y = run_op(misdeclared_square(), {x}, {}, CallSite::current());
   expect_values(y, {1.0, 4.0});
-  EXPECT_ERROR(tape.gradient(reduce_sum(y), x), FailedPreconditionError, "multiply", "input 1",
+  EXPECT_ERROR(tape.gradient(reduce_sum(y), x), FailedPreconditionError, "multiply", "input 0",
                "did not keep", "gradient_uses", "Note [gradient uses]");
   // The failed pass released the tape, as a successful one does.
   EXPECT_ERROR(tape.gradient(reduce_sum(y), x), FailedPreconditionError, "already used");
