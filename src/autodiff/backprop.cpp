@@ -27,9 +27,9 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
   return summed.shape() == shape ? summed : reshape(summed, shape);
 }
 
-std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
+std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
                              std::span<const Tensor> seeds, std::span<const Tensor> sources,
-                             UnconnectedGradients unconnected) {
+                             UnconnectedGradients unconnected, bool release_entries) {
   std::unordered_map<int64_t, Tensor> grads;
   auto accumulate = [&](const Tensor& t, Tensor g) {
     Tensor& slot = grads[tensor_id(t)];
@@ -38,24 +38,30 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
   for (size_t i = 0; i < targets.size(); ++i) accumulate(targets[i], seeds[i]);
 
   // Only ops downstream of a source can carry gradient to it: find them first.
-  std::unordered_set<int64_t> reaches_source;
+  std::unordered_set<int64_t> source_ids;
   for (const Tensor& s : sources)
-    if (s.impl()->id) reaches_source.insert(s.impl()->id);
+    if (s.impl()->id) source_ids.insert(s.impl()->id);
+  std::unordered_set<int64_t> reaches_source = source_ids;
   std::vector<bool> relevant(entries.size(), false);
+  // How many relevant entries produce each tensor: once the last of them has run, no
+  // entry left reads that tensor's gradient, so it can be freed (unless it is a result).
+  std::unordered_map<int64_t, int> producers;
   for (size_t e = 0; e < entries.size(); ++e) {
     for (const Tensor& in : entries[e].inputs)
       if (in.impl()->id && reaches_source.count(in.impl()->id)) relevant[e] = true;
     if (relevant[e])
-      for (const Tensor& out : entries[e].outputs) reaches_source.insert(tensor_id(out));
+      for (const Tensor& out : entries[e].outputs) {
+        reaches_source.insert(tensor_id(out));
+        ++producers[out.impl()->id];
+      }
   }
 
   // Entries were recorded in execution order, so walking them backwards visits every
   // op after all the ops that consumed its outputs.
   std::vector<Tensor> output_grads;
+  std::vector<Tensor> input_grads;
   std::vector<char> needs;  // per input of the current entry (vector<bool> has no data())
-  for (size_t e = entries.size(); e-- > 0;) {
-    if (!relevant[e]) continue;
-    const TapeEntry& entry = entries[e];
+  auto run_entry = [&](const TapeEntry& entry) {
     output_grads.assign(entry.outputs.size(), Tensor());
     bool any = false;
     for (size_t k = 0; k < entry.outputs.size(); ++k) {
@@ -65,11 +71,14 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
         any = true;
       }
     }
-    if (!any) continue;
+    if (!any) return;
     if (!entry.custom_gradient && !entry.op->gradient)
-      fail<UnimplementedError>("gradient: op '", entry.op->name, "' has no gradient function yet");
-    for (size_t k = 0; k < entry.outputs.size(); ++k)
-      if (!output_grads[k].defined()) output_grads[k] = zeros_like(entry.outputs[k]);
+      fail<UnimplementedError>("gradient: op '", entry.name(), "' has no gradient function yet");
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      const Tensor& out = entry.outputs[k];
+      if (output_grads[k].defined()) continue;
+      output_grads[k] = is_released(out) ? zeros(out.shape(), out.dtype()) : zeros_like(out);
+    }
 
     // Only float inputs downstream of a source need a gradient.
     needs.assign(entry.inputs.size(), false);
@@ -77,7 +86,6 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
       const Tensor& in = entry.inputs[i];
       needs[i] = is_floating(in.dtype()) && in.impl()->id && reaches_source.count(in.impl()->id);
     }
-    std::vector<Tensor> input_grads;
     if (entry.custom_gradient) {
       input_grads = (*entry.custom_gradient)(output_grads);
     } else {
@@ -91,12 +99,24 @@ std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<co
     if (input_grads.size() != entry.inputs.size())
       fail<InternalError>("gradient of '", entry.name(), "' returned ", input_grads.size(),
                           " gradients for ", entry.inputs.size(), " inputs");
+    output_grads.clear();
+    for (size_t k = 0; k < entry.outputs.size(); ++k) {
+      const int64_t id = entry.outputs[k].impl()->id;
+      if (--producers[id] == 0 && !source_ids.count(id)) grads.erase(id);
+    }
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const Tensor& input = entry.inputs[i];
       if (!needs[i] || !input_grads[i].defined()) continue;
       Tensor g = sum_to_shape(input_grads[i], input.shape());
       accumulate(input, g.dtype() == input.dtype() ? g : cast(g, input.dtype()));
     }
+    input_grads.clear();
+  };
+  for (size_t e = entries.size(); e-- > 0;) {
+    if (relevant[e]) run_entry(entries[e]);
+    // A non-persistent tape frees each op's saved values once its gradient ran, so
+    // memory falls during the backward pass.
+    if (release_entries) entries[e] = TapeEntry{};
   }
 
   std::vector<Tensor> result;

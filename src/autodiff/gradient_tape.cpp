@@ -64,8 +64,19 @@ class TapeStack : public OpRecorder {
     if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
     record_entry(call.inputs, outputs, [&] {
       auto attrs = call.attrs.size() ? std::make_shared<const Attrs>(call.attrs) : nullptr;
-      return detail::TapeEntry{&call.op, std::move(attrs), {call.inputs.begin(), call.inputs.end()},
-                               {outputs.begin(), outputs.end()}};
+      const GradientUses& uses = call.op.gradient_uses;
+      if (uses.reads_all())
+        return detail::TapeEntry{&call.op, std::move(attrs), {call.inputs.begin(), call.inputs.end()},
+                                 {outputs.begin(), outputs.end()}};
+      // Keep only what the gradient reads (Note [gradient uses] in op_def.h).
+      detail::TapeEntry entry{&call.op, std::move(attrs), {}, {}};
+      entry.inputs.reserve(call.inputs.size());
+      for (size_t i = 0; i < call.inputs.size(); ++i)
+        entry.inputs.push_back(uses.reads_input(i) ? call.inputs[i] : detail::released_stand_in(call.inputs[i]));
+      entry.outputs.reserve(outputs.size());
+      for (size_t k = 0; k < outputs.size(); ++k)
+        entry.outputs.push_back(uses.reads_output(k) ? outputs[k] : detail::released_stand_in(outputs[k]));
+      return entry;
     });
   }
 
@@ -133,6 +144,28 @@ int64_t detail::tensor_id(const Tensor& t) {
   return impl->id;
 }
 
+namespace {
+class ReleasedValue final : public SymbolicValue {
+ public:
+  bool released_by_tape() const override { return true; }
+};
+}  // namespace
+
+Tensor detail::released_stand_in(const Tensor& t) {
+  if (t.is_symbolic()) return t;  // graph mode: nothing to free
+  static const Ref<SymbolicValue> released = make_ref<ReleasedValue>();
+  auto impl = make_ref<TensorImpl>();
+  impl->dtype = t.dtype();
+  impl->shape = t.shape();
+  impl->strides = contiguous_strides(t.shape());
+  impl->device = t.device();
+  impl->symbolic = released;
+  impl->id = tensor_id(t);  // the same tensor to backprop, even if it is watched only later
+  return Tensor(std::move(impl));
+}
+
+bool detail::is_released(const Tensor& t) { return t.is_symbolic() && t.impl()->symbolic->released_by_tape(); }
+
 GradientTape::GradientTape(bool persistent, bool watch_accessed_variables) : impl_(std::make_unique<Impl>()) {
   impl_->persistent = persistent;
   impl_->watch_accessed_variables = watch_accessed_variables;
@@ -190,17 +223,22 @@ void GradientTape::check_usable(const Tensor& target, std::span<const Tensor> so
 }
 
 std::vector<Tensor> GradientTape::backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
-                                           UnconnectedGradients unconnected) {
-  if (!is_floating(target.dtype())) return detail::backprop({}, {}, {}, sources, unconnected);
+                                           UnconnectedGradients unconnected, bool last_use) {
+  if (!is_floating(target.dtype())) {
+    std::vector<detail::TapeEntry> none;
+    return detail::backprop(none, {}, {}, sources, unconnected);
+  }
+  const bool release = last_use && !impl_->persistent;
   // This tape must not record its own gradient computation; outer tapes do.
   impl_->paused = true;
   try {
     std::vector<Tensor> grads = detail::backprop(impl_->entries, std::span<const Tensor>(&target, 1),
-                                                 std::span<const Tensor>(&seed, 1), sources, unconnected);
+                                                 std::span<const Tensor>(&seed, 1), sources, unconnected, release);
     impl_->paused = false;
     return grads;
   } catch (...) {
     impl_->paused = false;
+    if (release) release_if_not_persistent();  // part of it is gone already
     throw;
   }
 }
@@ -223,7 +261,7 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const
     if (seed.defined() && seed.shape() != target.shape())
       fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ", target.shape());
     if (!seed.defined() && is_floating(target.dtype())) seed = ones_like(target);
-    std::vector<Tensor> grads = backprop(target, seed, sources, unconnected);
+    std::vector<Tensor> grads = backprop(target, seed, sources, unconnected, /*last_use=*/true);
     release_if_not_persistent();
     return grads;
   } catch (Error& e) {

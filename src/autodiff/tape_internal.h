@@ -14,12 +14,18 @@ namespace ef::detail {
 // A tensor's identity on tapes, assigned on first use (Note [tape recording]).
 int64_t tensor_id(const Tensor& t);
 
+// A stand-in for `t` that keeps its tape identity, dtype, shape and device but not its
+// value (Note [gradient uses] in op_def.h); `t` itself when symbolic.
+Tensor released_stand_in(const Tensor& t);
+// Whether `t` is such a stand-in.
+bool is_released(const Tensor& t);
+
 // A custom_gradient call's gradient: one gradient per output in, one per input out.
 using CustomGradientFn = std::function<std::vector<Tensor>(std::span<const Tensor> output_grads)>;
 
 // One recorded op call, or one custom_gradient call (op null, custom_gradient set).
 struct TapeEntry {
-  const OpDef* op;
+  const OpDef* op = nullptr;
   std::shared_ptr<const Attrs> attrs;  // null when the op has none (an Attrs is ~700 bytes)
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
@@ -56,10 +62,12 @@ class VariableReadLog {
 };
 
 // Computes d(targets · seeds)/d(sources) from `entries` (in execution order).
-// Gradient functions run with public ops, so active tapes record them.
-std::vector<Tensor> backprop(const std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
+// Gradient functions run with public ops, so active tapes record them. With
+// `release_entries`, empties each entry once processed (a non-persistent tape's last
+// use), also when it throws.
+std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
                              std::span<const Tensor> seeds, std::span<const Tensor> sources,
-                             UnconnectedGradients unconnected);
+                             UnconnectedGradients unconnected, bool release_entries = false);
 
 // Sums `grad` over the dimensions that broadcasting added or stretched, giving `shape`.
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape);

@@ -61,9 +61,11 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   return def;
 }
 
-// `def` with its gradient function set (for OpDefs made by the builders above).
-inline OpDef with_gradient(OpDef def, GradFn gradient) {
+// `def` with its gradient function set (for OpDefs made by the builders above), and
+// the forward values it reads (Note [gradient uses] in op_def.h).
+inline OpDef with_gradient(OpDef def, GradFn gradient, GradientUses uses = {}) {
   def.gradient = gradient;
+  def.gradient_uses = uses;
   return def;
 }
 

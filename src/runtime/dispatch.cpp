@@ -13,6 +13,12 @@ void check_inputs(const OpCall& call, bool building) {
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];
     if (!t.defined()) fail(call.op.name, ": input ", i, " is an undefined tensor");
+    if (t.is_symbolic() && t.impl()->symbolic->released_by_tape())
+      fail<FailedPreconditionError>(
+          call.op.name, ": input ", i, " (dtype ", t.dtype(), ", shape ", t.shape(),
+          ") is a value that a gradient tape did not keep, because the gradient function of the op that "
+          "produced or read it declared that it does not read it; that op's gradient_uses is wrong "
+          "(Note [gradient uses] in op_def.h)");
     if (!building && t.is_symbolic())
       fail(call.op.name, ": input ", i,
            " is a symbolic tensor (from graph mode) but the op is being executed eagerly");

@@ -112,8 +112,9 @@ class GradientTape {
 
  private:
   void check_usable(const Tensor& target, std::span<const Tensor> sources, const char* what) const;
+  // With `last_use`, a non-persistent tape frees what it recorded during the pass.
   std::vector<Tensor> backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
-                               UnconnectedGradients unconnected);
+                               UnconnectedGradients unconnected, bool last_use = false);
   void release_if_not_persistent();
   Tensor stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds, int64_t axis,
                           const Shape& result_shape, UnconnectedGradients unconnected);

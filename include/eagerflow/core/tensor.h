@@ -32,7 +32,12 @@ namespace ef {
 
 // Whatever graph mode attaches to a symbolic tensor (the node and output index).
 // Core only knows that it exists; the graph layer subclasses it.
-class SymbolicValue : public RefCounted {};
+class SymbolicValue : public RefCounted {
+ public:
+  // True for the stand-ins a gradient tape records in place of values it does not
+  // keep (Note [gradient uses] in op_def.h): they never get a value.
+  virtual bool released_by_tape() const { return false; }
+};
 
 // Note [views]: some ops (reshape of a contiguous tensor, t[i], slices, transpose,
 // expand_dims, squeeze, broadcast_to) return tensors that share their input's Storage

@@ -4,6 +4,8 @@
 // reference to it (no look-up by name on the hot path). See docs/dev/adding_an_op.md.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -72,6 +74,47 @@ struct GradCall {
 // public ops so it runs eagerly, in graphs, and can itself be differentiated.
 using GradFn = std::vector<Tensor> (*)(const GradCall& call);
 
+// Note [gradient uses]: a tape keeps, for each recorded op, the forward values its
+// gradient function may read, and nothing else. An op declares in its OpDef which of
+// its inputs and outputs the gradient reads; the default is all of them, so an op that
+// declares nothing behaves as if every value were kept. For each value that the
+// gradient does not read, the tape records a stand-in instead: a tensor with the same
+// identity on the tape, dtype, shape and device, but no storage (a symbolic tensor whose
+// SymbolicValue says the tape released it). The real tensor is then freed as soon as
+// the program drops it, as PyTorch's autograd frees what no backward node saved: for a
+// dense layer's matmul the output (often the largest tensor of the step) is not kept.
+//
+// Reading a stand-in's shape, dtype or device works (backprop sums broadcast gradients
+// down to input shapes); reading its values fails loudly: data()/item() throw, and an
+// op given one throws FailedPreconditionError naming the op and Note. So an op marked
+// wrongly fails in its gradient tests (first and second order) rather than giving wrong
+// numbers. Declare a value unread only after reading the gradient function: passing it
+// to any op counts as a read, even to one that looks only at its shape (zeros_like(x));
+// use x.shape() and x.dtype() instead. Outputs that are views of inputs (Note [views]) share
+// their input's storage: releasing them frees nothing but the handle, which is harmless.
+// Symbolic values (graph mode) have no memory and are always kept.
+
+// Bit masks over an op's inputs or outputs for GradientUses: bit i is value i, and bit
+// 63 stands for every value from 63 on.
+inline constexpr uint64_t kAllValues = ~uint64_t{0};
+inline constexpr uint64_t kNoValues = 0;
+constexpr uint64_t value_bit(int i) { return uint64_t{1} << i; }
+
+// Which forward values an op's gradient function reads (Note [gradient uses]).
+struct GradientUses {
+  uint64_t inputs = kAllValues;
+  uint64_t outputs = kAllValues;
+
+  bool reads_input(size_t i) const { return (inputs >> std::min<size_t>(i, 63)) & 1; }
+  bool reads_output(size_t k) const { return (outputs >> std::min<size_t>(k, 63)) & 1; }
+  bool reads_all() const { return inputs == kAllValues && outputs == kAllValues; }
+};
+
+// The common cases, for OpDefs to cite.
+inline constexpr GradientUses kGradientReadsInputs{.inputs = kAllValues, .outputs = kNoValues};
+inline constexpr GradientUses kGradientReadsOutputs{.inputs = kNoValues, .outputs = kAllValues};
+inline constexpr GradientUses kGradientReadsNoValues{.inputs = kNoValues, .outputs = kNoValues};
+
 // Properties that passes and tooling read from the op itself, never from lists kept
 // elsewhere.
 struct OpTraits {
@@ -89,6 +132,8 @@ class OpDef {
   InferFn infer = nullptr;
   KernelFn kernels[kNumDeviceTypes] = {};
   GradFn gradient = nullptr;
+  // The forward values `gradient` reads; the rest are not kept by tapes.
+  GradientUses gradient_uses;
   // Set instead of `gradient` for ops that have no gradient, saying why.
   std::string_view not_differentiable;
   OpTraits traits;

@@ -124,6 +124,7 @@ const OpDef& kReshape = define_op({
     .infer = infer_reshape,
     .kernels = {reshape_cpu},
     .gradient = reshape_grad,
+    .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .traits = {.view = true},
 });
 
@@ -171,6 +172,7 @@ const OpDef& kExpandDims = define_op({
     .infer = infer_expand_dims,
     .kernels = {expand_dims_cpu},
     .gradient = expand_dims_grad,
+    .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .traits = {.view = true},
 });
 
@@ -232,6 +234,7 @@ const OpDef& kSqueeze = define_op({
     .infer = infer_squeeze,
     .kernels = {squeeze_cpu},
     .gradient = squeeze_grad,
+    .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .traits = {.view = true},
 });
 
@@ -253,6 +256,7 @@ const OpDef& kIdentity = define_op({
     .infer = infer_identity,
     .kernels = {identity_cpu},
     .gradient = identity_grad,
+    .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .traits = {.elementwise = true, .view = true},
 });
 

@@ -240,6 +240,7 @@ const OpDef& kMatMul = define_op({
     .infer = infer_matmul,
     .kernels = {matmul_cpu},
     .gradient = matmul_grad,
+    .gradient_uses = kGradientReadsInputs,  // never C (Note [gradient uses])
 });
 
 }  // namespace

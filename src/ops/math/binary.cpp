@@ -160,6 +160,8 @@ OpDef with_cpu_kernel(OpDef def, KernelFn kernel) {
 
 
 // ---- Gradients: written with public ops, so they are differentiable themselves ----
+// Each OpDef below says which forward values its gradient reads (Note [gradient uses]
+// in op_def.h): none for add and subtract, the inputs for the others but pow.
 using Grads = std::vector<Tensor>;
 
 Grads add_grad(const GradCall& c) { return {c.output_grads[0], c.output_grads[0]}; }
@@ -212,23 +214,30 @@ constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradien
 using detail::not_differentiable;
 using detail::with_gradient;
 
-const OpDef& kAdd = define_op(with_gradient(binary_op<AddFn, kNumericTypes>("add"), add_grad));
-const OpDef& kSubtract = define_op(with_gradient(binary_op<SubtractFn, kNumericTypes>("subtract"), subtract_grad));
-const OpDef& kMultiply = define_op(with_gradient(binary_op<MultiplyFn, kNumericTypes>("multiply"), multiply_grad));
+const OpDef& kAdd =
+    define_op(with_gradient(binary_op<AddFn, kNumericTypes>("add"), add_grad, kGradientReadsNoValues));
+const OpDef& kSubtract = define_op(with_gradient(binary_op<SubtractFn, kNumericTypes>("subtract"), subtract_grad,
+                                                 kGradientReadsNoValues));
+const OpDef& kMultiply = define_op(with_gradient(binary_op<MultiplyFn, kNumericTypes>("multiply"), multiply_grad,
+                                                 kGradientReadsInputs));
 const OpDef& kDivide = define_op(with_gradient(
-    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>), divide_grad));
+    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>), divide_grad,
+    kGradientReadsInputs));
 const OpDef& kFloorDiv = define_op(not_differentiable(
     with_cpu_kernel(binary_op<FloorDivFn, kNumericTypes>("floordiv"), checked_division_kernel<FloorDivFn>),
     kPiecewiseConstant));
 const OpDef& kFloorMod = define_op(with_gradient(
     with_cpu_kernel(binary_op<FloorModFn, kNumericTypes>("floormod"), checked_division_kernel<FloorModFn>),
-    floormod_grad));
+    floormod_grad, kGradientReadsInputs));
 const OpDef& kPow =
     define_op(with_gradient(with_cpu_kernel(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel), pow_grad));
-const OpDef& kMaximum = define_op(with_gradient(binary_op<MaximumFn, kNumericTypes>("maximum"), maximum_grad));
-const OpDef& kMinimum = define_op(with_gradient(binary_op<MinimumFn, kNumericTypes>("minimum"), minimum_grad));
+const OpDef& kMaximum =
+    define_op(with_gradient(binary_op<MaximumFn, kNumericTypes>("maximum"), maximum_grad, kGradientReadsInputs));
+const OpDef& kMinimum =
+    define_op(with_gradient(binary_op<MinimumFn, kNumericTypes>("minimum"), minimum_grad, kGradientReadsInputs));
 const OpDef& kSquaredDifference = define_op(
-    with_gradient(binary_op<SquaredDifferenceFn, kNumericTypes>("squared_difference"), squared_difference_grad));
+    with_gradient(binary_op<SquaredDifferenceFn, kNumericTypes>("squared_difference"), squared_difference_grad,
+                  kGradientReadsInputs));
 
 const OpDef& kEqual = define_op(not_differentiable(binary_op<EqualFn, kAllTypes, true>("equal"), kBoolOutput));
 const OpDef& kNotEqual = define_op(not_differentiable(binary_op<NotEqualFn, kAllTypes, true>("not_equal"), kBoolOutput));

@@ -57,6 +57,7 @@ const OpDef& kCast = define_op({
     .infer = infer_cast,
     .kernels = {cast_cpu},
     .gradient = cast_grad,
+    .gradient_uses = kGradientReadsNoValues,  // only the input dtype (Note [gradient uses])
     .traits = {.elementwise = true},
 });
 

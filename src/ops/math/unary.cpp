@@ -100,10 +100,13 @@ EF_GRAD(erf_grad, multiply(g, multiply(exp(negative(multiply(x, x))), 1.12837916
 constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradient is zero wherever it exists";
 constexpr std::string_view kBoolOutput = "its output is bool";
 
+// `uses`: what the gradient expression above reads, x (input) or z (output) — Note
+// [gradient uses] in op_def.h.
 template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
-OpDef unary(std::string_view name, GradFn gradient) {
-  return detail::with_gradient(unary_op<F, Set, BoolOutput, Expensive>(name), gradient);
+OpDef unary(std::string_view name, GradFn gradient, GradientUses uses) {
+  return detail::with_gradient(unary_op<F, Set, BoolOutput, Expensive>(name), gradient, uses);
 }
+constexpr GradientUses kX = kGradientReadsInputs, kZ = kGradientReadsOutputs, kNeither = kGradientReadsNoValues;
 template <class F, DTypeSet Set, bool BoolOutput = false>
 OpDef unary_without_gradient(std::string_view name, std::string_view reason) {
   return detail::not_differentiable(unary_op<F, Set, BoolOutput>(name), reason);
@@ -111,27 +114,27 @@ OpDef unary_without_gradient(std::string_view name, std::string_view reason) {
 
 constexpr bool kExpensive = true;
 
-const OpDef& kNegative = define_op(unary<NegativeFn, kNumericTypes>("negative", negative_grad));
-const OpDef& kAbs = define_op(unary<AbsFn, kNumericTypes>("abs", abs_grad));
+const OpDef& kNegative = define_op(unary<NegativeFn, kNumericTypes>("negative", negative_grad, kNeither));
+const OpDef& kAbs = define_op(unary<AbsFn, kNumericTypes>("abs", abs_grad, kX));
 const OpDef& kSign = define_op(unary_without_gradient<SignFn, kNumericTypes>("sign", kPiecewiseConstant));
-const OpDef& kSquare = define_op(unary<SquareFn, kNumericTypes>("square", square_grad));
-const OpDef& kReciprocal = define_op(unary<ReciprocalFn, kFloatTypes>("reciprocal", reciprocal_grad));
-const OpDef& kExp = define_op(unary<ExpFn, kFloatTypes, false, kExpensive>("exp", exp_grad));
-const OpDef& kExpm1 = define_op(unary<Expm1Fn, kFloatTypes, false, kExpensive>("expm1", expm1_grad));
-const OpDef& kLog = define_op(unary<LogFn, kFloatTypes, false, kExpensive>("log", log_grad));
-const OpDef& kLog1p = define_op(unary<Log1pFn, kFloatTypes, false, kExpensive>("log1p", log1p_grad));
-const OpDef& kSqrt = define_op(unary<SqrtFn, kFloatTypes>("sqrt", sqrt_grad));
-const OpDef& kRsqrt = define_op(unary<RsqrtFn, kFloatTypes>("rsqrt", rsqrt_grad));
-const OpDef& kSin = define_op(unary<SinFn, kFloatTypes, false, kExpensive>("sin", sin_grad));
-const OpDef& kCos = define_op(unary<CosFn, kFloatTypes, false, kExpensive>("cos", cos_grad));
-const OpDef& kTan = define_op(unary<TanFn, kFloatTypes, false, kExpensive>("tan", tan_grad));
-const OpDef& kAsin = define_op(unary<AsinFn, kFloatTypes, false, kExpensive>("asin", asin_grad));
-const OpDef& kAcos = define_op(unary<AcosFn, kFloatTypes, false, kExpensive>("acos", acos_grad));
-const OpDef& kAtan = define_op(unary<AtanFn, kFloatTypes, false, kExpensive>("atan", atan_grad));
-const OpDef& kSinh = define_op(unary<SinhFn, kFloatTypes, false, kExpensive>("sinh", sinh_grad));
-const OpDef& kCosh = define_op(unary<CoshFn, kFloatTypes, false, kExpensive>("cosh", cosh_grad));
-const OpDef& kTanh = define_op(unary<TanhFn, kFloatTypes, false, kExpensive>("tanh", tanh_grad));
-const OpDef& kErf = define_op(unary<ErfFn, kFloatTypes, false, kExpensive>("erf", erf_grad));
+const OpDef& kSquare = define_op(unary<SquareFn, kNumericTypes>("square", square_grad, kX));
+const OpDef& kReciprocal = define_op(unary<ReciprocalFn, kFloatTypes>("reciprocal", reciprocal_grad, kZ));
+const OpDef& kExp = define_op(unary<ExpFn, kFloatTypes, false, kExpensive>("exp", exp_grad, kZ));
+const OpDef& kExpm1 = define_op(unary<Expm1Fn, kFloatTypes, false, kExpensive>("expm1", expm1_grad, kZ));
+const OpDef& kLog = define_op(unary<LogFn, kFloatTypes, false, kExpensive>("log", log_grad, kX));
+const OpDef& kLog1p = define_op(unary<Log1pFn, kFloatTypes, false, kExpensive>("log1p", log1p_grad, kX));
+const OpDef& kSqrt = define_op(unary<SqrtFn, kFloatTypes>("sqrt", sqrt_grad, kZ));
+const OpDef& kRsqrt = define_op(unary<RsqrtFn, kFloatTypes>("rsqrt", rsqrt_grad, kZ));
+const OpDef& kSin = define_op(unary<SinFn, kFloatTypes, false, kExpensive>("sin", sin_grad, kX));
+const OpDef& kCos = define_op(unary<CosFn, kFloatTypes, false, kExpensive>("cos", cos_grad, kX));
+const OpDef& kTan = define_op(unary<TanFn, kFloatTypes, false, kExpensive>("tan", tan_grad, kZ));
+const OpDef& kAsin = define_op(unary<AsinFn, kFloatTypes, false, kExpensive>("asin", asin_grad, kX));
+const OpDef& kAcos = define_op(unary<AcosFn, kFloatTypes, false, kExpensive>("acos", acos_grad, kX));
+const OpDef& kAtan = define_op(unary<AtanFn, kFloatTypes, false, kExpensive>("atan", atan_grad, kX));
+const OpDef& kSinh = define_op(unary<SinhFn, kFloatTypes, false, kExpensive>("sinh", sinh_grad, kX));
+const OpDef& kCosh = define_op(unary<CoshFn, kFloatTypes, false, kExpensive>("cosh", cosh_grad, kX));
+const OpDef& kTanh = define_op(unary<TanhFn, kFloatTypes, false, kExpensive>("tanh", tanh_grad, kZ));
+const OpDef& kErf = define_op(unary<ErfFn, kFloatTypes, false, kExpensive>("erf", erf_grad, kX));
 const OpDef& kFloor = define_op(unary_without_gradient<FloorFn, kFloatTypes>("floor", kPiecewiseConstant));
 const OpDef& kCeil = define_op(unary_without_gradient<CeilFn, kFloatTypes>("ceil", kPiecewiseConstant));
 const OpDef& kRound = define_op(unary_without_gradient<RoundFn, kFloatTypes>("round", kPiecewiseConstant));

@@ -126,19 +126,28 @@ std::vector<Tensor> softsign_grad(const GradCall& call) {
 
 using detail::with_gradient;
 
+// Each says whether its gradient above reads x (input) or y (output); elu and selu read
+// both (Note [gradient uses] in op_def.h).
 const OpDef& kSigmoid =
-    define_op(with_gradient(unary_op<SigmoidFn, kFloatTypes, false, kExpensive>("sigmoid"), sigmoid_grad));
-const OpDef& kRelu = define_op(with_gradient(unary_op<ReluFn, kFloatTypes>("relu"), relu_grad));
-const OpDef& kRelu6 = define_op(with_gradient(unary_op<Relu6Fn, kFloatTypes>("relu6"), relu6_grad));
+    define_op(with_gradient(unary_op<SigmoidFn, kFloatTypes, false, kExpensive>("sigmoid"), sigmoid_grad,
+                            kGradientReadsOutputs));
+const OpDef& kRelu =
+    define_op(with_gradient(unary_op<ReluFn, kFloatTypes>("relu"), relu_grad, kGradientReadsOutputs));
+const OpDef& kRelu6 =
+    define_op(with_gradient(unary_op<Relu6Fn, kFloatTypes>("relu6"), relu6_grad, kGradientReadsInputs));
 const OpDef& kLeakyRelu =
-    define_op(with_gradient(unary_op<LeakyReluFn, kFloatTypes>("leaky_relu", {"alpha"}), leaky_relu_grad));
+    define_op(with_gradient(unary_op<LeakyReluFn, kFloatTypes>("leaky_relu", {"alpha"}), leaky_relu_grad,
+                            kGradientReadsInputs));
 const OpDef& kElu = define_op(with_gradient(unary_op<EluFn, kFloatTypes, false, kExpensive>("elu"), elu_grad));
 const OpDef& kSelu = define_op(with_gradient(unary_op<SeluFn, kFloatTypes, false, kExpensive>("selu"), selu_grad));
 const OpDef& kGelu =
-    define_op(with_gradient(unary_op<GeluFn, kFloatTypes, false, kExpensive>("gelu", {"approximate"}), gelu_grad));
+    define_op(with_gradient(unary_op<GeluFn, kFloatTypes, false, kExpensive>("gelu", {"approximate"}), gelu_grad,
+                            kGradientReadsInputs));
 const OpDef& kSoftplus =
-    define_op(with_gradient(unary_op<SoftplusFn, kFloatTypes, false, kExpensive>("softplus"), softplus_grad));
-const OpDef& kSoftsign = define_op(with_gradient(unary_op<SoftsignFn, kFloatTypes>("softsign"), softsign_grad));
+    define_op(with_gradient(unary_op<SoftplusFn, kFloatTypes, false, kExpensive>("softplus"), softplus_grad,
+                            kGradientReadsInputs));
+const OpDef& kSoftsign =
+    define_op(with_gradient(unary_op<SoftsignFn, kFloatTypes>("softsign"), softsign_grad, kGradientReadsInputs));
 
 }  // namespace
 

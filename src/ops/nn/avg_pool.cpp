@@ -127,6 +127,7 @@ const OpDef& kAvgPool = define_op({
     .infer = infer_avg_pool,
     .kernels = {float_kernel<avg_pool_typed<float>, avg_pool_typed<double>>},
     .gradient = avg_pool_gradient,
+    .gradient_uses = kGradientReadsNoValues,  // x's shape only (Note [gradient uses])
 });
 
 const OpDef& kAvgPoolGrad = define_op({
@@ -135,6 +136,7 @@ const OpDef& kAvgPoolGrad = define_op({
     .infer = infer_avg_pool_grad,
     .kernels = {float_kernel<avg_pool_grad_typed<float>, avg_pool_grad_typed<double>>},
     .gradient = avg_pool_grad_gradient,
+    .gradient_uses = kGradientReadsNoValues,  // Note [gradient uses]
 });
 
 }  // namespace

@@ -360,6 +360,7 @@ const OpDef& kConv2d = define_op({
     .infer = infer_conv2d,
     .kernels = {float_kernel<Conv2dK>},
     .gradient = conv2d_grad,
+    .gradient_uses = kGradientReadsInputs,  // never y (Note [gradient uses])
 });
 
 const OpDef& kConv2dBackpropInput = define_op({
@@ -368,6 +369,7 @@ const OpDef& kConv2dBackpropInput = define_op({
     .infer = infer_backprop_input,
     .kernels = {float_kernel<InputK>},
     .gradient = backprop_input_grad,
+    .gradient_uses = kGradientReadsInputs,  // never dx (Note [gradient uses])
 });
 
 const OpDef& kConv2dBackpropFilter = define_op({
@@ -376,6 +378,7 @@ const OpDef& kConv2dBackpropFilter = define_op({
     .infer = infer_backprop_filter,
     .kernels = {float_kernel<FilterK>},
     .gradient = backprop_filter_grad,
+    .gradient_uses = kGradientReadsInputs,  // never dw (Note [gradient uses])
 });
 
 }  // namespace

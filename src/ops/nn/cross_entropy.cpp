@@ -103,6 +103,7 @@ const OpDef& kDense = define_op({
     .infer = infer_dense,
     .kernels = {dense_cpu},
     .gradient = dense_grad,
+    .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
 });
 
 // ---- sparse_softmax_cross_entropy_with_logits(labels, logits) ----
@@ -160,6 +161,7 @@ const OpDef& kSparse = define_op({
     .infer = infer_sparse,
     .kernels = {sparse_cpu},
     .gradient = sparse_grad,
+    .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
 });
 
 }  // namespace

@@ -186,6 +186,7 @@ const OpDef& kMaxPool = define_op({
     .infer = infer_max_pool,
     .kernels = {float_kernel<max_pool_typed<float>, max_pool_typed<double>>},
     .gradient = max_pool_gradient,
+    .gradient_uses = kGradientReadsInputs,  // x, not y (Note [gradient uses])
 });
 
 const OpDef& kMaxPoolGrad = define_op({
@@ -194,6 +195,7 @@ const OpDef& kMaxPoolGrad = define_op({
     .infer = infer_max_pool_grad,
     .kernels = {float_kernel<max_pool_grad_typed<float>, max_pool_grad_typed<double>>},
     .gradient = max_pool_grad_gradient,
+    .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });
 
 const OpDef& kMaxPoolGradGrad = define_op({
@@ -202,6 +204,7 @@ const OpDef& kMaxPoolGradGrad = define_op({
     .infer = infer_max_pool_grad_grad,
     .kernels = {float_kernel<max_pool_grad_grad_typed<float>, max_pool_grad_grad_typed<double>>},
     .gradient = max_pool_grad_grad_gradient,
+    .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });
 
 }  // namespace

@@ -27,7 +27,8 @@ std::vector<Tensor> sigmoid_grad_grad(const GradCall& call) {
 }
 
 const OpDef& kSigmoidGrad = define_op(detail::with_gradient(
-    detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad));
+    detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad,
+    kGradientReadsInputs));  // y and dy, never the output (Note [gradient uses])
 
 }  // namespace
 

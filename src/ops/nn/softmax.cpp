@@ -80,6 +80,7 @@ const OpDef& kSoftmax = define_op({
     .infer = infer_softmax,
     .kernels = {softmax_cpu<false>},
     .gradient = softmax_grad,
+    .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
 });
 
 const OpDef& kLogSoftmax = define_op({
@@ -88,6 +89,7 @@ const OpDef& kLogSoftmax = define_op({
     .infer = infer_softmax,
     .kernels = {softmax_cpu<true>},
     .gradient = log_softmax_grad,
+    .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
 });
 
 }  // namespace

@@ -320,7 +320,8 @@ std::vector<Tensor> reduce_prod_grad(const GradCall& call) {
 }
 
 const OpDef& kReduceSum =
-    define_op(detail::with_gradient(reduction_op<SumR, kNumericTypes>("reduce_sum"), reduce_sum_grad));
+    define_op(detail::with_gradient(reduction_op<SumR, kNumericTypes>("reduce_sum"), reduce_sum_grad,
+                                    kGradientReadsNoValues));  // x's shape only (Note [gradient uses])
 const OpDef& kReduceProd =
     define_op(detail::with_gradient(reduction_op<ProdR, kNumericTypes>("reduce_prod"), reduce_prod_grad));
 const OpDef& kReduceMax =
