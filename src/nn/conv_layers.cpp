@@ -9,6 +9,7 @@
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/runtime/context.h"
+#include "nn/normalization_params.h"
 
 namespace ef::nn {
 
@@ -106,7 +107,7 @@ Tensor AveragePool2D::call(const Tensor& inputs, bool) {
 
 BatchNormalization::BatchNormalization(BatchNormalizationOptions options)
     : Layer(options.name), options_(std::move(options)) {
-  if (!(options_.epsilon > 0)) fail("BatchNormalization: argument 'epsilon' must be positive, got ", options_.epsilon);
+  detail::check_epsilon("BatchNormalization", options_.epsilon);
   if (!(options_.momentum >= 0 && options_.momentum <= 1))
     fail("BatchNormalization: argument 'momentum' must be in [0, 1], got ", options_.momentum);
 }
@@ -117,14 +118,12 @@ Variable BatchNormalization::moving_variance() const {
 }
 
 void BatchNormalization::build(const Shape& input_shape) {
-  const int64_t rank = input_shape.rank();
-  if (options_.axis < -rank || options_.axis >= rank)
-    fail("layer '", name(), "' (BatchNormalization): axis ", options_.axis, " is out of range for inputs of shape ",
-         input_shape);
-  axis_ = static_cast<int>(options_.axis < 0 ? options_.axis + rank : options_.axis);
+  detail::NormalizationParams params =
+      detail::build_normalization_params(*this, "BatchNormalization", input_shape, options_);
+  axis_ = params.axis;
+  gamma_ = params.gamma;
+  beta_ = params.beta;
   const Shape param_shape{input_shape[axis_]};
-  if (options_.scale) gamma_ = add_weight("gamma", param_shape, options_.gamma_initializer);
-  if (options_.center) beta_ = add_weight("beta", param_shape, options_.beta_initializer);
   moving_mean_ = add_weight("moving_mean", param_shape, options_.moving_mean_initializer, /*trainable=*/false);
   moving_variance_ =
       add_weight("moving_variance", param_shape, options_.moving_variance_initializer, /*trainable=*/false);
@@ -135,9 +134,7 @@ Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
     fail("layer '", name(), "' (BatchNormalization) was built for ", moving_mean_->shape()[0],
          " features on axis ", axis_, ", got inputs of shape ", inputs.shape());
   // Parameters shaped to broadcast along axis_.
-  Dims dims(inputs.rank(), 1);
-  dims[axis_] = inputs.shape()[axis_];
-  const Shape broadcast(dims);
+  const Shape broadcast = detail::broadcast_along(inputs, axis_);
   Tensor gamma = gamma_ ? reshape(*gamma_, broadcast) : Tensor();
   Tensor beta = beta_ ? reshape(*beta_, broadcast) : Tensor();
   if (!training)
@@ -151,8 +148,9 @@ Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
     // The moving statistics follow the batch's (Note [state updates are not recorded]).
     RecordingPaused paused;
     const double m = options_.momentum;
-    moving_mean_->assign(moving_mean_->value() * m + reshape(mean, {dims[axis_]}) * (1 - m));
-    moving_variance_->assign(moving_variance_->value() * m + reshape(variance, {dims[axis_]}) * (1 - m));
+    const Shape features = moving_mean_->shape();
+    moving_mean_->assign(moving_mean_->value() * m + reshape(mean, features) * (1 - m));
+    moving_variance_->assign(moving_variance_->value() * m + reshape(variance, features) * (1 - m));
   }
   return batch_normalization(inputs, mean, variance, beta, gamma, options_.epsilon);
 }

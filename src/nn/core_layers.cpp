@@ -9,6 +9,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "nn/normalization_params.h"
 
 namespace ef::nn {
 
@@ -68,18 +69,15 @@ Tensor Dropout::call(const Tensor& inputs, bool training) {
 
 LayerNormalization::LayerNormalization(LayerNormalizationOptions options)
     : Layer(options.name), options_(std::move(options)) {
-  if (!(options_.epsilon > 0)) fail("LayerNormalization: argument 'epsilon' must be positive, got ", options_.epsilon);
+  detail::check_epsilon("LayerNormalization", options_.epsilon);
 }
 
 void LayerNormalization::build(const Shape& input_shape) {
-  const int64_t rank = input_shape.rank();
-  if (options_.axis < -rank || options_.axis >= rank)
-    fail("layer '", name(), "' (LayerNormalization): axis ", options_.axis, " is out of range for inputs of shape ",
-         input_shape);
-  axis_ = static_cast<int>(options_.axis < 0 ? options_.axis + rank : options_.axis);
-  const Shape param_shape{input_shape[axis_]};
-  if (options_.scale) gamma_ = add_weight("gamma", param_shape, options_.gamma_initializer);
-  if (options_.center) beta_ = add_weight("beta", param_shape, options_.beta_initializer);
+  detail::NormalizationParams params =
+      detail::build_normalization_params(*this, "LayerNormalization", input_shape, options_);
+  axis_ = params.axis;
+  gamma_ = params.gamma;
+  beta_ = params.beta;
 }
 
 Tensor LayerNormalization::call(const Tensor& inputs, bool) {
@@ -88,11 +86,9 @@ Tensor LayerNormalization::call(const Tensor& inputs, bool) {
   Tensor centered = inputs - mean;
   Tensor variance = reduce_mean(square(centered), axis_, /*keepdims=*/true);
   Tensor y = centered * rsqrt(variance + options_.epsilon);
-  // gamma and beta live along axis_: reshape them to broadcast against the input.
-  Dims dims(inputs.rank(), 1);
-  dims[axis_] = inputs.shape()[axis_];
-  if (gamma_) y = y * reshape(*gamma_, Shape(dims));
-  if (beta_) y = y + reshape(*beta_, Shape(dims));
+  const Shape broadcast = detail::broadcast_along(inputs, axis_);
+  if (gamma_) y = y * reshape(*gamma_, broadcast);
+  if (beta_) y = y + reshape(*beta_, broadcast);
   return y;
 }
 

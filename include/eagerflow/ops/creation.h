@@ -18,15 +18,6 @@
 namespace ef {
 
 namespace detail {
-template <class T> using List1 = std::initializer_list<T>;
-template <class T> using List2 = std::initializer_list<List1<T>>;
-template <class T> using List3 = std::initializer_list<List2<T>>;
-template <class T> using List4 = std::initializer_list<List3<T>>;
-template <class T> using List5 = std::initializer_list<List4<T>>;
-template <class T> using List6 = std::initializer_list<List5<T>>;
-template <class T> using List7 = std::initializer_list<List6<T>>;
-template <class T> using List8 = std::initializer_list<List7<T>>;
-
 // The C++ type a value is stored as (int → int32_t, long → int64_t, ...).
 template <class T>
 using StoredType = std::conditional_t<
@@ -82,14 +73,46 @@ Tensor constant(T value) {
   return detail::tensor_from_host(dtype_of<S>, Shape{}, &v, "constant");
 }
 // A tensor from nested initializer lists, rank 1 to 8; the nesting gives the shape.
-template <class T> Tensor constant(detail::List1<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List2<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List3<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List4<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List5<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List6<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List7<T> v) { return detail::constant_from_list<T>(v); }
-template <class T> Tensor constant(detail::List8<T> v) { return detail::constant_from_list<T>(v); }
+// Throws InvalidArgumentError for ragged lists.
+//
+// The parameter types spell std::initializer_list out at every level (EF_IL is only a
+// local abbreviation): clang, 14 at least, cannot deduce T from a braced list through an
+// alias template of std::initializer_list, which GCC can. tests/cpp/clang_headers_check.cpp
+// keeps every form compiling with clang.
+#define EF_IL std::initializer_list
+template <class T>
+Tensor constant(EF_IL<T> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<T>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<T>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<EF_IL<T>>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<T>>>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<T>>>>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<T>>>>>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+template <class T>
+Tensor constant(EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<EF_IL<T>>>>>>>> v) {
+  return detail::constant_from_list<T>(v);
+}
+#undef EF_IL
 
 // A tensor of `shape` holding `values` in row-major order. Throws InvalidArgumentError
 // when the counts differ or the shape is invalid.

@@ -56,6 +56,23 @@ TEST(BatchNormalization, NormalizesWithBatchStatisticsWhileTrainingAndMovesThem)
   EXPECT_ERROR(bn(ones({2, 3}, DType::Float64)), InvalidArgumentError, "built for 2 features", "[2, 3]");
 }
 
+TEST(BatchNormalization, NormalizesAlongAnInnerAxisAndChecksItsOptions) {
+  // Features on axis 1 of [2, 3, 2]: statistics over axes 0 and 2.
+  nn::BatchNormalization bn({.axis = 1, .momentum = 0.5, .epsilon = 1e-12});
+  Tensor x = testing::rand64({2, 3, 2}, 11);
+  Tensor y = bn(x, /*training=*/true);
+  expect_values(reduce_mean(y, {0, 2}), {0, 0, 0}, 1e-9);
+  expect_values(reduce_mean(square(y), {0, 2}), {1, 1, 1}, 1e-9);
+  expect_values(bn.moving_mean().value(), (reduce_mean(x, {0, 2}) * 0.5).to_vector<double>(), 1e-12);
+  EXPECT_EQ(bn.variables().size(), 4u);
+  EXPECT_ERROR(nn::BatchNormalization({.axis = -3})(ones({2, 2})), InvalidArgumentError, "BatchNormalization",
+               "axis -3 is out of range", "[2, 2]");
+  EXPECT_ERROR(nn::BatchNormalization({.epsilon = 0}), InvalidArgumentError, "BatchNormalization", "epsilon");
+  nn::BatchNormalization no_params({.center = false, .scale = false});
+  no_params(x, true);
+  EXPECT_EQ(no_params.trainable_variables().size(), 0u);
+}
+
 TEST(BatchNormalization, TrainingGradientsMatchNumericDifferencesAndSkipMovingStatistics) {
   testing::expect_gradients(
       [](const std::vector<Tensor>& in) {

@@ -90,6 +90,10 @@ TEST(LayerNormalization, NormalizesEachExampleAndMatchesGradients) {
       {testing::rand64({3, 4, 2}, 5)});
   nn::LayerNormalization bad({.axis = 3});
   EXPECT_ERROR(bad(ones({2, 2})), InvalidArgumentError, "axis 3 is out of range", "[2, 2]");
+  EXPECT_ERROR(nn::LayerNormalization({.epsilon = -1}), InvalidArgumentError, "LayerNormalization", "epsilon");
+  nn::LayerNormalization plain({.center = false, .scale = false});
+  plain(ones({2, 2}));
+  EXPECT_TRUE(plain.variables().empty());
 }
 
 TEST(Embedding, LooksUpRowsByIdAndRejectsBadIds) {
