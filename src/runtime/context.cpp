@@ -1,6 +1,16 @@
 #include "eagerflow/runtime/context.h"
 
+#include "eagerflow/runtime/variable.h"
+
 namespace ef {
+
+Tensor OpBuilder::read_variable(const Variable& variable) { return symbolic_tensor(variable.dtype(), variable.shape()); }
+
+Tensor OpBuilder::assign_variable(const Variable& variable, const Tensor&, AssignKind) {
+  return symbolic_tensor(variable.dtype(), variable.shape());
+}
+
+bool OpBuilder::variable_created(const Variable&, const Tensor& initial) { return !initial.is_symbolic(); }
 
 Tensor symbolic_tensor(DType dtype, Shape shape) {
   validate_shape(shape, "symbolic_tensor", "shape", size_of(dtype), /*allow_unknown=*/true);

@@ -7,34 +7,75 @@ namespace ef {
 
 Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
   if (!initial.defined()) fail("Variable: the initial value of '", name, "' is an undefined tensor");
-  if (initial.is_symbolic()) fail("Variable: the initial value of '", name, "' is symbolic (graph mode)");
-  state_ = std::make_shared<State>(State{initial, std::move(name), trainable});
+  OpBuilder* builder = Context::current().builder;
+  if (initial.is_symbolic() && !builder)
+    fail("Variable: the initial value of '", name, "' is symbolic (graph mode) but no graph is being built");
+  if (!initial.shape().is_fully_defined())
+    fail("Variable: the initial value of '", name, "' has the partially known shape ", initial.shape(),
+         "; a variable's shape must be fully known");
+  state_ = std::make_shared<State>(State{Tensor(), initial.dtype(), initial.shape(), std::move(name), trainable});
+  if (!builder || builder->variable_created(*this, initial)) state_->value = initial;
 }
 
-Tensor Variable::value() const {
-  if (OpRecorder* recorder = Context::current().recorder) recorder->variable_read(*this, state_->value);
+Tensor Variable::checked_value(const char* op) const {
+  if (!state_->value.defined())
+    fail<FailedPreconditionError>(op, ": variable '", name(), "' (", dtype(), ", shape ", shape(),
+                                  ") is not initialized: it was created in graph mode; run the graph's "
+                                  "global_variables_initializer() first");
   return state_->value;
 }
 
-void Variable::assign(const Tensor& value, CallSite where) {
+Tensor Variable::value() const {
+  Context& ctx = Context::current();
+  Tensor v = ctx.builder ? ctx.builder->read_variable(*this) : checked_value("read");
+  if (ctx.recorder) ctx.recorder->variable_read(*this, v);
+  return v;
+}
+
+namespace {
+Tensor combined(const Tensor& value, AssignKind kind, const Tensor& current, const CallSite& where) {
+  switch (kind) {
+    case AssignKind::kAssign: break;
+    case AssignKind::kAdd: return add(current, value, where);
+    case AssignKind::kSubtract: return subtract(current, value, where);
+  }
+  return value;
+}
+const char* assign_name(AssignKind kind) {
+  return kind == AssignKind::kAssign ? "assign" : kind == AssignKind::kAdd ? "assign_add" : "assign_sub";
+}
+}  // namespace
+
+Tensor Variable::update(const Tensor& value, AssignKind kind, const CallSite& where) {
+  const char* op = assign_name(kind);
   try {
-    if (!value.defined()) fail("assign: the new value of variable '", name(), "' is undefined");
-    if (value.dtype() != dtype() || value.shape() != shape())
-      fail("assign: variable '", name(), "' has dtype ", dtype(), " and shape ", shape(), " but the new value has dtype ",
+    if (!value.defined()) fail(op, ": the new value of variable '", name(), "' is undefined");
+    // += and -= broadcast like the ops they are; the result must keep the variable's shape.
+    const bool exact = kind == AssignKind::kAssign && !value.is_symbolic();  // graphs check partial shapes
+    if (value.dtype() != dtype() || (exact && value.shape() != shape()))
+      fail(op, ": variable '", name(), "' has dtype ", dtype(), " and shape ", shape(), " but the new value has dtype ",
            value.dtype(), " and shape ", value.shape());
+    if (OpBuilder* builder = Context::current().builder) return builder->assign_variable(*this, value, kind);
+    Tensor next = kind == AssignKind::kAssign ? value : combined(value, kind, checked_value(op), where);
+    if (next.shape() != shape())
+      fail(op, ": variable '", name(), "' has shape ", shape(), " but the new value has shape ", next.shape());
+    state_->value = next;
+    return next;
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
-  state_->value = value;
 }
 
-void Variable::assign_add(const Tensor& delta, CallSite where) { assign(add(state_->value, delta, where), where); }
-void Variable::assign_sub(const Tensor& delta, CallSite where) {
-  assign(subtract(state_->value, delta, where), where);
+Tensor Variable::assign(const Tensor& value, CallSite where) { return update(value, AssignKind::kAssign, where); }
+Tensor Variable::assign_add(const Tensor& delta, CallSite where) { return update(delta, AssignKind::kAdd, where); }
+Tensor Variable::assign_sub(const Tensor& delta, CallSite where) {
+  return update(delta, AssignKind::kSubtract, where);
 }
 
 std::ostream& operator<<(std::ostream& os, const Variable& v) {
+  if (!v.initialized())
+    return os << "Variable '" << v.name() << "' (uninitialized, shape=" << v.shape() << ", dtype=" << v.dtype() << ")";
   Tensor t = v.value();
   std::string s = t.to_string();  // "Tensor(...)": present it as a variable
   return os << "Variable '" << v.name() << "' " << s.substr(s.find('('));

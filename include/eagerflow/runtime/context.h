@@ -11,19 +11,30 @@
 
 #include "eagerflow/core/device.h"
 #include "eagerflow/runtime/op_def.h"
+#include "eagerflow/runtime/variable.h"
 
 namespace ef {
 
 // Receives op calls instead of executing them: graph mode, or shape-only inference.
+// Variables route their reads, assignments and creation here too, so that a graph can
+// read and change them when it runs rather than when it is built.
 class OpBuilder {
  public:
   virtual ~OpBuilder() = default;
   // Returns symbolic outputs matching `outputs` (inference has already run).
   virtual std::vector<Tensor> build(const OpCall& call, const OutputMetas& outputs) = 0;
+  // A symbolic tensor standing for the variable's value when the built code runs.
+  virtual Tensor read_variable(const Variable& variable);
+  // Builds the assignment; returns a symbolic tensor for the new value. The value has
+  // been checked against the variable's dtype and shape.
+  virtual Tensor assign_variable(const Variable& variable, const Tensor& value, AssignKind kind);
+  // A variable was created while building, from `initial` (eager or symbolic). Returns
+  // true when it takes an eager `initial` as its value now, false when the graph
+  // initializes it when it runs.
+  virtual bool variable_created(const Variable& variable, const Tensor& initial);
 };
 
 // Sees every op call that produced outputs while it is installed: gradient tapes.
-class Variable;
 
 class OpRecorder {
  public:

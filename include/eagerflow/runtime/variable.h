@@ -10,6 +10,12 @@
 // Variable where a Tensor is expected) is seen by active gradient tapes. Assigning never
 // writes into a tensor someone holds: the Variable points at a new tensor instead
 // (Note [views] in core/tensor.h).
+//
+// While a graph is built (graph mode, or `function` tracing), reads and assignments
+// become graph nodes that read or change the variable when the graph runs: the graph
+// holds the variable by reference. A variable created in graph mode starts
+// uninitialized; its initial value is assigned by the graph's
+// global_variables_initializer(). Reading it before that is a FailedPreconditionError.
 #pragma once
 
 #include <memory>
@@ -19,24 +25,32 @@
 
 namespace ef {
 
+// How an assignment combines the new value with the variable's.
+enum class AssignKind { kAssign, kAdd, kSubtract };
+
 class Variable {
  public:
-  // Throws InvalidArgumentError for an undefined or symbolic initial value.
+  // Throws InvalidArgumentError for an undefined initial value, or a symbolic one
+  // outside graph mode or with a partially known shape.
   explicit Variable(const Tensor& initial, std::string name = "", bool trainable = true);
 
   const std::string& name() const { return state_->name; }
   bool trainable() const { return state_->trainable; }
-  DType dtype() const { return state_->value.dtype(); }
-  const Shape& shape() const { return state_->value.shape(); }
+  DType dtype() const { return state_->dtype; }
+  const Shape& shape() const { return state_->shape; }
+  // False for a variable created in graph mode until its initializer has run.
+  bool initialized() const { return state_->value.defined(); }
 
-  // The current value; active tapes see the read.
+  // The current value; active tapes see the read. While a graph is built, a symbolic
+  // tensor for the value when the graph runs.
   Tensor value() const;
   operator Tensor() const { return value(); }  // NOLINT: usable wherever a Tensor is
 
   // Replace the value; a different dtype or shape is an InvalidArgumentError naming both.
-  void assign(const Tensor& value, CallSite where = CallSite::current());
-  void assign_add(const Tensor& delta, CallSite where = CallSite::current());
-  void assign_sub(const Tensor& delta, CallSite where = CallSite::current());
+  // Return the new value (while a graph is built, a symbolic tensor: running it assigns).
+  Tensor assign(const Tensor& value, CallSite where = CallSite::current());
+  Tensor assign_add(const Tensor& delta, CallSite where = CallSite::current());
+  Tensor assign_sub(const Tensor& delta, CallSite where = CallSite::current());
 
   // True when both handles refer to the same variable.
   bool same_as(const Variable& other) const { return state_ == other.state_; }
@@ -45,10 +59,14 @@ class Variable {
 
  private:
   struct State {
-    Tensor value;
+    Tensor value;  // undefined until initialized (graph mode)
+    DType dtype;
+    Shape shape;
     std::string name;
     bool trainable;
   };
+  Tensor checked_value(const char* op) const;
+  Tensor update(const Tensor& value, AssignKind kind, const CallSite& where);
   std::shared_ptr<State> state_;
 };
 

@@ -1,0 +1,107 @@
+// Graph mode (TensorFlow 1 style): the same op calls that execute eagerly add nodes to
+// a Graph while it is the default graph of the thread.
+//
+//   ef::Graph g;
+//   ef::Tensor x, y;
+//   {
+//     ef::Graph::Scope scope(g);                       // op calls now build nodes
+//     x = ef::placeholder(ef::DType::Float32, {kUnknownDim, 2});
+//     ef::Variable w(ef::ones({2, 2}), "w");          // initialized by the initializer op
+//     y = ef::matmul(x, w);
+//   }
+//   ef::Session session(g);
+//   session.run(ef::global_variables_initializer(g));
+//   ef::Tensor value = session.run(y, {{x, ef::constant({{1.f, 0.f}})}});
+//
+// Note [graph values]: a symbolic tensor built in a graph names one output of one node
+// (its SymbolicValue); the graph owns its nodes, and symbolic tensors keep the graph
+// alive, so a tensor can outlive the scope that built it. Eager tensors used as inputs
+// while building are captured as constants. Shapes may be partial (kUnknownDim): every
+// op's inference runs on symbolic inputs, so a definite mismatch fails while building,
+// naming the op; a fed value that contradicts its placeholder fails in Session::run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/context.h"
+#include "eagerflow/runtime/variable.h"
+
+namespace ef {
+
+namespace detail {
+struct GraphState;
+}
+
+class Graph;
+
+// A node of a graph, for what is run for its effect rather than a value (an
+// initializer, an assignment).
+class Operation {
+ public:
+  Operation() = default;
+  Operation(std::shared_ptr<detail::GraphState> graph, int node) : graph_(std::move(graph)), node_(node) {}
+  bool defined() const { return graph_ != nullptr; }
+  int node() const { return node_; }
+  const std::shared_ptr<detail::GraphState>& graph_state() const { return graph_; }
+  // The node's name, e.g. "init" or "assign_3".
+  const std::string& name() const;
+
+ private:
+  std::shared_ptr<detail::GraphState> graph_;
+  int node_ = -1;
+};
+
+class Graph {
+ public:
+  Graph();
+
+  // Makes `graph` the default graph of this thread for the scope's lifetime: op calls,
+  // variable reads and assignments add nodes to it. Scopes nest.
+  class Scope {
+   public:
+    explicit Scope(Graph& graph);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    std::unique_ptr<OpBuilder> builder_;
+    BuildScope scope_;
+    detail::GraphState* saved_;
+  };
+
+  // Number of nodes, in creation order (which is a topological order).
+  int num_nodes() const;
+  // A readable listing, one node per line: "%3 = add(%1, %2) : float32[?, 2]".
+  std::string to_string() const;
+  // The graph in Graphviz DOT.
+  std::string to_dot() const;
+
+  // The graph a symbolic tensor belongs to; throws InvalidArgumentError for an eager one.
+  static Graph of(const Tensor& t);
+
+  // The internal representation (src/graph), shared by every handle to this graph.
+  explicit Graph(std::shared_ptr<detail::GraphState> state) : state_(std::move(state)) {}
+  const std::shared_ptr<detail::GraphState>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<detail::GraphState> state_;
+};
+
+// A value fed when the graph runs (Session::run's feeds). `shape` may have unknown
+// dimensions; in eager mode this is an InvalidArgumentError.
+Tensor placeholder(DType dtype, const Shape& shape, const std::string& name = "",
+                   CallSite where = CallSite::current());
+
+// An operation that initializes every variable created in `graph` (in creation order).
+Operation global_variables_initializer(const Graph& graph);
+// The same for the default graph of this thread; throws outside a graph scope.
+Operation global_variables_initializer();
+
+// The graph being built on this thread, or null in eager mode.
+detail::GraphState* current_graph();
+
+}  // namespace ef

@@ -1,0 +1,103 @@
+#include "graph/executor.h"
+
+#include "eagerflow/runtime/dispatch.h"
+
+namespace ef::detail {
+
+void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view who, std::string_view what) {
+  if (!value.defined()) fail(who, ": the value fed for ", what, " is an undefined tensor");
+  if (value.is_symbolic()) fail(who, ": the value fed for ", what, " is symbolic; feed eager tensors");
+  bool ok = value.dtype() == meta.dtype && value.rank() == meta.shape.rank();
+  for (int i = 0; ok && i < meta.shape.rank(); ++i)
+    ok = meta.shape[i] == kUnknownDim || meta.shape[i] == value.shape()[i];
+  if (!ok)
+    fail(who, ": ", what, " expects ", meta_string(meta), " but was fed a tensor of dtype ", value.dtype(),
+         " and shape ", value.shape());
+}
+
+namespace {
+
+std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std::string_view who) {
+  switch (node.kind) {
+    case NodeKind::kOp:
+      return run_op_multi(*node.op, inputs, node.attrs, CallSite::current());
+    case NodeKind::kConstant:
+      return {node.value};
+    case NodeKind::kReadVariable:
+      return {node.variable->value()};
+    case NodeKind::kAssignVariable:
+      return {node.variable->assign(inputs[0])};
+    case NodeKind::kGroup:
+      return {};
+    case NodeKind::kPlaceholder:
+      fail(who, ": placeholder '", node.name, "' (", meta_string(node.outputs[0]),
+           ") needs a value: feed one for it");
+  }
+  fail<InternalError>(who, ": unknown node kind");
+}
+
+}  // namespace
+
+std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> fetches, std::span<const int> targets,
+                            std::span<const Feed> feeds, std::string_view who) {
+  const size_t n = graph.nodes.size();
+  // Values by node; fed outputs first.
+  std::vector<std::vector<Tensor>> values(n);
+  std::vector<char> fed(n, 0);
+  for (const Feed& f : feeds) {
+    const Node& node = graph.node(f.ref.node);
+    check_feed(node.outputs[static_cast<size_t>(f.ref.index)], f.value, who, "'" + node.name + "'");
+    auto& v = values[static_cast<size_t>(f.ref.node)];
+    v.resize(node.outputs.size());
+    v[static_cast<size_t>(f.ref.index)] = f.value;
+    fed[static_cast<size_t>(f.ref.node)] = 1;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (fed[i])
+      for (const Tensor& t : values[i])
+        if (!t.defined()) fed[i] = 0;  // partly fed: the node runs and the feeds override
+
+  // The nodes to run, and how many of them read each node's outputs.
+  std::vector<char> needed(n, 0);
+  std::vector<int> uses(n, 0);
+  std::vector<int> stack;
+  for (const ValueRef& r : fetches) stack.push_back(r.node);
+  stack.insert(stack.end(), targets.begin(), targets.end());
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (needed[static_cast<size_t>(i)]) continue;
+    needed[static_cast<size_t>(i)] = 1;
+    if (fed[static_cast<size_t>(i)]) continue;
+    const Node& node = graph.node(i);
+    for (const ValueRef& in : node.inputs) stack.push_back(in.node);
+    for (int c : node.control_inputs) stack.push_back(c);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (needed[i] && !fed[i])
+      for (const ValueRef& in : graph.nodes[i].inputs) ++uses[static_cast<size_t>(in.node)];
+  for (const ValueRef& r : fetches) ++uses[static_cast<size_t>(r.node)];  // kept to the end
+
+  BuildScope eager(nullptr);  // the nodes execute, even inside a graph scope
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < n; ++i) {
+    if (!needed[i] || fed[i]) continue;
+    const Node& node = graph.nodes[i];
+    inputs.clear();
+    for (const ValueRef& in : node.inputs) inputs.push_back(values[static_cast<size_t>(in.node)][static_cast<size_t>(in.index)]);
+    std::vector<Tensor> out = run_node(node, inputs, who);
+    // Partly fed nodes: the fed outputs win.
+    if (!values[i].empty())
+      for (size_t k = 0; k < out.size(); ++k)
+        if (values[i][k].defined()) out[k] = values[i][k];
+    values[i] = std::move(out);
+    for (const ValueRef& in : node.inputs)
+      if (--uses[static_cast<size_t>(in.node)] == 0) values[static_cast<size_t>(in.node)].clear();
+  }
+  std::vector<Tensor> result;
+  result.reserve(fetches.size());
+  for (const ValueRef& r : fetches) result.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
+  return result;
+}
+
+}  // namespace ef::detail

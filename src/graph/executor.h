@@ -1,0 +1,29 @@
+// Running a graph: the nodes the fetches need, in creation order, each op through the
+// same dispatch as eager code. Internal to src/graph.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "graph/graph_internal.h"
+
+namespace ef::detail {
+
+// A value given for a node output instead of computing it (placeholders, or any node).
+struct Feed {
+  ValueRef ref;
+  Tensor value;
+};
+
+// What one run computes: `fetches` (returned in order) and `targets`, nodes run for
+// their effect (assignments, the initializer). Runs every node they depend on, through
+// inputs and control inputs, that is not fed; frees each value after its last use.
+// `who` names the caller in errors ("Session::run", a function's name).
+std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> fetches, std::span<const int> targets,
+                            std::span<const Feed> feeds, std::string_view who);
+
+// Checks that `value` can stand for `meta` (same dtype, same rank, equal known
+// dimensions); throws InvalidArgumentError naming `who` and `what`.
+void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view who, std::string_view what);
+
+}  // namespace ef::detail

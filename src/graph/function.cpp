@@ -1,0 +1,307 @@
+// function tracing (Note [function tracing] in function.h): the signature cache, the
+// trace itself, running a trace, and a trace's gradient for recording tapes.
+#include "eagerflow/graph/function.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "graph/executor.h"
+
+namespace ef {
+namespace detail {
+
+// A trace's gradient, built on first use into the trace's graph: placeholders for the
+// output gradients, and gradient nodes for each input and each trainable variable read.
+struct TraceGradient {
+  std::vector<ValueRef> output_grads;  // placeholders
+  std::vector<ValueRef> input_grads;   // node -1 where the input gets none
+  std::vector<Variable> variables;     // trainable float variables read by the trace
+  std::vector<ValueRef> variable_grads;
+  // Forward values the gradient nodes read, kept from the forward run.
+  std::vector<ValueRef> kept;
+};
+
+struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionState> {
+  std::string name;
+  std::shared_ptr<GraphState> graph;
+  std::vector<TensorSpec> inputs;
+  std::vector<ValueRef> input_refs;
+  std::vector<ValueRef> outputs;
+  std::vector<int> stateful;  // run on every call
+  int forward_nodes = 0;
+
+  std::mutex gradient_mutex;
+  std::unique_ptr<TraceGradient> gradient;
+
+  const TraceGradient& gradient_graph();
+  std::vector<Tensor> call(const std::vector<Tensor>& args);
+};
+
+namespace {
+
+std::string spec_string(const TensorSpec& s) { return meta_string({s.dtype, s.shape}); }
+
+std::vector<Feed> input_feeds(const ConcreteFunctionState& f, const std::vector<Tensor>& args) {
+  std::vector<Feed> feeds;
+  feeds.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) feeds.push_back({f.input_refs[i], args[i]});
+  return feeds;
+}
+
+}  // namespace
+
+const TraceGradient& ConcreteFunctionState::gradient_graph() {
+  std::lock_guard<std::mutex> lock(gradient_mutex);
+  if (gradient) return *gradient;
+  auto tg = std::make_unique<TraceGradient>();
+  std::vector<Tensor> ys, sources, seeds;
+  for (const ValueRef& r : outputs) {
+    ys.push_back(graph->output(r));
+    Node p;
+    p.kind = NodeKind::kPlaceholder;
+    p.outputs.push_back(graph->node(r.node).outputs[static_cast<size_t>(r.index)]);
+    const int index = graph->add_node(std::move(p), "output_grad");
+    tg->output_grads.push_back({index, 0});
+    seeds.push_back(graph->output({index, 0}));
+  }
+  for (const ValueRef& r : input_refs) sources.push_back(graph->output(r));
+  // Every read of a trainable float variable is a source; a variable's gradient sums them.
+  std::vector<size_t> read_owner;
+  for (int i = 0; i < forward_nodes; ++i) {
+    const Node& n = graph->node(i);
+    if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() || !is_floating(n.variable->dtype())) continue;
+    size_t v = 0;
+    while (v < tg->variables.size() && !tg->variables[v].same_as(*n.variable)) ++v;
+    if (v == tg->variables.size()) tg->variables.push_back(*n.variable);
+    sources.push_back(graph->output({i, 0}));
+    read_owner.push_back(v);
+  }
+  // Only float outputs carry gradients.
+  std::vector<Tensor> float_ys, float_seeds;
+  for (size_t k = 0; k < ys.size(); ++k)
+    if (is_floating(ys[k].dtype())) {
+      float_ys.push_back(ys[k]);
+      float_seeds.push_back(seeds[k]);
+    }
+  std::vector<Tensor> grads;
+  if (!float_ys.empty()) grads = symbolic_gradients(graph, float_ys, sources, float_seeds, UnconnectedGradients::None);
+  else grads.resize(sources.size());
+
+  auto ref_or_none = [&](const Tensor& t) { return t.defined() ? graph->value_of(t, name) : ValueRef{-1, 0}; };
+  for (size_t i = 0; i < input_refs.size(); ++i) tg->input_grads.push_back(ref_or_none(grads[i]));
+  building(graph, [&] {
+    std::vector<Tensor> sums(tg->variables.size());
+    for (size_t s = 0; s < read_owner.size(); ++s) {
+      const Tensor& g = grads[input_refs.size() + s];
+      if (!g.defined()) continue;
+      Tensor& sum = sums[read_owner[s]];
+      sum = sum.defined() ? add(sum, g) : g;
+    }
+    for (const Tensor& sum : sums) tg->variable_grads.push_back(ref_or_none(sum));
+    return 0;
+  });
+  // Forward values that gradient nodes read (placeholders are fed anyway).
+  std::vector<char> seen(static_cast<size_t>(forward_nodes), 0);
+  for (size_t i = static_cast<size_t>(forward_nodes); i < graph->nodes.size(); ++i)
+    for (const ValueRef& in : graph->nodes[i].inputs)
+      if (in.node < forward_nodes && graph->node(in.node).kind != NodeKind::kPlaceholder &&
+          graph->node(in.node).kind != NodeKind::kConstant) {
+        if (!seen[static_cast<size_t>(in.node)]) {
+          seen[static_cast<size_t>(in.node)] = 1;
+          for (size_t k = 0; k < graph->node(in.node).outputs.size(); ++k)
+            tg->kept.push_back({in.node, static_cast<int>(k)});
+        }
+      }
+  gradient = std::move(tg);
+  return *gradient;
+}
+
+std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args) {
+  if (!tapes_recording()) return execute(*graph, outputs, stateful, input_feeds(*this, args), name);
+
+  // A recording tape sees the call as one op (Note [function tracing]).
+  const TraceGradient& tg = gradient_graph();
+  std::vector<Tensor> recorded_inputs = args;
+  for (const Variable& v : tg.variables) recorded_inputs.push_back(v.value());  // tapes watch the reads
+  std::vector<ValueRef> fetches = outputs;
+  fetches.insert(fetches.end(), tg.kept.begin(), tg.kept.end());
+  std::vector<Tensor> values;
+  {
+    RecordingPaused one_entry;
+    values = execute(*graph, fetches, stateful, input_feeds(*this, args), name);
+  }
+  std::vector<Tensor> results(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(outputs.size()));
+  for (Tensor& r : results) r = stop_gradient(r);  // fresh tensors: reached only through this entry
+  std::vector<Feed> kept;
+  for (size_t i = 0; i < tg.kept.size(); ++i) kept.push_back({tg.kept[i], values[outputs.size() + i]});
+
+  auto gradient = std::make_shared<const CustomGradientFn>(
+      [self = shared_from_this(), args, results, kept = std::move(kept)](std::span<const Tensor> output_grads) {
+        const TraceGradient& tg = *self->gradient;
+        std::vector<Feed> feeds = input_feeds(*self, args);
+        for (size_t k = 0; k < tg.output_grads.size(); ++k)
+          feeds.push_back({tg.output_grads[k], output_grads[k].defined() ? output_grads[k] : zeros_like(results[k])});
+        // With a tape recording the gradient (higher order), recompute the forward values
+        // so that they are connected to the inputs on that tape; otherwise reuse them.
+        if (!tapes_recording()) feeds.insert(feeds.end(), kept.begin(), kept.end());
+        std::vector<ValueRef> wanted;
+        for (const ValueRef& r : tg.input_grads) if (r.node >= 0) wanted.push_back(r);
+        for (const ValueRef& r : tg.variable_grads) if (r.node >= 0) wanted.push_back(r);
+        std::vector<Tensor> computed = execute(*self->graph, wanted, {}, feeds, self->name);
+        std::vector<Tensor> grads;
+        size_t next = 0;
+        for (const ValueRef& r : tg.input_grads) grads.push_back(r.node >= 0 ? computed[next++] : Tensor());
+        for (const ValueRef& r : tg.variable_grads) grads.push_back(r.node >= 0 ? computed[next++] : Tensor());
+        return grads;
+      });
+  record_custom_gradient(recorded_inputs, results, std::move(gradient));
+  return results;
+}
+
+}  // namespace detail
+
+// ---- ConcreteFunction ----
+
+std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs, CallSite where) const {
+  try {
+    if (!state_) fail("ConcreteFunction: calling an empty concrete function");
+    const auto& specs = state_->inputs;
+    if (inputs.size() != specs.size())
+      fail(state_->name, ": takes ", specs.size(), " tensor arguments, got ", inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      detail::check_feed({specs[i].dtype, specs[i].shape}, inputs[i], state_->name,
+                         "argument " + std::to_string(i) + (specs[i].name.empty() ? "" : " ('" + specs[i].name + "')"));
+    return state_->call(inputs);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Graph ConcreteFunction::graph() const { return Graph(state_->graph); }
+const std::vector<TensorSpec>& ConcreteFunction::input_signature() const { return state_->inputs; }
+const std::string& ConcreteFunction::name() const { return state_->name; }
+std::vector<TensorSpec> ConcreteFunction::output_signature() const {
+  std::vector<TensorSpec> out;
+  for (const detail::ValueRef& r : state_->outputs) {
+    const TensorMeta& m = state_->graph->node(r.node).outputs[static_cast<size_t>(r.index)];
+    out.push_back({m.dtype, m.shape, ""});
+  }
+  return out;
+}
+
+// ---- Function ----
+
+struct Function::Cache {
+  std::string name;
+  std::optional<std::vector<TensorSpec>> input_signature;
+  std::mutex mutex;
+  std::unordered_map<std::string, ConcreteFunction> traces;
+  int trace_count = 0;
+};
+
+Function::Function(Body body, std::string name, std::optional<std::vector<TensorSpec>> input_signature)
+    : body_(std::move(body)), cache_(std::make_shared<Cache>()) {
+  cache_->name = std::move(name);
+  if (input_signature)
+    for (const TensorSpec& s : *input_signature)
+      validate_shape(s.shape, cache_->name, "input_signature", size_of(s.dtype), /*allow_unknown=*/true);
+  cache_->input_signature = std::move(input_signature);
+}
+
+int Function::trace_count() const { return cache_->trace_count; }
+const std::string& Function::name() const { return cache_->name; }
+
+ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std::string& static_key,
+                                 const Body& body) const {
+  std::string key = static_key + "|";
+  for (const TensorSpec& s : specs) key += detail::spec_string(s) + ";";
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    if (auto it = cache_->traces.find(key); it != cache_->traces.end()) return it->second;
+  }
+  auto st = std::make_shared<detail::ConcreteFunctionState>();
+  st->name = cache_->name;
+  st->inputs = specs;
+  st->graph = std::make_shared<detail::GraphState>();
+  st->graph->is_function = true;
+  detail::GraphState*& slot = detail::current_graph_slot();
+  detail::GraphState* saved = slot;
+  slot = st->graph.get();
+  try {
+    detail::building(st->graph, [&] {
+      std::vector<Tensor> args;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        detail::Node p;
+        p.kind = detail::NodeKind::kPlaceholder;
+        p.outputs.push_back({specs[i].dtype, specs[i].shape});
+        const int index = st->graph->add_node(std::move(p), specs[i].name.empty() ? "arg" : specs[i].name);
+        st->input_refs.push_back({index, 0});
+        args.push_back(st->graph->output({index, 0}));
+      }
+      std::vector<Tensor> results = body(args);
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (!results[k].defined()) fail(st->name, ": output ", k, " of the traced function is undefined");
+        st->outputs.push_back(st->graph->value_of(results[k], st->name));
+      }
+      return 0;
+    });
+  } catch (...) {
+    slot = saved;
+    throw;
+  }
+  slot = saved;
+  st->forward_nodes = static_cast<int>(st->graph->nodes.size());
+  for (int i = 0; i < st->forward_nodes; ++i)
+    if (st->graph->node(i).stateful()) st->stateful.push_back(i);
+  ConcreteFunction traced(std::move(st));
+  std::lock_guard<std::mutex> lock(cache_->mutex);
+  ++cache_->trace_count;
+  return cache_->traces.emplace(key, traced).first->second;
+}
+
+std::vector<Tensor> Function::call(const std::vector<Tensor>& tensors, const std::string& static_key,
+                                   const Body& body, CallSite where) const {
+  try {
+    // Inside another trace or graph: the body becomes part of that graph.
+    bool symbolic = Context::current().builder != nullptr;
+    for (const Tensor& t : tensors) {
+      if (!t.defined()) fail(cache_->name, ": a tensor argument is undefined");
+      symbolic = symbolic || t.is_symbolic();
+    }
+    if (symbolic) return body(tensors);
+    std::vector<TensorSpec> specs;
+    if (cache_->input_signature) {
+      specs = *cache_->input_signature;
+      if (tensors.size() != specs.size())
+        fail(cache_->name, ": the input signature has ", specs.size(), " tensors but the call passes ", tensors.size());
+      for (size_t i = 0; i < tensors.size(); ++i)
+        detail::check_feed({specs[i].dtype, specs[i].shape}, tensors[i], cache_->name,
+                           "argument " + std::to_string(i) + " (input signature " + detail::spec_string(specs[i]) + ")");
+    } else {
+      for (const Tensor& t : tensors) specs.push_back({t.dtype(), t.shape(), ""});
+    }
+    return trace(specs, static_key, body)(tensors, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+ConcreteFunction Function::get_concrete_function(const std::vector<Tensor>& args) const {
+  std::vector<TensorSpec> specs;
+  if (cache_->input_signature) specs = *cache_->input_signature;
+  else
+    for (const Tensor& t : args) specs.push_back({t.dtype(), t.shape(), ""});
+  return trace(specs, "", body_);
+}
+
+ConcreteFunction Function::get_concrete_function(const std::vector<TensorSpec>& signature) const {
+  return trace(signature, "", body_);
+}
+
+}  // namespace ef

@@ -1,0 +1,106 @@
+// gradients(): the graph's op nodes become tape entries and the tape's backprop runs
+// with the graph as the builder, so every gradient op becomes a node.
+#include "eagerflow/graph/gradients.h"
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "graph/graph_internal.h"
+
+namespace ef {
+namespace {
+
+std::shared_ptr<detail::GraphState> graph_of(const std::vector<Tensor>& ys) {
+  if (ys.empty()) fail("gradients: 'ys' is empty");
+  std::shared_ptr<detail::GraphState> g;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    const detail::GraphValue* v = detail::graph_value(ys[i]);
+    if (!v) fail("gradients: ys[", i, "] is not a symbolic tensor of a graph; eagerly, use GradientTape");
+    if (g && v->graph != g) fail("gradients: ys[", i, "] belongs to another graph than ys[0]");
+    g = v->graph;
+  }
+  return g;
+}
+
+}  // namespace
+
+std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>& g, const std::vector<Tensor>& ys,
+                                               const std::vector<Tensor>& sources, const std::vector<Tensor>& grad_ys,
+                                               UnconnectedGradients unconnected) {
+  if (!grad_ys.empty() && grad_ys.size() != ys.size())
+    fail("gradients: 'grad_ys' has ", grad_ys.size(), " tensors but 'ys' has ", ys.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const GraphValue* v = graph_value(sources[i]);
+    if (!v || v->graph != g) fail("gradients: xs[", i, "] is not a symbolic tensor of the graph of ys");
+  }
+  return detail::building(g, [&] {
+    std::vector<detail::TapeEntry> entries;
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      const detail::Node& n = g->nodes[i];
+      if (n.kind != detail::NodeKind::kOp || !n.op->not_differentiable.empty()) continue;
+      detail::TapeEntry e;
+      e.op = n.op;
+      if (n.attrs.size()) e.attrs = std::make_shared<const Attrs>(n.attrs);
+      for (const detail::ValueRef& in : n.inputs) e.inputs.push_back(g->output(in));
+      for (size_t k = 0; k < n.outputs.size(); ++k) e.outputs.push_back(g->output({static_cast<int>(i), static_cast<int>(k)}));
+      entries.push_back(std::move(e));
+    }
+    std::vector<Tensor> seeds;
+    for (size_t i = 0; i < ys.size(); ++i) {
+      if (!grad_ys.empty() && grad_ys[i].defined()) {
+        if (grad_ys[i].dtype() != ys[i].dtype())
+          fail("gradients: grad_ys[", i, "] has dtype ", grad_ys[i].dtype(), " but ys[", i, "] has ", ys[i].dtype());
+        seeds.push_back(grad_ys[i]);
+      } else {
+        seeds.push_back(ones_like(ys[i]));
+      }
+    }
+    return detail::backprop(entries, ys, seeds, sources, unconnected);
+  });
+}
+
+std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<Tensor>& xs,
+                              const std::vector<Tensor>& grad_ys, UnconnectedGradients unconnected, CallSite where) {
+  try {
+    return detail::symbolic_gradients(graph_of(ys), ys, xs, grad_ys, unconnected);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<Variable>& xs,
+                              const std::vector<Tensor>& grad_ys, UnconnectedGradients unconnected, CallSite where) {
+  try {
+    const std::shared_ptr<detail::GraphState> g = graph_of(ys);
+    // Every read of a variable is a source; its gradient is the sum over them.
+    std::vector<Tensor> sources;
+    std::vector<size_t> owner;
+    for (size_t v = 0; v < xs.size(); ++v)
+      for (size_t i = 0; i < g->nodes.size(); ++i) {
+        const detail::Node& n = g->nodes[i];
+        if (n.kind == detail::NodeKind::kReadVariable && n.variable->same_as(xs[v])) {
+          sources.push_back(g->output({static_cast<int>(i), 0}));
+          owner.push_back(v);
+        }
+      }
+    std::vector<Tensor> per_read = detail::symbolic_gradients(g, ys, sources, grad_ys, unconnected);
+    return detail::building(g, [&] {
+      std::vector<Tensor> result(xs.size());
+      for (size_t s = 0; s < per_read.size(); ++s) {
+        if (!per_read[s].defined()) continue;
+        Tensor& r = result[owner[s]];
+        r = r.defined() ? add(r, per_read[s]) : per_read[s];
+      }
+      if (unconnected == UnconnectedGradients::Zero)
+        for (size_t v = 0; v < xs.size(); ++v)
+          if (!result[v].defined()) result[v] = zeros(xs[v].shape(), xs[v].dtype());
+      return result;
+    });
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace ef

@@ -1,0 +1,227 @@
+// Building graphs: the GraphState's node list, the OpBuilder that graph scopes install
+// (op calls, variable reads, assignments and creation become nodes), placeholders and
+// the variables' initializer.
+#include "eagerflow/graph/graph.h"
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/ops/math.h"
+#include "graph/graph_internal.h"
+
+namespace ef {
+namespace detail {
+
+int GraphState::add_node(Node node, const std::string& base) {
+  const int index = static_cast<int>(nodes.size());
+  int& count = name_counts[base];
+  node.name = count == 0 ? base : base + "_" + std::to_string(count);
+  ++count;
+  node.output_ids.clear();
+  nodes.push_back(std::move(node));
+  for (size_t k = 0; k < nodes.back().outputs.size(); ++k)
+    nodes.back().output_ids.push_back(tensor_id(output({index, static_cast<int>(k)})));
+  return index;
+}
+
+Tensor GraphState::output(ValueRef ref) {
+  const Node& n = node(ref.node);
+  const TensorMeta& meta = n.outputs[static_cast<size_t>(ref.index)];
+  auto impl = make_ref<TensorImpl>();
+  impl->dtype = meta.dtype;
+  impl->shape = meta.shape;
+  impl->strides = contiguous_strides(meta.shape);
+  impl->symbolic = make_ref<GraphValue>(shared_from_this(), ref);
+  if (static_cast<size_t>(ref.index) < n.output_ids.size()) impl->id = n.output_ids[static_cast<size_t>(ref.index)];
+  return Tensor(std::move(impl));
+}
+
+const GraphValue* graph_value(const Tensor& t) {
+  if (!t.is_symbolic()) return nullptr;
+  return dynamic_cast<const GraphValue*>(t.impl()->symbolic.get());
+}
+
+ValueRef GraphState::value_of(const Tensor& t, std::string_view op) {
+  if (!t.is_symbolic()) {
+    // An eager tensor used while building: captured by value, once.
+    auto [it, inserted] = captured.try_emplace(t.impl(), -1);
+    if (inserted) {
+      Node n;
+      n.kind = NodeKind::kConstant;
+      n.value = t;
+      n.outputs.push_back({t.dtype(), t.shape()});
+      it->second = add_node(std::move(n), "const");
+    }
+    return {it->second, 0};
+  }
+  const GraphValue* v = graph_value(t);
+  if (!v || v->graph.get() != this)
+    fail(op, ": input (dtype ", t.dtype(), ", shape ", t.shape(), ") is a symbolic tensor of ",
+         v ? "another graph" : "no graph", "; tensors of one graph cannot be used while building another");
+  return v->ref;
+}
+
+std::string meta_string(const TensorMeta& meta) {
+  std::string s = std::string(name(meta.dtype)) + "[";
+  for (int i = 0; i < meta.shape.rank(); ++i) {
+    if (i) s += ", ";
+    s += meta.shape[i] == kUnknownDim ? "?" : std::to_string(meta.shape[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+
+thread_local GraphState* current = nullptr;
+
+// Orders state: a read after the variable's last assignment, an assignment after that
+// assignment and every read since (Note [graph values]).
+void order_after_state(GraphState& g, Node& node, const void* key, bool is_assign) {
+  if (auto it = g.last_assign.find(key); it != g.last_assign.end()) node.order_after.push_back(it->second);
+  if (is_assign) {
+    auto& reads = g.reads_since_assign[key];
+    node.order_after.insert(node.order_after.end(), reads.begin(), reads.end());
+  }
+}
+
+class GraphBuilder final : public OpBuilder {
+ public:
+  explicit GraphBuilder(std::shared_ptr<GraphState> graph) : graph_(std::move(graph)) {}
+
+  std::vector<Tensor> build(const OpCall& call, const OutputMetas& metas) override {
+    Node n;
+    n.op = &call.op;
+    n.attrs = call.attrs;
+    n.inputs.reserve(call.inputs.size());
+    for (const Tensor& t : call.inputs) n.inputs.push_back(graph_->value_of(t, call.op.name));
+    for (size_t i = 0; i < metas.size(); ++i) n.outputs.push_back(metas[i]);
+    const int index = graph_->add_node(std::move(n), std::string(call.op.name));
+    std::vector<Tensor> out;
+    out.reserve(metas.size());
+    for (size_t i = 0; i < metas.size(); ++i) out.push_back(graph_->output({index, static_cast<int>(i)}));
+    return out;
+  }
+
+  Tensor read_variable(const Variable& variable) override {
+    Node n;
+    n.kind = NodeKind::kReadVariable;
+    n.variable = std::make_shared<Variable>(variable);
+    n.outputs.push_back({variable.dtype(), variable.shape()});
+    order_after_state(*graph_, n, variable.key(), /*is_assign=*/false);
+    const int index = graph_->add_node(std::move(n), "read_" + base_name(variable));
+    graph_->reads_since_assign[variable.key()].push_back(index);
+    return graph_->output({index, 0});
+  }
+
+  Tensor assign_variable(const Variable& variable, const Tensor& value, AssignKind kind) override {
+    Tensor next = value;
+    if (kind != AssignKind::kAssign) {
+      // += and -= read the variable in the graph: the same ops as eagerly.
+      const Tensor current = read_variable(variable);
+      next = kind == AssignKind::kAdd ? add(current, value) : subtract(current, value);
+    }
+    if (next.shape().rank() != variable.shape().rank())
+      fail("assign: variable '", variable.name(), "' has shape ", variable.shape(), " but the new value has shape ",
+           next.shape());
+    for (int i = 0; i < next.shape().rank(); ++i)
+      if (next.shape()[i] != kUnknownDim && next.shape()[i] != variable.shape()[i])
+        fail("assign: variable '", variable.name(), "' has shape ", variable.shape(), " but the new value has shape ",
+             next.shape());
+    Node n;
+    n.kind = NodeKind::kAssignVariable;
+    n.variable = std::make_shared<Variable>(variable);
+    n.inputs.push_back(graph_->value_of(next, "assign"));
+    n.outputs.push_back({variable.dtype(), variable.shape()});
+    order_after_state(*graph_, n, variable.key(), /*is_assign=*/true);
+    const int index = graph_->add_node(std::move(n), "assign_" + base_name(variable));
+    graph_->last_assign[variable.key()] = index;
+    graph_->reads_since_assign[variable.key()].clear();
+    return graph_->output({index, 0});
+  }
+
+  bool variable_created(const Variable& variable, const Tensor& initial) override {
+    if (graph_->is_function) {
+      if (initial.is_symbolic())
+        fail<FailedPreconditionError>(
+            "Variable: '", variable.name(), "' is created inside a function from a value computed in the function; "
+            "create variables outside the function, or from eager values (e.g. ef::zeros) on its first call");
+      return true;
+    }
+    // Graph mode: the variable starts uninitialized; the initializer assigns `initial`.
+    const Tensor assigned = assign_variable(variable, initial, AssignKind::kAssign);
+    graph_->initializers.push_back(graph_value(assigned)->ref.node);
+    return false;
+  }
+
+ private:
+  static std::string base_name(const Variable& v) { return v.name().empty() ? "variable" : v.name(); }
+  std::shared_ptr<GraphState> graph_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph) {
+  return std::make_unique<GraphBuilder>(std::move(graph));
+}
+
+GraphState*& current_graph_slot() { return current; }
+
+}  // namespace detail
+
+const std::string& Operation::name() const {
+  if (!graph_) fail("Operation: undefined operation");
+  return graph_->node(node_).name;
+}
+
+Graph::Graph() : state_(std::make_shared<detail::GraphState>()) {}
+
+Graph::Scope::Scope(Graph& graph)
+    : builder_(detail::make_graph_builder(graph.state())), scope_(builder_.get()), saved_(detail::current_graph_slot()) {
+  detail::current_graph_slot() = graph.state().get();
+}
+
+Graph::Scope::~Scope() { detail::current_graph_slot() = saved_; }
+
+int Graph::num_nodes() const { return static_cast<int>(state_->nodes.size()); }
+
+Graph Graph::of(const Tensor& t) {
+  const detail::GraphValue* v = detail::graph_value(t);
+  if (!v) fail("Graph::of: the tensor (dtype ", t.dtype(), ", shape ", t.shape(), ") does not belong to a graph");
+  return Graph(v->graph);
+}
+
+detail::GraphState* current_graph() { return detail::current_graph_slot(); }
+
+Tensor placeholder(DType dtype, const Shape& shape, const std::string& name, CallSite where) {
+  try {
+    detail::GraphState* g = current_graph();
+    if (!g)
+      fail("placeholder: placeholders exist only in graph mode (inside a Graph::Scope); in eager mode pass values "
+           "directly");
+    validate_shape(shape, "placeholder", "shape", size_of(dtype), /*allow_unknown=*/true);
+    detail::Node n;
+    n.kind = detail::NodeKind::kPlaceholder;
+    n.outputs.push_back({dtype, shape});
+    const int index = g->add_node(std::move(n), name.empty() ? "placeholder" : name);
+    return g->output({index, 0});
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Operation global_variables_initializer(const Graph& graph) {
+  detail::GraphState& g = *graph.state();
+  detail::Node n;
+  n.kind = detail::NodeKind::kGroup;
+  n.control_inputs = g.initializers;
+  return Operation(graph.state(), g.add_node(std::move(n), "init"));
+}
+
+Operation global_variables_initializer() {
+  detail::GraphState* g = current_graph();
+  if (!g)
+    fail("global_variables_initializer: no graph is being built on this thread; pass the graph: "
+         "global_variables_initializer(graph)");
+  return global_variables_initializer(Graph(g->shared_from_this()));
+}
+
+}  // namespace ef

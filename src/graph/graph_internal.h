@@ -1,0 +1,114 @@
+// The graph IR (internal to src/graph): nodes in creation order, each an op call, a
+// placeholder, a captured constant, or a variable read/assignment. See
+// Note [graph values] in include/eagerflow/graph/graph.h.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/graph/graph.h"
+#include "eagerflow/runtime/op_def.h"
+
+namespace ef::detail {
+
+// One output of one node.
+struct ValueRef {
+  int node = -1;
+  int index = 0;
+  friend bool operator==(const ValueRef& a, const ValueRef& b) { return a.node == b.node && a.index == b.index; }
+};
+
+enum class NodeKind {
+  kOp,              // a primitive op call: op, attrs, inputs
+  kPlaceholder,     // fed at run time
+  kConstant,        // an eager tensor captured while building (value)
+  kReadVariable,    // the variable's value when the node runs
+  kAssignVariable,  // variable = inputs[0] (or += / -=); outputs the new value
+  kGroup,           // no value: runs its control inputs (the initializer)
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kOp;
+  std::string name;
+  const OpDef* op = nullptr;  // kOp
+  Attrs attrs;                // kOp
+  std::vector<ValueRef> inputs;
+  std::vector<int> control_inputs;  // nodes that run whenever this one runs, before it
+  // Nodes that must run before this one when both run (the order of reads and
+  // assignments of a variable), without making them needed.
+  std::vector<int> order_after;
+  std::vector<TensorMeta> outputs;
+  std::vector<int64_t> output_ids;  // tape identities of the outputs (Note [graph values])
+  Tensor value;                     // kConstant
+  std::shared_ptr<Variable> variable;  // kReadVariable, kAssignVariable
+  AssignKind assign_kind = AssignKind::kAssign;
+
+  bool stateful() const { return kind == NodeKind::kAssignVariable || (op && op->traits.stateful); }
+};
+
+// What a symbolic tensor of a graph carries.
+class GraphValue final : public SymbolicValue {
+ public:
+  GraphValue(std::shared_ptr<GraphState> graph, ValueRef ref) : graph(std::move(graph)), ref(ref) {}
+  std::shared_ptr<GraphState> graph;
+  ValueRef ref;
+};
+
+struct GraphState : std::enable_shared_from_this<GraphState> {
+  std::vector<Node> nodes;
+  // Variables created while this graph was the default, with their initializer nodes.
+  std::vector<int> initializers;
+  // Each captured eager tensor once (by TensorImpl).
+  std::unordered_map<const TensorImpl*, int> captured;
+  // The last node that touched each variable (by Variable::key()), and the reads since
+  // its last assignment: later reads and assignments are ordered after them.
+  std::unordered_map<const void*, int> last_assign;
+  std::unordered_map<const void*, std::vector<int>> reads_since_assign;
+  std::unordered_map<std::string, int> name_counts;
+  // Set while tracing a function: variables must then be created with eager values.
+  bool is_function = false;
+
+  // Appends `node`, naming it uniquely after `base` ("add", "add_1", ...) and giving its
+  // outputs tape identities. Returns its index.
+  int add_node(Node node, const std::string& base);
+  // A symbolic tensor for output `ref` (the same tape identity every time).
+  Tensor output(ValueRef ref);
+  // The node output a tensor of this graph stands for; an eager tensor becomes a
+  // constant node. Throws InvalidArgumentError for a tensor of another graph.
+  ValueRef value_of(const Tensor& t, std::string_view op);
+  const Node& node(int index) const { return nodes[static_cast<size_t>(index)]; }
+};
+
+// The graph a symbolic tensor belongs to (null for eager tensors and other symbolic
+// kinds), and which output it is.
+const GraphValue* graph_value(const Tensor& t);
+
+// The builder a graph scope installs (op calls, variable reads, assignments and
+// creation become nodes of `graph`).
+std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph);
+// The graph placeholders and the initializer go to on this thread (null: none).
+GraphState*& current_graph_slot();
+
+// Runs `body` with `graph` as this thread's builder and tapes paused: what it calls
+// adds nodes to the graph.
+template <class F>
+auto building(const std::shared_ptr<GraphState>& graph, F&& body) {
+  std::unique_ptr<OpBuilder> builder = make_graph_builder(graph);
+  BuildScope scope(builder.get());
+  RecordingPaused no_tape;
+  return body();
+}
+
+// Adds to `graph` the nodes computing d(ys · grad_ys)/d(sources) (gradients() without
+// its argument checks; grad_ys may be empty or hold undefined tensors for ones).
+std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph, const std::vector<Tensor>& ys,
+                                       const std::vector<Tensor>& sources, const std::vector<Tensor>& grad_ys,
+                                       UnconnectedGradients unconnected);
+
+// "float32[?, 2]" for listings and errors.
+std::string meta_string(const TensorMeta& meta);
+
+}  // namespace ef::detail

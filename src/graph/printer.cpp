@@ -1,0 +1,84 @@
+// Readable listings of a graph: text (one node per line) and Graphviz DOT.
+#include <sstream>
+
+#include "graph/graph_internal.h"
+
+namespace ef {
+namespace {
+
+std::string ref_string(const detail::GraphState& g, const detail::ValueRef& r) {
+  const detail::Node& n = g.node(r.node);
+  return "%" + n.name + (n.outputs.size() > 1 ? ":" + std::to_string(r.index) : "");
+}
+
+// What a node does, without its inputs: "matmul[transpose_a=false, ...]", "placeholder".
+std::string describe(const detail::Node& n) {
+  switch (n.kind) {
+    case detail::NodeKind::kOp: {
+      std::string s(n.op->name);
+      if (n.attrs.size()) {
+        s += "[";
+        for (size_t i = 0; i < n.attrs.size(); ++i) {
+          if (i) s += ", ";
+          if (i < n.op->attr_names.size()) s += std::string(n.op->attr_names[i]) + "=";
+          s += to_string(n.attrs[i]);
+        }
+        s += "]";
+      }
+      return s;
+    }
+    case detail::NodeKind::kPlaceholder: return "placeholder";
+    case detail::NodeKind::kConstant:
+      return n.value.num_elements() <= 4 ? "const " + n.value.to_string() : "const";
+    case detail::NodeKind::kReadVariable: return "read_variable '" + n.variable->name() + "'";
+    case detail::NodeKind::kAssignVariable: return "assign_variable '" + n.variable->name() + "'";
+    case detail::NodeKind::kGroup: return "group";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string Graph::to_string() const {
+  const detail::GraphState& g = *state_;
+  std::ostringstream os;
+  for (const detail::Node& n : g.nodes) {
+    os << "%" << n.name;
+    for (size_t k = 0; k < n.outputs.size(); ++k) os << (k ? ", " : " : ") << detail::meta_string(n.outputs[k]);
+    os << " = " << describe(n) << "(";
+    for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << ref_string(g, n.inputs[i]);
+    os << ")";
+    if (!n.control_inputs.empty()) {
+      os << " after ";
+      for (size_t i = 0; i < n.control_inputs.size(); ++i) os << (i ? ", " : "") << "%" << g.node(n.control_inputs[i]).name;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string Graph::to_dot() const {
+  const detail::GraphState& g = *state_;
+  auto quoted = [](std::string s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c == '\n' ? ' ' : c;
+    }
+    return out + "\"";
+  };
+  std::ostringstream os;
+  os << "digraph G {\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const detail::Node& n = g.nodes[i];
+    std::string label = n.name + "\n" + describe(n);
+    for (const TensorMeta& m : n.outputs) label += "\n" + detail::meta_string(m);
+    os << "  n" << i << " [label=" << quoted(label) << "];\n";
+    for (const detail::ValueRef& in : n.inputs) os << "  n" << in.node << " -> n" << i << ";\n";
+    for (int c : n.control_inputs) os << "  n" << c << " -> n" << i << " [style=dashed];\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace ef
