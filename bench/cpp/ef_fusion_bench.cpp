@@ -1,7 +1,10 @@
-// Elementwise fusion: an 8-op chain run as one fused_elementwise call against the same
+// Elementwise fusion: 8-op chains run as one fused_elementwise call against the same
 // ops run eagerly one by one, beside one read-and-write pass over the same bytes (a
 // parallel memcpy into warm memory): the bandwidth floor a fused chain is measured by.
-//   y = tanh(x * a) * sigmoid(x) - exp(-square(x)),  a a single element
+//   chain8:       y = tanh(x * a) * sigmoid(x) - exp(-square(x))        (3 transcendental ops)
+//   chain8cheap:  y = abs(relu(x * a + b) * x - square(x - a))           (arithmetic only)
+// with a and b single elements. The first is bound by the cost of tanh and exp, the
+// second by memory.
 #include <cstring>
 
 #include <eagerflow/eagerflow.h>
@@ -29,6 +32,21 @@ ef::FusedProgram chain_program() {
   return p;
 }
 
+ef::Tensor cheap_eager(const ef::Tensor& x, const ef::Tensor& a, const ef::Tensor& b) {
+  ef::Tensor r = ef::multiply(ef::relu(ef::add(ef::multiply(x, a), b)), x);
+  return ef::abs(ef::subtract(r, ef::square(ef::subtract(x, a))));
+}
+
+ef::FusedProgram cheap_program() {
+  ef::FusedProgram p;
+  p.num_inputs = 3;  // x, a, b
+  int64_t r = p.add("relu", {p.add("add", {p.add("multiply", {0, 1}), 2})});
+  int64_t rx = p.add("multiply", {r, 0});
+  int64_t d = p.add("square", {p.add("subtract", {0, 1})});
+  p.outputs = {p.add("abs", {p.add("subtract", {rx, d})})};
+  return p;
+}
+
 }  // namespace
 
 void register_fusion_benchmarks() {
@@ -40,6 +58,17 @@ void register_fusion_benchmarks() {
     ef::Tensor x = ef::constant(bench::input_values(n, 1), ef::Shape{n}), a = ef::constant(0.75f);
     const ef::FusedProgram program = chain_program();
     for (auto _ : st) benchmark::DoNotOptimize(ef::fused_elementwise(program, {x, a}));
+  });
+  bench::register_sized("chain8cheap_eager", kChainSizes, [](benchmark::State& st, int64_t n) {
+    ef::Tensor x = ef::constant(bench::input_values(n, 1), ef::Shape{n});
+    ef::Tensor a = ef::constant(0.75f), b = ef::constant(0.25f);
+    for (auto _ : st) benchmark::DoNotOptimize(cheap_eager(x, a, b));
+  });
+  bench::register_sized("chain8cheap_fused", kChainSizes, [](benchmark::State& st, int64_t n) {
+    ef::Tensor x = ef::constant(bench::input_values(n, 1), ef::Shape{n});
+    ef::Tensor a = ef::constant(0.75f), b = ef::constant(0.25f);
+    const ef::FusedProgram program = cheap_program();
+    for (auto _ : st) benchmark::DoNotOptimize(ef::fused_elementwise(program, {x, a, b}));
   });
   // One read and one write of n floats, on the same thread pool.
   bench::register_sized("rw_pass", kChainSizes, [](benchmark::State& st, int64_t n) {

@@ -35,9 +35,9 @@ struct FusedPlan {
   uint32_t dtypes = ~0u;  // dtypes every step supports (bit i: DType i)
 };
 
-// The validated plan of `attrs`. Decoding looks ops up by name, so the last plan is
-// kept per thread and reused while the same program runs again (a graph's node, a
-// traced function's call). Throws the errors documented in fused_elementwise.h.
+// The validated plan of `attrs`. Decoding looks ops up by name, so the last few plans
+// are kept per thread and reused while the same programs run again (a graph's nodes, a
+// traced function's calls). Throws the errors documented in fused_elementwise.h.
 std::shared_ptr<const FusedPlan> fused_plan(const Attrs& attrs);
 
 }  // namespace ef::detail

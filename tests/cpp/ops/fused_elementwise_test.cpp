@@ -220,6 +220,16 @@ TEST(FusedElementwise, SeveralOutputsDuplicatesAndDeadResults) {
   EXPECT_EQ(decoded.instructions[3].operands, (std::vector<int64_t>{q, q}));
 }
 
+TEST(FusedElementwise, ManyProgramsInTurn) {
+  // More programs than the per-thread plan cache holds, run in turn twice.
+  std::vector<FusedProgram> programs;
+  for (int k = 0; k < 12; ++k) programs.push_back(random_chain(3 + k % 4, 2, 500 + k));
+  std::vector<Tensor> inputs = {values_in({300}, DType::Float64, 1), values_in({300}, DType::Float64, 2)};
+  for (int round = 0; round < 2; ++round)
+    for (size_t k = 0; k < programs.size(); ++k)
+      expect_matches_unfused(programs[k], inputs, "program " + std::to_string(k));
+}
+
 TEST(FusedElementwise, Gradients) {
   FusedProgram p;  // tanh(x * a + b) * sigmoid(x) - exp(-(x * x)), and a second output x * a
   p.num_inputs = 3;
