@@ -296,7 +296,8 @@ TEST(FusedElementwise, InvalidPrograms) {
   EXPECT_ERROR(fused_elementwise(p, {x}), InvalidArgumentError, "takes 2 inputs, got 1");
   EXPECT_ERROR(fused_elementwise(p, {x, values_in({4}, DType::Float64, 2)}), InvalidArgumentError,
                "input 0 is float32 and input 1 is float64");
-  EXPECT_ERROR(fused_elementwise(p, {constant({1, 2}), constant({3, 4})}), InvalidArgumentError, "int32",
+  Tensor i1 = constant({1, 2}), i2 = constant({3, 4});
+  EXPECT_ERROR(fused_elementwise(p, {i1, i2}), InvalidArgumentError, "int32",
                "float32, float64");
   EXPECT_ERROR(fused_elementwise(p, {values_in({3, 4}, DType::Float32, 1), values_in({4}, DType::Float32, 2)}),
                InvalidArgumentError, "input 1 has shape [4]", "output shape [3, 4]", "single element");
