@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "eagerflow/ops/fused_elementwise.h"
 #include "graph/executor.h"
@@ -451,6 +452,30 @@ TEST(Passes, OptimizedListing) {
             "outputs=[4], num_inputs=2](%x, %folded_multiply)\n");
   const Tensor x = constant({-1.f, 0.f, 2.f});
   expect_identical(cf({x})[0], exp(x) + exp(x) * 6.f);
+}
+
+}  // namespace
+}  // namespace ef
+
+namespace ef {
+namespace {
+
+TEST(Passes, FirstCallsFromSeveralThreadsOptimizeOnce) {
+  Function f([](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{tanh(a[0] * 2.f + 1.f) * 1.f, a[0] * 0.f};  // a[1] is unused
+  });
+  const Tensor x = testing::iota({64}) / 10.f, unused = zeros({3});
+  ConcreteFunction cf = f.get_concrete_function(std::vector<Tensor>{x, unused});
+  std::vector<std::vector<Tensor>> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < results.size(); ++t) threads.emplace_back([&, t] { results[t] = cf({x, unused}); });
+  for (std::thread& t : threads) t.join();
+  for (const auto& r : results) {
+    expect_identical(r[0], tanh(x * 2.f + 1.f));
+    expect_identical(r[1], x * 0.f);
+  }
+  // 2 args (the unused one kept for its feed), constants 2, 1 (shared by + 1 and * 1) and 0, 2 ops.
+  EXPECT_EQ(cf.optimized_graph().num_nodes(), 7) << cf.optimized_graph().to_string();
 }
 
 }  // namespace
