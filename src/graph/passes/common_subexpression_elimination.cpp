@@ -11,7 +11,9 @@
 //   ones are rarely duplicated and costly to compare).
 // - variable reads: the same variable and the same `order_after`, which for a read is
 //   the variable's last assignment before it; so reads separated by an assignment
-//   never merge.
+//   never merge. Nor do reads separated by any node that might assign without being an
+//   assignment node of this graph (a cond or while_loop, whose branches are sub-graphs,
+//   a stateful op): such a node starts a new "state epoch", part of a read's identity.
 #include <bit>
 #include <cstring>
 
@@ -59,9 +61,15 @@ bool common_subexpression_elimination(PassGraph& g) {
   // Candidates by hash; equality is checked on lookup.
   std::unordered_multimap<size_t, int> seen;
   std::unordered_map<int, std::vector<std::byte>> bytes;  // of constants seen
+  std::vector<int> epoch(g.nodes.size(), 0);               // of reads
+  int state_epoch = 0;
   for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
     Node& n = g.node(i);
     for (ValueRef& in : n.inputs) in = replaced.resolve(in);
+    const bool may_change_state = n.stateful() || (n.kind != NodeKind::kOp && n.kind != NodeKind::kConstant &&
+                                                    n.kind != NodeKind::kPlaceholder && n.kind != NodeKind::kReadVariable);
+    if (may_change_state) ++state_epoch;
+    epoch[static_cast<size_t>(i)] = state_epoch;
     size_t h = static_cast<size_t>(n.kind);
     switch (n.kind) {
       case NodeKind::kOp:
@@ -84,6 +92,7 @@ bool common_subexpression_elimination(PassGraph& g) {
       }
       case NodeKind::kReadVariable:
         mix(h, std::hash<const void*>{}(n.variable->key()));
+        mix(h, static_cast<size_t>(state_epoch));
         for (int a : n.order_after) mix(h, static_cast<size_t>(a));
         break;
       default:
@@ -98,7 +107,8 @@ bool common_subexpression_elimination(PassGraph& g) {
           return m.value.dtype() == n.value.dtype() && m.value.shape() == n.value.shape() &&
                  m.value.device() == n.value.device() && bytes.at(j) == bytes.at(i);
         case NodeKind::kReadVariable:
-          return m.variable->key() == n.variable->key() && m.order_after == n.order_after;
+          return m.variable->key() == n.variable->key() && m.order_after == n.order_after &&
+                 epoch[static_cast<size_t>(j)] == epoch[static_cast<size_t>(i)];
         default:
           return false;
       }
