@@ -102,6 +102,20 @@ void bind_graph(py::module_& m) {
     return out;
   });
 
+  // cond and while_loop over flat lists of tensors (the package handles structures).
+  m.def("_cond", [](TensorArg pred, py::function true_fn, py::function false_fn) {
+    auto branch = [](const py::function& fn) {
+      return ef::Branch([&fn] { return fn().cast<std::vector<ef::Tensor>>(); });
+    };
+    return ef::cond(pred, branch(true_fn), branch(false_fn), kPython);
+  });
+  m.def("_while_loop", [](py::function condition, py::function body, const std::vector<ef::Tensor>& loop_vars,
+                          int64_t maximum_iterations) {
+    return ef::while_loop([&](const std::vector<ef::Tensor>& v) { return to_tensor(condition(v)); },
+                          [&](const std::vector<ef::Tensor>& v) { return body(v).cast<std::vector<ef::Tensor>>(); },
+                          loop_vars, maximum_iterations, kPython);
+  });
+
   py::class_<ef::ConcreteFunction>(m, "ConcreteFunction")
       .def("__call__", [](const ef::ConcreteFunction& f, const std::vector<ef::Tensor>& inputs) {
         return f(inputs, kPython);

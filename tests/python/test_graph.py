@@ -126,3 +126,30 @@ def test_bool_of_symbolic_tensor_names_cond():
     with pytest.raises(ef.errors.FailedPreconditionError, match="cond"):
         f(ef.constant([1.0]))
 
+
+
+def collatz_steps(n):
+    def body(n, steps):
+        n = ef.cond(ef.equal(n % 2, 0), lambda: n // 2, lambda: 3 * n + 1)
+        return n, steps + 1
+    return ef.while_loop(lambda n, steps: n > 1, body, (n, 0))[1]
+
+
+def test_cond_and_while_loop_eager_and_traced():
+    assert int(collatz_steps(ef.constant(27))) == 111
+    traced = ef.function(collatz_steps)
+    assert int(traced(ef.constant(27))) == 111
+    assert int(traced(ef.constant(6))) == 8
+    assert traced.experimental_get_tracing_count() == 1
+
+    @ef.function
+    def relu_like(x):
+        return ef.cond(ef.reduce_sum(x) > 0, lambda: x * 2.0, lambda: {"neg": -x}["neg"])
+
+    np.testing.assert_allclose(relu_like(ef.constant([1.0, 2.0])).numpy(), [2, 4])
+    np.testing.assert_allclose(relu_like(ef.constant([-1.0, -2.0])).numpy(), [1, 2])
+    x = ef.constant(2.0)
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = ef.function(lambda x: ef.cond(x > 0, lambda: x * x, lambda: -x))(x)
+    assert float(tape.gradient(y, x)) == pytest.approx(4.0)
