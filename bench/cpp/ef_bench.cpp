@@ -32,12 +32,14 @@ void register_elementwise() {
 
 void register_linalg_benchmarks();    // ef_linalg_bench.cpp
 void register_autodiff_benchmarks();  // ef_autodiff_bench.cpp
+void register_fusion_benchmarks();    // ef_fusion_bench.cpp
 
 int main(int argc, char** argv) {
   ef::set_num_threads(bench::bench_threads());
   register_elementwise();
   register_linalg_benchmarks();
   register_autodiff_benchmarks();
+  register_fusion_benchmarks();
   benchmark::Initialize(&argc, argv);
   benchmark::AddCustomContext("library", "eagerflow");
   benchmark::AddCustomContext("threads", std::to_string(ef::num_threads()));

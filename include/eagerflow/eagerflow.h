@@ -40,6 +40,7 @@
 #include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"

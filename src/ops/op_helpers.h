@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 
 #include "backends/cpu/elementwise.h"
 #include "eagerflow/runtime/dispatch.h"
@@ -38,6 +39,21 @@ void infer_unary(const OpCall& call, OutputMetas& out) {
   out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(), call.inputs[0].shape());
 }
 
+// The block function of functor F (Note [elementwise blocks] in op_def.h), for the
+// float dtypes of Set. Left empty (not fusible) for bool outputs, functors that read
+// attrs (a fused program carries no per-instruction attrs), and integer dtypes (whose
+// division and pow kernels check their operands before running the functor).
+template <class F, DTypeSet Set, int Arity, bool BoolOutput, bool Expensive>
+ElementwiseBlock elementwise_block_of() {
+  constexpr DTypeSet fusible = Set & cpu::kFloatTypes;
+  if constexpr (BoolOutput || fusible == 0 || std::is_constructible_v<F, const Attrs&>) {
+    return {};
+  } else {
+    return {cpu::elementwise_block<F, fusible, Arity>, Arity, fusible,
+            Expensive ? cpu::kExpensiveElementNs : cpu::kCheapElementNs};
+  }
+}
+
 // OpDef of a binary elementwise op computed by functor F on the dtypes in Set.
 template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
 OpDef binary_op(std::string_view name) {
@@ -46,6 +62,7 @@ OpDef binary_op(std::string_view name) {
   def.infer = infer_binary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::binary_kernel<F, Set, Expensive>;
   def.traits.elementwise = true;
+  def.elementwise_block = elementwise_block_of<F, Set, 2, BoolOutput, Expensive>();
   return def;
 }
 
@@ -58,6 +75,7 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   def.infer = infer_unary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::unary_kernel<F, Set, Expensive>;
   def.traits.elementwise = true;
+  def.elementwise_block = elementwise_block_of<F, Set, 1, BoolOutput, Expensive>();
   return def;
 }
 

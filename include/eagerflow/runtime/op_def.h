@@ -125,6 +125,22 @@ struct OpTraits {
   bool stateful = false;
 };
 
+// Note [elementwise blocks]: an elementwise op computed by one scalar functor also
+// exposes that functor as a block function, which computes the op over n contiguous
+// elements of one dtype into `out`; each input is either n contiguous elements or, where
+// in_is_scalar says so, a single element broadcast to all n. fused_elementwise
+// (src/ops/math/fused_elementwise.cpp) chains block functions over cache-sized blocks,
+// so a fused chain runs the very same code as the ops called one by one. The builders
+// unary_op and binary_op (src/ops/op_helpers.h) fill it in from the functor.
+using ElementwiseBlockFn = void (*)(DType dtype, int64_t n, void* out, std::span<const void* const> in,
+                                   std::span<const bool> in_is_scalar);
+struct ElementwiseBlock {
+  ElementwiseBlockFn fn = nullptr;  // null: the op cannot be fused
+  int arity = 0;                    // number of inputs fn reads
+  uint32_t dtypes = 0;              // bit i set: fn computes DType i (output dtype = input dtype)
+  double cost_ns = 0;               // rough time per element, for threading decisions
+};
+
 class OpDef {
  public:
   std::string_view name;
@@ -137,6 +153,8 @@ class OpDef {
   // Set instead of `gradient` for ops that have no gradient, saying why.
   std::string_view not_differentiable;
   OpTraits traits;
+  // Set for elementwise ops that fused_elementwise can run (Note [elementwise blocks]).
+  ElementwiseBlock elementwise_block;
 };
 
 // Registers `def` under its name and returns the stored definition, whose address is

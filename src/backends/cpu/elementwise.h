@@ -4,6 +4,7 @@
 // Functors that need attrs take them in a constructor: explicit SomeFn(const Attrs&).
 #pragma once
 
+#include <span>
 #include <type_traits>
 
 #include "backends/cpu/strided_loop.h"
@@ -138,6 +139,27 @@ void binary_kernel(const OpCall& call, std::span<Tensor> outputs) {
     using T = typename decltype(tag)::type;
     run_binary<F, T>(f, call.inputs[0], call.inputs[1], outputs[0],
                      Expensive ? kExpensiveElementNs : kCheapElementNs);
+  });
+}
+
+// Block function (Note [elementwise blocks] in op_def.h) of the elementwise op computed
+// by functor F with Arity inputs, for the dtypes in Set. It calls the same row loops as
+// the kernels above, so a fused chain computes bit for bit what the ops compute alone.
+template <class F, DTypeSet Set, int Arity>
+void elementwise_block(DType dtype, int64_t n, void* out, std::span<const void* const> in,
+                       std::span<const bool> in_is_scalar) {
+  static_assert(Arity == 1 || Arity == 2);
+  const F f{};
+  dispatch_in<Set>(dtype, "elementwise block", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = static_cast<T*>(out);
+    const T* a = static_cast<const T*>(in[0]);
+    const int64_t sa = in_is_scalar[0] ? 0 : 1;
+    if constexpr (Arity == 1) {
+      unary_row(f, n, dst, a, sa);
+    } else {
+      binary_row(f, n, dst, a, sa, static_cast<const T*>(in[1]), in_is_scalar[1] ? 0 : 1);
+    }
   });
 }
 
