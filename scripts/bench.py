@@ -8,7 +8,8 @@ runs `repetitions` times and the median is reported. bench/python/bench_python.p
 Python-level cases (eagerflow's package against PyTorch's Python API, in one process),
 bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder, and
 bench/python/bench_training.py the seconds per epoch and peak memory of the Fashion-MNIST
-examples' training loop.
+examples' training loop, and bench/python/bench_function.py traced functions against eager
+code (an elementwise chain, the L-BFGS two-loop recursion).
 """
 import argparse
 import json
@@ -27,6 +28,10 @@ FAMILIES = {
     "lbfgs": ("s/iter", None),  # bench/python/bench_lbfgs.py: seconds per L-BFGS iteration
     "epoch": ("s/epoch", None),  # bench/python/bench_training.py: Fashion-MNIST examples
     "peak_rss": ("MB", None),  # bench/python/bench_training.py: peak resident set growth (bytes)
+    # bench/python/bench_function.py: ef.function (or our eager code) against PyTorch eager
+    "chain": ("us/call", None),
+    "two_loop": ("us/call", None),
+    "copy": ("us/call", None),
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
@@ -42,7 +47,8 @@ def run_python(args):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(package))
     results = {}
     for path in (script, script.replace("bench_python.py", "bench_lbfgs.py"),
-                 script.replace("bench_python.py", "bench_training.py")):
+                 script.replace("bench_python.py", "bench_training.py"),
+                 script.replace("bench_python.py", "bench_function.py")):
         out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
                              stdout=subprocess.PIPE, text=True, env=env).stdout
         results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})

@@ -25,6 +25,7 @@
 #include "eagerflow/nn/metrics.h"
 #include "eagerflow/nn/module.h"
 #include "eagerflow/nn/sequential.h"
+#include "eagerflow/graph/control_flow.h"
 #include "eagerflow/graph/function.h"
 #include "eagerflow/graph/gradients.h"
 #include "eagerflow/graph/graph.h"

@@ -1,4 +1,4 @@
-"""eagerflow: eager execution, gradient tapes, and (soon) graphs — over a C++ runtime.
+"""eagerflow: eager execution, gradient tapes, graphs and traced functions — over a C++ runtime.
 
     import eagerflow as ef
     x = ef.constant([[2.]])
@@ -34,6 +34,11 @@ from eagerflow._core import (  # noqa: F401
     clip_by_global_norm, clip_by_norm,
 )
 from eagerflow._shape import TensorShape
+from eagerflow.control_flow import cond, while_loop  # noqa: F401
+from eagerflow.function import ConcreteFunction, Function, TensorSpec, function  # noqa: F401
+from eagerflow.graph import (  # noqa: F401
+    Graph, Operation, Session, get_default_graph, global_variables_initializer, gradients, placeholder,
+)
 from eagerflow.autodiff import (  # noqa: F401
     GradientTape, UnconnectedGradients, custom_gradient, grad, gradients_function,
     implicit_gradients, implicit_value_and_gradients, stop_gradient, value_and_gradients_function,

@@ -149,9 +149,7 @@ void bind_array_ops(py::module_& m) {
   m.def(
       "shape",
       [](TensorArg x, DTypeArg out_type, py::handle) {
-        std::vector<int64_t> dims(x.value.shape().dims().begin(), x.value.shape().dims().end());
-        return ef::cast(ef::constant(dims, ef::Shape{static_cast<int64_t>(dims.size())}),
-                        out_type.value.value_or(ef::DType::Int32), kPython);
+        return ef::shape(x, out_type.value.value_or(ef::DType::Int32), kPython);
       },
       "input"_a, "out_type"_a = py::none(), "name"_a = py::none());
   m.def("rank", [](TensorArg x, py::handle) { return ef::constant(static_cast<int32_t>(x.value.rank())); },
@@ -159,7 +157,7 @@ void bind_array_ops(py::module_& m) {
   m.def(
       "size",
       [](TensorArg x, DTypeArg out_type, py::handle) {
-        return ef::cast(ef::constant(x.value.num_elements()), out_type.value.value_or(ef::DType::Int32), kPython);
+        return ef::size(x, out_type.value.value_or(ef::DType::Int32), kPython);
       },
       "input"_a, "out_type"_a = py::none(), "name"_a = py::none());
 }

@@ -103,6 +103,12 @@ std::vector<ef::Tensor> tensor_args(const py::args& args) {
   return out;
 }
 
+// An assignment returns the variable, as in TensorFlow 2; while a graph is built, the
+// symbolic new value, which runs the assignment when fetched (TensorFlow 1's assign op).
+py::object assigned(const ef::Variable& v, const ef::Tensor& value) {
+  return value.is_symbolic() ? py::cast(value) : py::cast(v);
+}
+
 py::list pairs_of(const ef::VariableGradients& grads) {
   py::list out;
   for (const auto& [g, v] : grads) out.append(py::make_tuple(g.defined() ? py::cast(g) : py::none(), v));
@@ -120,19 +126,21 @@ void bind_autodiff(py::module_& m) {
            "initial_value"_a, "trainable"_a = true, "name"_a = py::none(), "dtype"_a = py::none())
       .def("value", &ef::Variable::value)
       .def("read_value", &ef::Variable::value)
-      .def("assign", [](ef::Variable& v, TensorArg x, py::handle) { v.assign(x, kPython); return v; },
+      .def("assign", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign(x, kPython)); },
            "value"_a, "read_value"_a = true)
-      .def("assign_add", [](ef::Variable& v, TensorArg x, py::handle) { v.assign_add(x, kPython); return v; },
+      .def("assign_add", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_add(x, kPython)); },
            "delta"_a, "read_value"_a = true)
-      .def("assign_sub", [](ef::Variable& v, TensorArg x, py::handle) { v.assign_sub(x, kPython); return v; },
+      .def("assign_sub", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_sub(x, kPython)); },
            "delta"_a, "read_value"_a = true)
       .def_property_readonly("name", &ef::Variable::name)
       .def_property_readonly("trainable", &ef::Variable::trainable)
       .def_property_readonly("dtype", &ef::Variable::dtype)
       .def("numpy", [](const ef::Variable& v) { return to_numpy(v.value()); })
       .def("__repr__", [](const ef::Variable& v) {
-        return "<ef.Variable '" + v.name() + "' shape=" + v.shape().to_string() + " dtype=" +
-               std::string(ef::name(v.dtype())) + ", numpy=" + std::string(py::repr(to_numpy(v.value()))) + ">";
+        const std::string head =
+            "<ef.Variable '" + v.name() + "' shape=" + v.shape().to_string() + " dtype=" + std::string(ef::name(v.dtype()));
+        if (!v.initialized() || ef::Context::current().builder) return head + ">";
+        return head + ", numpy=" + std::string(py::repr(to_numpy(v.value()))) + ">";
       });
 
   py::class_<ef::GradientTape>(m, "_GradientTape")

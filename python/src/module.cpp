@@ -75,4 +75,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_nn(m);
   efpy::bind_data(m);
   efpy::bind_io(m);
+  efpy::bind_graph(m);
 }

@@ -37,11 +37,13 @@ struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionStat
 
   std::mutex gradient_mutex;
   std::unique_ptr<TraceGradient> gradient;
+  std::exception_ptr gradient_error;  // why the gradient could not be built, if so
   // The forward part optimized for plain calls (Note [optimized copies]), made once.
   std::once_flag optimize_once;
   std::unique_ptr<const OptimizedGraph> optimized;
 
   const TraceGradient& gradient_graph();
+  void build_gradient();
   const OptimizedGraph& optimized_graph();
   std::vector<Tensor> call(const std::vector<Tensor>& args);
 };
@@ -62,6 +64,17 @@ std::vector<Feed> input_feeds(const ConcreteFunctionState& f, const std::vector<
 const TraceGradient& ConcreteFunctionState::gradient_graph() {
   std::lock_guard<std::mutex> lock(gradient_mutex);
   if (gradient) return *gradient;
+  if (gradient_error) std::rethrow_exception(gradient_error);
+  try {
+    build_gradient();
+  } catch (...) {
+    gradient_error = std::current_exception();
+    throw;
+  }
+  return *gradient;
+}
+
+void ConcreteFunctionState::build_gradient() {
   auto tg = std::make_unique<TraceGradient>();
   std::vector<Tensor> ys, sources, seeds;
   for (const ValueRef& r : outputs) {
@@ -122,7 +135,6 @@ const TraceGradient& ConcreteFunctionState::gradient_graph() {
         }
       }
   gradient = std::move(tg);
-  return *gradient;
 }
 
 const OptimizedGraph& ConcreteFunctionState::optimized_graph() {
@@ -144,8 +156,25 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
     return execute(*o.graph, o.outputs, o.targets, feeds, name);
   }
 
-  // A recording tape sees the call as one op (Note [function tracing]).
-  const TraceGradient& tg = gradient_graph();
+  // A recording tape sees the call as one op (Note [function tracing]). When the trace
+  // has no gradient (a while_loop inside), the call still runs; asking for the gradient
+  // reports why.
+  const TraceGradient* built = nullptr;
+  try {
+    built = &gradient_graph();
+  } catch (const Error&) {
+    std::vector<Tensor> results;
+    {
+      RecordingPaused one_entry;
+      results = execute(*graph, outputs, stateful, input_feeds(*this, args), name);
+    }
+    for (Tensor& r : results) r = stop_gradient(r);
+    auto rethrow = std::make_shared<const CustomGradientFn>(
+        [error = gradient_error](std::span<const Tensor>) -> std::vector<Tensor> { std::rethrow_exception(error); });
+    record_custom_gradient(args, results, std::move(rethrow));
+    return results;
+  }
+  const TraceGradient& tg = *built;
   std::vector<Tensor> recorded_inputs = args;
   for (const Variable& v : tg.variables) recorded_inputs.push_back(v.value());  // tapes watch the reads
   std::vector<ValueRef> fetches = outputs;

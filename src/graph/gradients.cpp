@@ -37,10 +37,16 @@ std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>
     std::vector<detail::TapeEntry> entries;
     for (size_t i = 0; i < g->nodes.size(); ++i) {
       const detail::Node& n = g->nodes[i];
-      if (n.kind != detail::NodeKind::kOp || !n.op->not_differentiable.empty()) continue;
+      const bool differentiable_op = n.kind == detail::NodeKind::kOp && n.op->not_differentiable.empty();
+      const bool control = n.kind == detail::NodeKind::kCond || n.kind == detail::NodeKind::kWhile;
+      if (!differentiable_op && !control) continue;
       detail::TapeEntry e;
-      e.op = n.op;
-      if (n.attrs.size()) e.attrs = std::make_shared<const Attrs>(n.attrs);
+      if (control) {
+        e.custom_gradient = detail::control_flow_gradient(g, static_cast<int>(i));
+      } else {
+        e.op = n.op;
+        if (n.attrs.size()) e.attrs = std::make_shared<const Attrs>(n.attrs);
+      }
       for (const detail::ValueRef& in : n.inputs) e.inputs.push_back(g->output(in));
       for (size_t k = 0; k < n.outputs.size(); ++k) e.outputs.push_back(g->output({static_cast<int>(i), static_cast<int>(k)}));
       entries.push_back(std::move(e));

@@ -53,10 +53,22 @@ ValueRef GraphState::value_of(const Tensor& t, std::string_view op) {
     return {it->second, 0};
   }
   const GraphValue* v = graph_value(t);
-  if (!v || v->graph.get() != this)
+  if (v && v->graph.get() == this) return v->ref;
+  bool enclosing = false;
+  for (const GraphState* p = parent.get(); v && p && !enclosing; p = p->parent.get()) enclosing = v->graph.get() == p;
+  if (!enclosing)
     fail(op, ": input (dtype ", t.dtype(), ", shape ", t.shape(), ") is a symbolic tensor of ",
          v ? "another graph" : "no graph", "; tensors of one graph cannot be used while building another");
-  return v->ref;
+  // A tensor of an enclosing graph (Note [control flow sub-graphs]): captured once.
+  for (size_t i = 0; i < captures.size(); ++i)
+    if (graph_value(captures[i])->graph == v->graph && graph_value(captures[i])->ref == v->ref) return capture_refs[i];
+  Node p;
+  p.kind = NodeKind::kPlaceholder;
+  p.outputs.push_back({t.dtype(), t.shape()});
+  const int index = add_node(std::move(p), "capture");
+  captures.push_back(t);
+  capture_refs.push_back({index, 0});
+  return capture_refs.back();
 }
 
 std::string meta_string(const TensorMeta& meta) {
@@ -177,6 +189,7 @@ Graph::Scope::Scope(Graph& graph)
     : builder_(detail::make_graph_builder(graph.state())), scope_(builder_.get()), saved_(detail::current_graph_slot()) {
   detail::current_graph_slot() = graph.state().get();
 }
+
 
 Graph::Scope::~Scope() { detail::current_graph_slot() = saved_; }
 

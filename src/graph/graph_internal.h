@@ -3,7 +3,9 @@
 // Note [graph values] in include/eagerflow/graph/graph.h.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +30,25 @@ enum class NodeKind {
   kReadVariable,    // the variable's value when the node runs
   kAssignVariable,  // variable = inputs[0] (or += / -=); outputs the new value
   kGroup,           // no value: runs its control inputs (the initializer)
+  kCond,            // inputs: pred, then the captures of both branches (control)
+  kWhile,           // inputs: loop variables, then the captures of condition and body
+};
+
+struct GraphState;
+
+// A branch or loop body traced into its own graph (Note [control flow sub-graphs]).
+struct SubGraph {
+  std::shared_ptr<GraphState> graph;
+  std::vector<ValueRef> args;     // placeholders of the explicit arguments (loop variables)
+  std::vector<ValueRef> outputs;
+  std::vector<int> stateful;      // run whenever the sub-graph runs
+};
+
+// cond: first = true branch, second = false branch. while_loop: first = condition,
+// second = body.
+struct ControlFlow {
+  SubGraph first, second;
+  int64_t maximum_iterations = -1;
 };
 
 struct Node {
@@ -45,6 +66,7 @@ struct Node {
   Tensor value;                     // kConstant
   std::shared_ptr<Variable> variable;  // kReadVariable, kAssignVariable
   AssignKind assign_kind = AssignKind::kAssign;
+  std::shared_ptr<const ControlFlow> control;  // kCond, kWhile
 
   bool stateful() const { return kind == NodeKind::kAssignVariable || (op && op->traits.stateful); }
 };
@@ -70,6 +92,11 @@ struct GraphState : std::enable_shared_from_this<GraphState> {
   std::unordered_map<std::string, int> name_counts;
   // Set while tracing a function: variables must then be created with eager values.
   bool is_function = false;
+  // A sub-graph's enclosing graph; tensors of enclosing graphs used here are captured:
+  // each becomes a placeholder here (capture_refs) fed with the outer value (captures).
+  std::shared_ptr<GraphState> parent;
+  std::vector<Tensor> captures;
+  std::vector<ValueRef> capture_refs;
 
   // Appends `node`, naming it uniquely after `base` ("add", "add_1", ...) and giving its
   // outputs tape identities. Returns its index.
@@ -92,21 +119,47 @@ std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph)
 // The graph placeholders and the initializer go to on this thread (null: none).
 GraphState*& current_graph_slot();
 
+// Makes `graph` the one placeholders, control flow and the initializer go to on this
+// thread, for the scope's lifetime.
+class CurrentGraphScope {
+ public:
+  explicit CurrentGraphScope(GraphState* graph) : saved_(current_graph_slot()) { current_graph_slot() = graph; }
+  ~CurrentGraphScope() { current_graph_slot() = saved_; }
+  CurrentGraphScope(const CurrentGraphScope&) = delete;
+  CurrentGraphScope& operator=(const CurrentGraphScope&) = delete;
+
+ private:
+  GraphState* saved_;
+};
+
 // Runs `body` with `graph` as this thread's builder and tapes paused: what it calls
 // adds nodes to the graph.
 template <class F>
 auto building(const std::shared_ptr<GraphState>& graph, F&& body) {
   std::unique_ptr<OpBuilder> builder = make_graph_builder(graph);
   BuildScope scope(builder.get());
+  CurrentGraphScope current(graph.get());
   RecordingPaused no_tape;
   return body();
 }
+
+// Runs a sub-graph on eager values of its arguments and captures.
+std::vector<Tensor> run_subgraph(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures,
+                                 std::string_view who);
+// Adds a sub-graph's computation to the graph being built (or runs it eagerly), with
+// `args` and `captures` standing for its placeholders; returns its outputs.
+std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures);
 
 // Adds to `graph` the nodes computing d(ys · grad_ys)/d(sources) (gradients() without
 // its argument checks; grad_ys may be empty or hold undefined tensors for ones).
 std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph, const std::vector<Tensor>& ys,
                                        const std::vector<Tensor>& sources, const std::vector<Tensor>& grad_ys,
                                        UnconnectedGradients unconnected);
+
+// The gradient of a cond (a cond of its branches' gradients) or while_loop node of
+// `graph`, for backprop: takes the outputs' gradients, returns one per input.
+std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
+    const std::shared_ptr<GraphState>& graph, int node);
 
 // "float32[?, 2]" for listings and errors.
 std::string meta_string(const TensorMeta& meta);

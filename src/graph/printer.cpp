@@ -33,17 +33,32 @@ std::string describe(const detail::Node& n) {
     case detail::NodeKind::kReadVariable: return "read_variable '" + n.variable->name() + "'";
     case detail::NodeKind::kAssignVariable: return "assign_variable '" + n.variable->name() + "'";
     case detail::NodeKind::kGroup: return "group";
+    case detail::NodeKind::kCond: return "cond";
+    case detail::NodeKind::kWhile: return "while";
   }
   return "?";
 }
 
 }  // namespace
 
-std::string Graph::to_string() const {
-  const detail::GraphState& g = *state_;
-  std::ostringstream os;
+namespace {
+
+void print(const detail::GraphState& g, std::ostringstream& os, const std::string& indent);
+
+void print_sub(const char* title, const detail::SubGraph& sub, std::ostringstream& os, const std::string& indent) {
+  const detail::GraphState& g = *sub.graph;
+  os << indent << "  " << title << " (";
+  for (size_t i = 0; i < sub.args.size(); ++i) os << (i ? ", " : "") << ref_string(g, sub.args[i]);
+  os << ") -> (";
+  for (size_t i = 0; i < sub.outputs.size(); ++i) os << (i ? ", " : "") << ref_string(g, sub.outputs[i]);
+  os << ") {\n";
+  print(g, os, indent + "    ");
+  os << indent << "  }\n";
+}
+
+void print(const detail::GraphState& g, std::ostringstream& os, const std::string& indent) {
   for (const detail::Node& n : g.nodes) {
-    os << "%" << n.name;
+    os << indent << "%" << n.name;
     for (size_t k = 0; k < n.outputs.size(); ++k) os << (k ? ", " : " : ") << detail::meta_string(n.outputs[k]);
     os << " = " << describe(n) << "(";
     for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << ref_string(g, n.inputs[i]);
@@ -53,7 +68,21 @@ std::string Graph::to_string() const {
       for (size_t i = 0; i < n.control_inputs.size(); ++i) os << (i ? ", " : "") << "%" << g.node(n.control_inputs[i]).name;
     }
     os << "\n";
+    if (n.kind == detail::NodeKind::kCond) {
+      print_sub("true branch", n.control->first, os, indent);
+      print_sub("false branch", n.control->second, os, indent);
+    } else if (n.kind == detail::NodeKind::kWhile) {
+      print_sub("condition", n.control->first, os, indent);
+      print_sub("body", n.control->second, os, indent);
+    }
   }
+}
+
+}  // namespace
+
+std::string Graph::to_string() const {
+  std::ostringstream os;
+  print(*state_, os, "");
   return os.str();
 }
 

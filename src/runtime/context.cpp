@@ -4,6 +4,11 @@
 
 namespace ef {
 
+Context& Context::current() {
+  thread_local Context context;
+  return context;
+}
+
 Tensor OpBuilder::read_variable(const Variable& variable) { return symbolic_tensor(variable.dtype(), variable.shape()); }
 
 Tensor OpBuilder::assign_variable(const Variable& variable, const Tensor&, AssignKind) {

@@ -119,6 +119,13 @@ Tensor one_hot(const Tensor& indices, int64_t depth, const TensorOrScalar& on_va
                const TensorOrScalar& off_value = 0, int64_t axis = -1, DType dtype = DType::Float32,
                CallSite where = CallSite::current());
 
+// ---- Sizes ----
+// x's dimensions as a 1-D tensor of out_type (int32 or int64; tf.shape). In a graph
+// this is computed when it runs, so unknown dimensions get the fed value's sizes.
+Tensor shape(const Tensor& x, DType out_type = DType::Int32, CallSite where = CallSite::current());
+// x's number of elements as a scalar of out_type (tf.size).
+Tensor size(const Tensor& x, DType out_type = DType::Int32, CallSite where = CallSite::current());
+
 // ---- Sorting ----
 
 struct TopKResult {

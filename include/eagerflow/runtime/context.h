@@ -52,10 +52,10 @@ struct Context {
   OpRecorder* recorder = nullptr;  // non-null: op calls are recorded
   Device device = kCPU;            // where creation ops place new tensors
 
-  static Context& current() {
-    thread_local Context context;
-    return context;
-  }
+  // This thread's context. Defined in the library, not inline: an inline function's
+  // thread_local would be a separate copy in each shared object that hides its
+  // symbols (the Python extension does), so a scope set there would not be seen here.
+  static Context& current();
 };
 
 // No gradient tape of this thread records or watches anything for the lifetime of the

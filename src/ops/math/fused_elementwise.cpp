@@ -11,6 +11,7 @@
 #include <new>
 
 #include "backends/cpu/elementwise.h"
+#include "backends/cpu/stream_copy.h"
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
@@ -111,10 +112,18 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   for (size_t j = 0; j < outputs.size(); ++j)
     out_data[j] = static_cast<std::byte*>(outputs[j].impl()->storage->data()) + outputs[j].impl()->offset * item;
 
+  // Outputs too large for the cache are computed into scratch buffers (one per output,
+  // after the intermediates') and streamed out (backends/cpu/stream_copy.h).
+  const bool stream = checked_mul(n * item, static_cast<int64_t>(outputs.size()), call.op.name) >=
+                      cpu::kStreamingStoreBytes;
+  const int64_t num_slots = plan.num_slots + (stream ? static_cast<int64_t>(outputs.size()) : 0);
   const int64_t block = kBlockBytes / item;
   const int64_t blocks = (n + block - 1) / block;
   parallel_for(blocks, plan.cost_ns * static_cast<double>(block), [&](int64_t first, int64_t last) {
-    std::byte* slots = scratch(static_cast<size_t>(plan.num_slots * kBlockBytes));
+    std::byte* slots = scratch(static_cast<size_t>(num_slots * kBlockBytes));
+    auto out_at = [&](int output, int64_t start) {
+      return stream ? slots + (plan.num_slots + output) * kBlockBytes : out_data[output] + start * item;
+    };
     std::vector<const std::byte*> at(num_values);  // value pointers within the current block
     for (int64_t b = first; b < last; ++b) {
       const int64_t start = b * block, len = std::min(block, n - start);
@@ -122,7 +131,7 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         const FusedStep& step = plan.steps[k];
         const int64_t v = plan.num_inputs + static_cast<int64_t>(k);
-        std::byte* dst = step.output >= 0 ? out_data[step.output] + start * item : slots + step.slot * kBlockBytes;
+        std::byte* dst = step.output >= 0 ? out_at(step.output, start) : slots + step.slot * kBlockBytes;
         // A step of single elements runs on one element, as the op would on its own.
         const void* in[2] = {at[step.operands[0]], at[step.operands[1]]};
         const bool in_single[2] = {!single[v] && single[step.operands[0]], !single[v] && single[step.operands[1]]};
@@ -133,8 +142,12 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
         at[v] = dst;
       }
       for (auto [to, from] : plan.copies)
-        std::memcpy(out_data[to] + start * item, out_data[from] + start * item, len * item);
+        std::memcpy(out_at(to, start), out_at(from, start), len * item);
+      if (stream)
+        for (size_t j = 0; j < outputs.size(); ++j)
+          cpu::stream_copy(out_data[j] + start * item, out_at(static_cast<int>(j), start), len * item);
     }
+    if (stream) cpu::stream_fence();
   });
 }
 

@@ -43,8 +43,16 @@ TEST(Graph, PartialShapesAndErrors) {
     EXPECT_ERROR(static_cast<void>(static_cast<bool>(s)), FailedPreconditionError, "cond");
   }
 
+  Tensor dims;
+  {
+    Graph::Scope scope(g);
+    dims = shape(x, DType::Int64);  // computed when the graph runs: the fed sizes
+  }
   Session sess(g);
   expect_values(sess.run(s, {{x, ones({4, 3})}}), {6, 6, 6, 6});
+  EXPECT_EQ(sess.run(dims, {{x, ones({5, 3})}}).to_vector<int64_t>(), (std::vector<int64_t>{5, 3}));
+  EXPECT_EQ(size(ones({2, 3})).item<int>(), 6);
+  EXPECT_ERROR(shape(ones({2}), DType::Float32), InvalidArgumentError, "shape", "out_type");
   EXPECT_EQ(sess.run(y, {{x, ones({1, 3})}}).shape(), (Shape{1, 2}));
   // Feeds that contradict the placeholder fail at run time, naming it.
   EXPECT_ERROR(sess.run(s, {{x, ones({4, 2})}}), InvalidArgumentError, "'x'", "float32[?, 3]", "[4, 2]");

@@ -220,6 +220,14 @@ TEST(FusedElementwise, SeveralOutputsDuplicatesAndDeadResults) {
   EXPECT_EQ(decoded.instructions[3].operands, (std::vector<int64_t>{q, q}));
 }
 
+TEST(FusedElementwise, LargeOutputsStreamedPastTheCache) {
+  // Over 16 MiB of outputs are computed into scratch and written with streaming stores.
+  FusedProgram p = random_chain(8, 2, 21);
+  p.outputs.push_back(p.outputs[0]);  // a repeated output is copied, then streamed too
+  const int64_t n = (int64_t{8} << 20) / 4 + 1003;
+  expect_matches_unfused(p, {values_in({n}, DType::Float32, 1), values_in({}, DType::Float32, 2)}, "streamed");
+}
+
 TEST(FusedElementwise, ManyProgramsInTurn) {
   // More programs than the per-thread plan cache holds, run in turn twice.
   std::vector<FusedProgram> programs;

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""ef.function against eager code (ours and PyTorch's), in one process:
+
+- chain/N: an 8-op elementwise chain over N float32 values,
+    y = tanh(x * 1.5 + 0.5) * sigmoid(x) - exp(-(x * x)) * 0.25
+  (multiply, add, tanh, sigmoid, multiply, multiply, negative/exp, multiply-subtract),
+- two_loop/100: the L-BFGS two-loop recursion with history 100 on vectors of 153,664
+  floats (the seed benchmark's parameter count), as torch.optim.LBFGS computes it.
+
+Prints JSON {case: {"eagerflow": s, "pytorch": s}}: for "CASE/function" eagerflow is the
+traced function's median time, for "CASE/eager" our eager time; PyTorch is eager in both.
+The reference of the issue is one read-and-write pass over N floats (reported as
+"copy/N" with NumPy's copy as eagerflow's number and PyTorch's clone).
+"""
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+import torch
+
+import eagerflow as ef
+
+
+def median_time(fn, repetitions, inner=5):
+    fn()  # warm up (and trace)
+    times = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - start) / inner)
+    return statistics.median(times)
+
+
+def chain_ef(x):
+    return ef.tanh(x * 1.5 + 0.5) * ef.sigmoid(x) - ef.exp(-(x * x)) * 0.25
+
+
+def chain_torch(x):
+    return torch.tanh(x * 1.5 + 0.5) * torch.sigmoid(x) - torch.exp(-(x * x)) * 0.25
+
+
+def two_loop(lib, g, old_dirs, old_stps, ro, h_diag):
+    """torch.optim.LBFGS's direction computation (d = -H g), for `lib` in (ef, torch)."""
+    dot = (lambda a, b: ef.reduce_sum(a * b)) if lib is ef else (lambda a, b: a.dot(b))
+    num_old = len(old_dirs)
+    al = [None] * num_old
+    q = -g
+    for i in range(num_old - 1, -1, -1):
+        al[i] = dot(old_stps[i], q) * ro[i]
+        q = q - al[i] * old_dirs[i]
+    d = q * h_diag
+    for i in range(num_old):
+        be_i = dot(old_dirs[i], d) * ro[i]
+        d = d + old_stps[i] * (al[i] - be_i)
+    return d
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repetitions", type=int, default=5)
+    args = parser.parse_args()
+    results = {}
+    rng = np.random.default_rng(0)
+
+    for n in (10 ** 6, 10 ** 7):
+        x_np = rng.standard_normal(n).astype(np.float32)
+        x_ef, x_torch = ef.constant(x_np), torch.from_numpy(x_np)
+        traced = ef.function(chain_ef)
+        torch_time = median_time(lambda: chain_torch(x_torch), args.repetitions)
+        results[f"chain/function/{n:.0e}"] = {
+            "eagerflow": median_time(lambda: traced(x_ef), args.repetitions), "pytorch": torch_time}
+        results[f"chain/eager/{n:.0e}"] = {
+            "eagerflow": median_time(lambda: chain_ef(x_ef), args.repetitions), "pytorch": torch_time}
+        results[f"copy/{n:.0e}"] = {
+            "eagerflow": median_time(lambda: x_np.copy(), args.repetitions),
+            "pytorch": median_time(lambda: x_torch.clone(), args.repetitions)}
+
+    size, history = 153664, 100
+    vecs = [rng.standard_normal(size).astype(np.float32) for _ in range(2 * history + 1)]
+    ro_np = [float(1.0 / (1.0 + i)) for i in range(history)]
+    g_ef = ef.constant(vecs[0])
+    dirs_ef = [ef.constant(v) for v in vecs[1:history + 1]]
+    stps_ef = [ef.constant(v) for v in vecs[history + 1:]]
+    ro_ef = [ef.constant(r, dtype=ef.float32) for r in ro_np]
+    g_t = torch.from_numpy(vecs[0])
+    dirs_t = [torch.from_numpy(v) for v in vecs[1:history + 1]]
+    stps_t = [torch.from_numpy(v) for v in vecs[history + 1:]]
+    ro_t = [torch.tensor(r) for r in ro_np]
+    traced_two_loop = ef.function(lambda g, dirs, stps, ro: two_loop(ef, g, dirs, stps, ro, 1.0))
+    torch_time = median_time(lambda: two_loop(torch, g_t, dirs_t, stps_t, ro_t, 1.0), args.repetitions)
+    results[f"two_loop/function/{history}"] = {
+        "eagerflow": median_time(lambda: traced_two_loop(g_ef, dirs_ef, stps_ef, ro_ef), args.repetitions),
+        "pytorch": torch_time}
+    results[f"two_loop/eager/{history}"] = {
+        "eagerflow": median_time(lambda: two_loop(ef, g_ef, dirs_ef, stps_ef, ro_ef, 1.0), args.repetitions),
+        "pytorch": torch_time}
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""ef.function: trace a Python function into a graph once per input signature.
+
+    @ef.function
+    def step(x, y):
+        return ef.tanh(x * y + 1.0)
+
+    step(a, b)                      # first call with these dtypes/shapes: traces
+    step.experimental_get_tracing_count()
+
+Tensor arguments (ef.Tensor, NumPy arrays) are traced as symbolic tensors; the values
+of other arguments (numbers, strings, tuples of them) and the identity of Variables
+are part of the signature, so a different value traces again. With
+`input_signature=[ef.TensorSpec(shape=(None, 2), dtype=ef.float32)]` every compatible
+call shares one trace. Variables used inside are read and assigned on every call;
+Python side effects (print) happen only while tracing. A recording GradientTape
+differentiates through a call. See Note [function tracing] in the C++ header
+eagerflow/graph/function.h.
+"""
+import functools
+
+import numpy as np
+
+from eagerflow import _core
+
+
+class TensorSpec:
+    """The dtype and shape (None for an unknown dimension) of a tensor argument."""
+
+    def __init__(self, shape, dtype=_core.float32, name=None):
+        self.shape = tuple(shape) if shape is not None else ()
+        self.dtype = _core.as_dtype(dtype)
+        self.name = name
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r}, name={self.name!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
+            other.shape, other.dtype, other.name)
+
+    def __hash__(self):
+        return hash((self.shape, str(self.dtype), self.name))
+
+
+def _split(value, tensors, key):
+    """Replaces tensors in a nested argument by their index in `tensors`; describes the
+    rest in `key` (part of the signature)."""
+    if isinstance(value, (_core.Tensor, np.ndarray)):
+        tensors.append(value if isinstance(value, _core.Tensor) else _core.constant(value))
+        key.append("T")
+        return _Slot(len(tensors) - 1)
+    if isinstance(value, _core.Variable):
+        key.append(f"V{id(value)}")
+        return value
+    if isinstance(value, (list, tuple)):
+        key.append(f"{type(value).__name__}{len(value)}(")
+        out = type(value)(_split(v, tensors, key) for v in value)
+        key.append(")")
+        return out
+    if isinstance(value, dict):
+        key.append("dict(")
+        out = {}
+        for k in sorted(value, key=repr):
+            key.append(repr(k) + ":")
+            out[k] = _split(value[k], tensors, key)
+        key.append(")")
+        return out
+    key.append(f"{type(value).__name__}:{value!r}")
+    return value
+
+
+class _Slot:
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _fill(value, tensors):
+    if isinstance(value, _Slot):
+        return tensors[value.index]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_fill(v, tensors) for v in value)
+    if isinstance(value, dict):
+        return {k: _fill(v, tensors) for k, v in value.items()}
+    return value
+
+
+def _flatten_outputs(result, leaves):
+    if result is None:
+        return None
+    if isinstance(result, (list, tuple)):
+        return type(result)(_flatten_outputs(r, leaves) for r in result)
+    if isinstance(result, dict):
+        return {k: _flatten_outputs(v, leaves) for k, v in result.items()}
+    if isinstance(result, _core.Variable):
+        result = result.value()
+    if not isinstance(result, _core.Tensor):
+        result = _core.convert_to_tensor(result)
+    leaves.append(result)
+    return _Slot(len(leaves) - 1)
+
+
+class Function:
+    """A Python function traced into graphs (see the module docstring)."""
+
+    def __init__(self, python_function, input_signature=None, name=None):
+        self.python_function = python_function
+        self.input_signature = list(input_signature) if input_signature is not None else None
+        self.__name__ = name or getattr(python_function, "__name__", "function")
+        self._core = _core._Function(self._untyped_body, self.__name__, self.input_signature)
+        self._structures = {}  # output structure per trace key
+        functools.update_wrapper(self, python_function)
+
+    def _untyped_body(self, symbolic):
+        raise _core.InternalError("ef.function: the untyped body is never traced directly")
+
+    def _body(self, template, key):
+        def body(symbolic):
+            args, kwargs = _fill(template, symbolic)
+            leaves = []
+            self._structures[key] = _flatten_outputs(self.python_function(*args, **kwargs), leaves)
+            return leaves
+        return body
+
+    def _trace_key(self, key, tensors):
+        return key + "|" + ";".join(f"{t.dtype}{tuple(t.shape)}" for t in tensors) \
+            if self.input_signature is None else key + "|sig"
+
+    def __call__(self, *args, **kwargs):
+        tensors, key = [], []
+        template = _split((args, kwargs), tensors, key)
+        key = "".join(key)
+        trace_key = self._trace_key(key, tensors)
+        flat = self._core.call(tensors, key, self._body(template, trace_key))
+        structure = self._structures.get(trace_key)
+        if structure is None and not flat:
+            return None
+        return _fill(structure, flat) if structure is not None else flat
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The trace for these arguments (TensorSpecs or tensors), tracing if new."""
+        tensors, key = [], []
+        specs = []
+
+        def as_placeholder_spec(value):
+            if isinstance(value, TensorSpec):
+                specs.append(value)
+                return np.zeros([d or 0 for d in value.shape], dtype=np.float32)  # stands in for a slot
+            return value
+
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(self.input_signature)
+        args = tuple(as_placeholder_spec(a) for a in args)
+        template = _split((args, kwargs), tensors, key)
+        key = "".join(key)
+        if not specs:
+            specs = [TensorSpec(tuple(t.shape), t.dtype) for t in tensors]
+        trace_key = key + "|" + ";".join(f"{s.dtype}{s.shape}" for s in specs)
+        concrete = self._core.trace(specs, key, self._body(template, trace_key))
+        return ConcreteFunction(concrete, self._structures.get(trace_key))
+
+    def experimental_get_tracing_count(self):
+        """How many times the Python function has been traced."""
+        return self._core.trace_count
+
+    @property
+    def trace_count(self):
+        return self._core.trace_count
+
+    def __get__(self, instance, owner):
+        # Decorating a method: bind `self` as a non-tensor argument (by identity).
+        if instance is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+
+class ConcreteFunction:
+    """One trace: call it with tensors of its signature; `.graph` shows the graph."""
+
+    def __init__(self, concrete, structure):
+        self._concrete = concrete
+        self._structure = structure
+
+    @property
+    def graph(self):
+        return self._concrete.graph
+
+    @property
+    def inputs(self):
+        return [TensorSpec(shape, dtype, name or None) for dtype, shape, name in self._concrete._input_signature]
+
+    @property
+    def structured_outputs(self):
+        return [TensorSpec(shape, dtype) for dtype, shape, _ in self._concrete._output_signature]
+
+    def __call__(self, *args):
+        flat = self._concrete([a if isinstance(a, _core.Tensor) else _core.convert_to_tensor(a) for a in args])
+        return _fill(self._structure, flat) if self._structure is not None else flat
+
+    def pretty_printed_graph(self):
+        return self._concrete.graph.to_string()
+
+
+def function(func=None, input_signature=None, name=None):
+    """Decorator (or function) turning `func` into a traced ef.Function."""
+    if func is None:
+        return lambda f: Function(f, input_signature=input_signature, name=name)
+    return Function(func, input_signature=input_signature, name=name)

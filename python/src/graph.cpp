@@ -1,0 +1,163 @@
+// Graph mode and function tracing: Graph (with scopes the package's context managers
+// enter and leave), Operation, placeholder, Session, gradients, Function and
+// ConcreteFunction. The Python package (eagerflow/graph.py, function.py) adds the
+// TensorFlow-style conveniences: feed dicts, nested fetches, argument structures.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <vector>
+
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+constexpr ef::CallSite kPython{};
+
+// Scopes entered from Python `with` blocks, innermost last (per thread, like the
+// context they change).
+std::vector<std::unique_ptr<ef::Graph::Scope>>& scopes() {
+  thread_local std::vector<std::unique_ptr<ef::Graph::Scope>> stack;
+  return stack;
+}
+
+std::vector<ef::TensorSpec> to_specs(py::handle specs) {
+  std::vector<ef::TensorSpec> out;
+  for (py::handle s : specs)
+    out.push_back({to_dtype(s.attr("dtype")), to_shape(s.attr("shape")),
+                   s.attr("name").is_none() ? std::string() : s.attr("name").cast<std::string>()});
+  return out;
+}
+
+py::list from_specs(const std::vector<ef::TensorSpec>& specs) {
+  py::list out;
+  for (const ef::TensorSpec& s : specs) out.append(py::make_tuple(s.dtype, shape_tuple(s.shape), s.name));
+  return out;
+}
+
+}  // namespace
+
+void bind_graph(py::module_& m) {
+  py::class_<ef::Operation>(m, "Operation")
+      .def_property_readonly("name", &ef::Operation::name)
+      .def("__repr__", [](const ef::Operation& op) { return "<ef.Operation '" + op.name() + "'>"; });
+
+  py::class_<ef::Graph>(m, "Graph")
+      .def(py::init<>())
+      .def("_push_scope", [](ef::Graph& g) { scopes().push_back(std::make_unique<ef::Graph::Scope>(g)); })
+      .def_static("_pop_scope", [] {
+        if (!scopes().empty()) scopes().pop_back();
+      })
+      .def_property_readonly("num_nodes", &ef::Graph::num_nodes)
+      .def("to_string", &ef::Graph::to_string)
+      .def("as_dot", &ef::Graph::to_dot)
+      .def("__str__", &ef::Graph::to_string)
+      .def("__repr__", [](const ef::Graph& g) { return "<ef.Graph with " + std::to_string(g.num_nodes()) + " nodes>"; })
+      .def("__eq__", [](const ef::Graph& a, const ef::Graph& b) { return a.state() == b.state(); })
+      .def("__hash__", [](const ef::Graph& g) { return reinterpret_cast<uintptr_t>(g.state().get()); })
+      .def_static("_of", &ef::Graph::of);
+
+  m.def("placeholder", [](DTypeArg dtype, py::handle shape, py::handle name) {
+        return ef::placeholder(dtype.value.value_or(ef::DType::Float32), shape.is_none() ? ef::Shape{} : to_shape(shape),
+                               name.is_none() ? std::string() : name.cast<std::string>(), kPython);
+      },
+      "dtype"_a, "shape"_a = py::none(), "name"_a = py::none());
+
+  m.def("_global_variables_initializer", [](py::handle graph) {
+    return graph.is_none() ? ef::global_variables_initializer() : ef::global_variables_initializer(graph.cast<ef::Graph>());
+  });
+
+  // Feeds arrive as (placeholder, value) pairs; values convert to the key's dtype.
+  m.def("_session_run", [](const ef::Graph& graph, const std::vector<ef::Tensor>& fetches,
+                           const std::vector<ef::Operation>& targets, py::list feeds) {
+    ef::FeedDict feed_dict;
+    ef::BuildScope eager(nullptr);  // fed values are eager, also inside a Session block
+    for (py::handle pair : feeds) {
+      ef::Tensor key = pair[py::int_(0)].cast<ef::Tensor>();
+      feed_dict.emplace_back(key, to_tensor(pair[py::int_(1)], key.dtype()));
+    }
+    ef::Session session(graph);
+    return session.run(fetches, feed_dict, targets, kPython);
+  });
+
+  m.def("_gradients", [](const std::vector<ef::Tensor>& ys, py::list xs, py::list grad_ys, bool zero_unconnected) {
+    const auto unconnected = zero_unconnected ? ef::UnconnectedGradients::Zero : ef::UnconnectedGradients::None;
+    std::vector<ef::Tensor> gys;
+    for (py::handle g : grad_ys) gys.push_back(g.is_none() ? ef::Tensor() : to_tensor(g));
+    std::vector<ef::Tensor> tensors;
+    std::vector<ef::Variable> variables;
+    for (py::handle x : xs) {
+      if (py::isinstance<ef::Variable>(x)) variables.push_back(x.cast<ef::Variable>());
+      else tensors.push_back(to_tensor(x));
+    }
+    if (!variables.empty() && !tensors.empty())
+      throw ef::InvalidArgumentError("gradients: 'xs' mixes variables and tensors; call gradients once for each");
+    std::vector<ef::Tensor> grads = variables.empty() ? ef::gradients(ys, tensors, gys, unconnected, kPython)
+                                                      : ef::gradients(ys, variables, gys, unconnected, kPython);
+    py::list out;
+    for (const ef::Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
+    return out;
+  });
+
+  // cond and while_loop over flat lists of tensors (the package handles structures).
+  m.def("_cond", [](TensorArg pred, py::function true_fn, py::function false_fn) {
+    auto branch = [](const py::function& fn) {
+      return ef::Branch([&fn] { return fn().cast<std::vector<ef::Tensor>>(); });
+    };
+    return ef::cond(pred, branch(true_fn), branch(false_fn), kPython);
+  });
+  m.def("_while_loop", [](py::function condition, py::function body, const std::vector<ef::Tensor>& loop_vars,
+                          int64_t maximum_iterations) {
+    return ef::while_loop([&](const std::vector<ef::Tensor>& v) { return to_tensor(condition(v)); },
+                          [&](const std::vector<ef::Tensor>& v) { return body(v).cast<std::vector<ef::Tensor>>(); },
+                          loop_vars, maximum_iterations, kPython);
+  });
+
+  py::class_<ef::ConcreteFunction>(m, "ConcreteFunction")
+      .def("__call__", [](const ef::ConcreteFunction& f, const std::vector<ef::Tensor>& inputs) {
+        return f(inputs, kPython);
+      })
+      .def_property_readonly("graph", &ef::ConcreteFunction::graph)
+      .def_property_readonly("name", &ef::ConcreteFunction::name)
+      .def_property_readonly("_input_signature", [](const ef::ConcreteFunction& f) { return from_specs(f.input_signature()); })
+      .def_property_readonly("_output_signature",
+                             [](const ef::ConcreteFunction& f) { return from_specs(f.output_signature()); });
+
+  // The body takes and returns flat lists of tensors; the package handles structure.
+  py::class_<ef::Function>(m, "_Function")
+      .def(py::init([](py::function body, std::string name, py::handle input_signature) {
+             auto ref = std::make_shared<PyRef>(body);
+             ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
+               py::gil_scoped_acquire gil;
+               return ref->object(xs).cast<std::vector<ef::Tensor>>();
+             };
+             std::optional<std::vector<ef::TensorSpec>> sig;
+             if (!input_signature.is_none()) sig = to_specs(input_signature);
+             return ef::Function(std::move(b), std::move(name), std::move(sig));
+           }),
+           "body"_a, "name"_a, "input_signature"_a = py::none())
+      .def("call", [](const ef::Function& f, const std::vector<ef::Tensor>& tensors, const std::string& key,
+                      py::function body) {
+        auto ref = std::make_shared<PyRef>(body);
+        ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
+          py::gil_scoped_acquire gil;
+          return ref->object(xs).cast<std::vector<ef::Tensor>>();
+        };
+        return f.call(tensors, key, b, kPython);
+      })
+      .def("trace", [](const ef::Function& f, py::handle specs, const std::string& key, py::function body) {
+        auto ref = std::make_shared<PyRef>(body);
+        ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
+          py::gil_scoped_acquire gil;
+          return ref->object(xs).cast<std::vector<ef::Tensor>>();
+        };
+        return f.trace(to_specs(specs), key, b);
+      })
+      .def_property_readonly("trace_count", &ef::Function::trace_count)
+      .def_property_readonly("name", &ef::Function::name);
+}
+
+}  // namespace efpy

@@ -1,0 +1,283 @@
+// cond and while_loop (Note [control flow sub-graphs] in control_flow.h): the eager
+// forms, tracing branches and bodies into sub-graphs, and replaying a sub-graph into
+// the graph being built (which their gradients use).
+#include "eagerflow/graph/control_flow.h"
+
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/runtime/dispatch.h"
+#include "graph/executor.h"
+
+namespace ef {
+namespace detail {
+namespace {
+
+SubGraph trace_subgraph(const std::shared_ptr<GraphState>& parent, const std::string& name,
+                        const std::vector<TensorMeta>& args,
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& body) {
+  SubGraph sub;
+  sub.graph = std::make_shared<GraphState>();
+  sub.graph->parent = parent;
+  sub.graph->is_function = true;
+  building(sub.graph, [&] {
+    std::vector<Tensor> placeholders;
+    for (const TensorMeta& meta : args) {
+      Node p;
+      p.kind = NodeKind::kPlaceholder;
+      p.outputs.push_back(meta);
+      const int index = sub.graph->add_node(std::move(p), "arg");
+      sub.args.push_back({index, 0});
+      placeholders.push_back(sub.graph->output({index, 0}));
+    }
+    const std::vector<Tensor> results = body(placeholders);
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (!results[k].defined()) fail(name, ": output ", k, " is undefined");
+      sub.outputs.push_back(sub.graph->value_of(results[k], name));
+    }
+    return 0;
+  });
+  for (size_t i = 0; i < sub.graph->nodes.size(); ++i)
+    if (sub.graph->nodes[i].stateful()) sub.stateful.push_back(static_cast<int>(i));
+  return sub;
+}
+
+const TensorMeta& output_meta(const SubGraph& sub, size_t k) {
+  const ValueRef& r = sub.outputs[k];
+  return sub.graph->node(r.node).outputs[static_cast<size_t>(r.index)];
+}
+
+void check_scalar_bool(const TensorMeta& meta, std::string_view op, std::string_view what) {
+  if (meta.dtype != DType::Bool || meta.shape.rank() != 0)
+    fail(op, ": ", what, " must be a scalar bool tensor, got ", meta_string(meta));
+}
+
+// Adds a control-flow node to the graph being built and returns its outputs.
+std::vector<Tensor> add_control_node(NodeKind kind, std::shared_ptr<const ControlFlow> control,
+                                     std::vector<Tensor> leading_inputs, std::vector<TensorMeta> outputs,
+                                     const std::string& name) {
+  GraphState* g = current_graph_slot();
+  Node n;
+  n.kind = kind;
+  for (const Tensor& t : leading_inputs) n.inputs.push_back(g->value_of(t, name));
+  for (const SubGraph* sub : {&control->first, &control->second})
+    for (const Tensor& c : sub->graph->captures) n.inputs.push_back(g->value_of(c, name));
+  n.outputs = std::move(outputs);
+  n.control = std::move(control);
+  const int index = g->add_node(std::move(n), name);
+  std::vector<Tensor> result;
+  for (size_t k = 0; k < g->node(index).outputs.size(); ++k) result.push_back(g->output({index, static_cast<int>(k)}));
+  return result;
+}
+
+std::shared_ptr<GraphState> building_graph(std::string_view op) {
+  GraphState* g = current_graph_slot();
+  if (!g) fail<InternalError>(op, ": a graph builder is active but no graph is being built");
+  return g->shared_from_this();
+}
+
+std::vector<Tensor> graph_cond(const Tensor& pred, const Branch& true_fn, const Branch& false_fn) {
+  const std::shared_ptr<GraphState> g = building_graph("cond");
+  check_scalar_bool({pred.dtype(), pred.shape()}, "cond", "'pred'");
+  auto control = std::make_shared<ControlFlow>();
+  control->first = trace_subgraph(g, "cond (true branch)", {}, [&](const std::vector<Tensor>&) { return true_fn(); });
+  control->second = trace_subgraph(g, "cond (false branch)", {}, [&](const std::vector<Tensor>&) { return false_fn(); });
+  const size_t n = control->first.outputs.size();
+  if (control->second.outputs.size() != n)
+    fail("cond: the true branch returns ", n, " tensors but the false branch returns ", control->second.outputs.size());
+  std::vector<TensorMeta> metas;
+  for (size_t k = 0; k < n; ++k) {
+    const TensorMeta &a = output_meta(control->first, k), &b = output_meta(control->second, k);
+    if (a.dtype != b.dtype || a.shape.rank() != b.shape.rank())
+      fail("cond: output ", k, " is ", meta_string(a), " in the true branch but ", meta_string(b),
+           " in the false branch; both branches must return the same dtypes and ranks");
+    Dims dims = a.shape.dims();
+    for (int d = 0; d < a.shape.rank(); ++d)
+      if (a.shape[d] != b.shape[d]) dims[static_cast<size_t>(d)] = kUnknownDim;
+    metas.push_back({a.dtype, Shape(dims)});
+  }
+  return add_control_node(NodeKind::kCond, std::move(control), {pred}, std::move(metas), "cond");
+}
+
+bool compatible(const TensorMeta& var, const TensorMeta& next) {
+  if (var.dtype != next.dtype || var.shape.rank() != next.shape.rank()) return false;
+  for (int d = 0; d < var.shape.rank(); ++d)
+    if (var.shape[d] != kUnknownDim && var.shape[d] != next.shape[d]) return false;
+  return true;
+}
+
+std::vector<Tensor> graph_while(const LoopCondition& condition, const LoopBody& body,
+                                const std::vector<Tensor>& loop_vars, int64_t maximum_iterations) {
+  const std::shared_ptr<GraphState> g = building_graph("while_loop");
+  std::vector<TensorMeta> metas;
+  for (const Tensor& v : loop_vars) metas.push_back({v.dtype(), v.shape()});
+  auto control = std::make_shared<ControlFlow>();
+  control->maximum_iterations = maximum_iterations;
+  control->first = trace_subgraph(g, "while_loop (condition)", metas,
+                                  [&](const std::vector<Tensor>& vars) { return std::vector<Tensor>{condition(vars)}; });
+  check_scalar_bool(output_meta(control->first, 0), "while_loop", "the condition's result");
+  control->second = trace_subgraph(g, "while_loop (body)", metas, body);
+  if (control->second.outputs.size() != metas.size())
+    fail("while_loop: the body returns ", control->second.outputs.size(), " tensors for ", metas.size(),
+         " loop variables");
+  for (size_t k = 0; k < metas.size(); ++k)
+    if (!compatible(metas[k], output_meta(control->second, k)))
+      fail("while_loop: loop variable ", k, " is ", meta_string(metas[k]), " but the body returns ",
+           meta_string(output_meta(control->second, k)), " for it; a loop variable keeps its dtype and shape");
+  return add_control_node(NodeKind::kWhile, std::move(control), loop_vars, std::move(metas), "while");
+}
+
+}  // namespace
+
+std::vector<Tensor> run_subgraph(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures,
+                                 std::string_view who) {
+  std::vector<Feed> feeds;
+  for (size_t i = 0; i < sub.args.size(); ++i) feeds.push_back({sub.args[i], args[i]});
+  for (size_t i = 0; i < sub.graph->capture_refs.size(); ++i) feeds.push_back({sub.graph->capture_refs[i], captures[i]});
+  return execute(*sub.graph, sub.outputs, sub.stateful, feeds, who);
+}
+
+std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures) {
+  const GraphState& g = *sub.graph;
+  std::vector<std::vector<Tensor>> values(g.nodes.size());
+  for (size_t i = 0; i < sub.args.size(); ++i) values[static_cast<size_t>(sub.args[i].node)] = {args[i]};
+  for (size_t i = 0; i < g.capture_refs.size(); ++i) values[static_cast<size_t>(g.capture_refs[i].node)] = {captures[i]};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    std::vector<Tensor> in;
+    for (const ValueRef& r : n.inputs) in.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
+    switch (n.kind) {
+      case NodeKind::kPlaceholder: break;  // an argument or a capture, set above
+      case NodeKind::kConstant: values[i] = {n.value}; break;
+      case NodeKind::kReadVariable: values[i] = {n.variable->value()}; break;
+      case NodeKind::kAssignVariable: values[i] = {n.variable->assign(in[0])}; break;
+      case NodeKind::kGroup: break;
+      case NodeKind::kOp: values[i] = run_op_multi(*n.op, in, n.attrs, CallSite::current()); break;
+      case NodeKind::kCond:
+      case NodeKind::kWhile: {
+        const ControlFlow& c = *n.control;
+        const size_t lead = n.kind == NodeKind::kCond ? 1 : n.outputs.size();
+        const size_t first_caps = c.first.graph->captures.size();
+        std::vector<Tensor> caps1(in.begin() + static_cast<std::ptrdiff_t>(lead),
+                                  in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps));
+        std::vector<Tensor> caps2(in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps), in.end());
+        if (n.kind == NodeKind::kCond) {
+          values[i] = cond(in[0], [&] { return replay(c.first, {}, caps1); }, [&] { return replay(c.second, {}, caps2); });
+        } else {
+          values[i] = while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, caps1)[0]; },
+                                 [&](const std::vector<Tensor>& v) { return replay(c.second, v, caps2); },
+                                 std::vector<Tensor>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(lead)),
+                                 c.maximum_iterations);
+        }
+        break;
+      }
+    }
+  }
+  std::vector<Tensor> out;
+  for (const ValueRef& r : sub.outputs) out.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
+  return out;
+}
+
+std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
+    const std::shared_ptr<GraphState>& graph, int index) {
+  return std::make_shared<const std::function<std::vector<Tensor>(std::span<const Tensor>)>>(
+      [graph, index](std::span<const Tensor> output_grads) -> std::vector<Tensor> {
+        const Node& n = graph->node(index);
+        if (n.kind == NodeKind::kWhile)
+          fail<UnimplementedError>(
+              "while_loop: gradients through a while_loop inside a graph or function are not implemented yet; "
+              "differentiate it eagerly (outside ef::function), where the tape records every iteration");
+        const ControlFlow& c = *n.control;
+        std::vector<Tensor> in;
+        for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));
+        const auto split = in.begin() + 1 + static_cast<std::ptrdiff_t>(c.first.graph->captures.size());
+        const std::vector<Tensor> caps1(in.begin() + 1, split), caps2(split, in.end());
+        std::vector<Tensor> seeds;
+        for (size_t k = 0; k < n.outputs.size(); ++k)
+          seeds.push_back(output_grads[k].defined() ? output_grads[k]
+                                                    : zeros_like(graph->output({index, static_cast<int>(k)})));
+        // Each branch of the gradient cond replays its forward branch, then
+        // differentiates it with respect to every capture of both branches.
+        auto branch_gradient = [&](const SubGraph& sub, const std::vector<Tensor>& caps) {
+          const std::vector<Tensor> outs = replay(sub, {}, caps);
+          const std::shared_ptr<GraphState> here = current_graph_slot()->shared_from_this();
+          std::vector<Tensor> ys, ys_seeds, sources;
+          for (size_t k = 0; k < outs.size(); ++k)
+            if (is_floating(outs[k].dtype())) {
+              ys.push_back(here->output(here->value_of(outs[k], "cond")));
+              ys_seeds.push_back(seeds[k]);
+            }
+          // A tensor both branches capture is an input twice: its gradient goes to the
+          // first of the two, zeros to the other.
+          std::vector<char> repeated;
+          for (const std::vector<Tensor>* all : {&caps1, &caps2})
+            for (const Tensor& cap : *all) {
+              const ValueRef ref = here->value_of(cap, "cond");
+              bool seen = false;
+              for (const Tensor& s : sources) seen = seen || graph_value(s)->ref == ref;
+              repeated.push_back(seen);
+              sources.push_back(here->output(ref));
+            }
+          std::vector<Tensor> grads(sources.size());
+          if (!ys.empty()) grads = symbolic_gradients(here, ys, sources, ys_seeds, UnconnectedGradients::Zero);
+          for (size_t i = 0; i < grads.size(); ++i)
+            if (ys.empty() || repeated[i]) grads[i] = zeros_like(sources[i]);
+          return grads;
+        };
+        std::vector<Tensor> grads = cond(in[0], [&] { return branch_gradient(c.first, caps1); },
+                                         [&] { return branch_gradient(c.second, caps2); });
+        grads.insert(grads.begin(), Tensor());  // pred
+        return grads;
+      });
+}
+
+}  // namespace detail
+
+std::vector<Tensor> cond(const Tensor& pred, const Branch& true_fn, const Branch& false_fn, CallSite where) {
+  try {
+    if (!pred.defined()) fail("cond: 'pred' is an undefined tensor");
+    if (Context::current().builder && pred.is_symbolic()) return detail::graph_cond(pred, true_fn, false_fn);
+    if (pred.dtype() != DType::Bool || pred.rank() != 0)
+      fail("cond: 'pred' must be a scalar bool tensor, got dtype ", pred.dtype(), " and shape ", pred.shape());
+    return static_cast<bool>(pred) ? true_fn() : false_fn();
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor cond(const Tensor& pred, const std::function<Tensor()>& true_fn, const std::function<Tensor()>& false_fn,
+            CallSite where) {
+  return cond(pred, Branch([&] { return std::vector<Tensor>{true_fn()}; }),
+              Branch([&] { return std::vector<Tensor>{false_fn()}; }), where)[0];
+}
+
+std::vector<Tensor> while_loop(const LoopCondition& condition, const LoopBody& body, std::vector<Tensor> loop_vars,
+                               int64_t maximum_iterations, CallSite where) {
+  try {
+    for (size_t k = 0; k < loop_vars.size(); ++k)
+      if (!loop_vars[k].defined()) fail("while_loop: loop variable ", k, " is undefined");
+    if (Context::current().builder) return detail::graph_while(condition, body, loop_vars, maximum_iterations);
+    for (int64_t i = 0; maximum_iterations < 0 || i < maximum_iterations; ++i) {
+      const Tensor keep_going = condition(loop_vars);
+      if (!keep_going.defined() || keep_going.dtype() != DType::Bool || keep_going.rank() != 0)
+        fail("while_loop: the condition must return a scalar bool tensor");
+      if (!static_cast<bool>(keep_going)) break;
+      std::vector<Tensor> next = body(loop_vars);
+      if (next.size() != loop_vars.size())
+        fail("while_loop: the body returns ", next.size(), " tensors for ", loop_vars.size(), " loop variables");
+      for (size_t k = 0; k < next.size(); ++k)
+        if (!next[k].defined() || next[k].dtype() != loop_vars[k].dtype() || next[k].shape() != loop_vars[k].shape())
+          fail("while_loop: loop variable ", k, " has dtype ", loop_vars[k].dtype(), " and shape ", loop_vars[k].shape(),
+               " but the body returns ",
+               next[k].defined() ? std::string(name(next[k].dtype())) + " " + next[k].shape().to_string()
+                                 : std::string("an undefined tensor"),
+               " for it");
+      loop_vars = std::move(next);
+    }
+    return loop_vars;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace ef

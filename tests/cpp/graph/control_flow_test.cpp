@@ -1,0 +1,158 @@
+// cond and while_loop: eagerly, traced in functions and graphs, their gradients, and
+// their errors.
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using testing::expect_values;
+
+// The Collatz sequence's length from n: the announcement seed's dynamic program.
+std::vector<Tensor> collatz(const Tensor& n) {
+  return while_loop([](const std::vector<Tensor>& v) { return v[0] > 1; },
+                    [](const std::vector<Tensor>& v) {
+                      Tensor next = cond(equal(floormod(v[0], 2), 0), [&] { return floordiv(v[0], 2); },
+                                         [&] { return v[0] * 3 + 1; });
+                      return std::vector<Tensor>{next, v[1] + 1};
+                    },
+                    {n, constant(0)});
+}
+
+TEST(ControlFlow, EagerCondAndWhileLoop) {
+  expect_values(cond(constant(true), [] { return constant(1.f); }, [] { return constant(2.f); }), {1});
+  expect_values(cond(constant(false), [] { return constant(1.f); }, [] { return constant(2.f); }), {2});
+  EXPECT_EQ(collatz(constant(27))[1].item<int>(), 111);
+  // maximum_iterations stops the loop early.
+  auto counted = while_loop([](const std::vector<Tensor>&) { return constant(true); },
+                            [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + 1}; },
+                            {constant(0)}, 5);
+  EXPECT_EQ(counted[0].item<int>(), 5);
+}
+
+TEST(ControlFlow, EagerGradientsFollowTheBranchTaken) {
+  const Tensor x = constant(3.0);
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  Tensor y = cond(x > 0.0, [&] { return x * x; }, [&] { return -3.0 * x; });
+  Tensor z = while_loop([](const std::vector<Tensor>& v) { return v[1] < 3; },
+                        [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * v[0], v[1] + 1}; },
+                        {x, constant(0)})[0];  // x^8
+  expect_values(tape.gradient(y, x), {6}, 1e-12);
+  expect_values(tape.gradient(z, x), {8 * std::pow(3.0, 7)}, 1e-9);
+}
+
+TEST(ControlFlow, TracedCollatzRunsTheLoopWhenCalled) {
+  auto steps = function([](Tensor n) { return collatz(n)[1]; });
+  EXPECT_EQ(steps(constant(27)).item<int>(), 111);
+  EXPECT_EQ(steps(constant(6)).item<int>(), 8);
+  EXPECT_EQ(steps(constant(1)).item<int>(), 0);
+  EXPECT_EQ(steps.trace_count(), 1);
+}
+
+TEST(ControlFlow, OnlyTheTakenBranchRuns) {
+  Variable taken_true(constant(0), "taken_true", false), taken_false(constant(0), "taken_false", false);
+  auto f = function([&](Tensor x) {
+    return cond(reduce_sum(x) > 0.f,
+                [&] {
+                  taken_true.assign_add(constant(1));
+                  return x * 2.f;
+                },
+                [&] {
+                  taken_false.assign_add(constant(1));
+                  return -x;
+                });
+  });
+  expect_values(f(constant({1.f, 2.f})), {2, 4});
+  expect_values(f(constant({-1.f, -2.f})), {1, 2});
+  expect_values(f(constant({3.f, 0.f})), {6, 0});
+  EXPECT_EQ(taken_true.value().item<int>(), 2);
+  EXPECT_EQ(taken_false.value().item<int>(), 1);
+  EXPECT_EQ(f.trace_count(), 1);
+}
+
+TEST(ControlFlow, BranchesWithDifferentShapesGiveUnknownDimensions) {
+  Graph g;
+  Graph::Scope scope(g);
+  Tensor p = placeholder(DType::Bool, {}, "p");
+  Tensor y = cond(p, [] { return ones({2, 3}); }, [] { return ones({4, 3}); });
+  EXPECT_EQ(y.shape(), (Shape{kUnknownDim, 3}));
+}
+
+TEST(ControlFlow, GradientsOfCondInFunctionsToSecondOrder) {
+  auto f = function([](Tensor x) { return cond(x > 0.0, [&] { return x * x * x; }, [&] { return -3.0 * x; }); });
+  for (double v : {2.0, -1.5}) {
+    const Tensor x = constant(v);
+    GradientTape outer;
+    outer.watch(x);
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = f(x);
+    Tensor dy = inner.gradient(y, x);
+    Tensor d2y = outer.gradient(dy, x);
+    expect_values(dy, {v > 0 ? 3 * v * v : -3.0}, 1e-12);
+    if (v > 0) expect_values(d2y, {6 * v}, 1e-12);
+    else EXPECT_TRUE(!d2y.defined() || d2y.item<double>() == 0.0);  // -3x is linear
+  }
+}
+
+TEST(ControlFlow, SymbolicGradientsThroughCondCaptures) {
+  Graph g;
+  Tensor x, w, dx, dw;
+  {
+    Graph::Scope scope(g);
+    x = placeholder(DType::Float64, {2}, "x");
+    w = placeholder(DType::Float64, {2}, "w");
+    Tensor y = reduce_sum(cond(reduce_sum(x) > 0.0, [&] { return x * w; }, [&] { return sin(x); }));
+    std::vector<Tensor> grads = gradients({y}, {x, w});
+    dx = grads[0];
+    dw = grads[1];
+  }
+  Session sess(g);
+  const Tensor xv = constant({1.0, 2.0}), wv = constant({3.0, -4.0});
+  std::vector<Tensor> pos = sess.run({dx, dw}, {{x, xv}, {w, wv}});
+  expect_values(pos[0], {3, -4}, 1e-12);
+  expect_values(pos[1], {1, 2}, 1e-12);
+  const Tensor xn = constant({-1.0, -2.0});
+  std::vector<Tensor> neg = sess.run({dx, dw}, {{x, xn}, {w, wv}});
+  expect_values(neg[0], cos(xn).to_vector<double>(), 1e-12);
+  expect_values(neg[1], {0, 0}, 1e-12);
+}
+
+TEST(ControlFlow, NestedControlFlowCapturesFromEnclosingGraphs) {
+  auto f = function([](Tensor x, Tensor limit) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < limit; },  // captures `limit`
+                      [&](const std::vector<Tensor>& v) {
+                        // captures `x` from two graphs up
+                        return std::vector<Tensor>{cond(v[0] > 2.f, [&] { return v[0] + x; }, [&] { return v[0] + 1.f; })};
+                      },
+                      {constant(0.f)})[0];
+  });
+  expect_values(f(constant(10.f), constant(20.f)), {23});  // 0,1,2,3,13,23
+}
+
+TEST(ControlFlow, Errors) {
+  EXPECT_ERROR(cond(constant(1.f), [] { return constant(1.f); }, [] { return constant(2.f); }), InvalidArgumentError,
+               "cond", "'pred'", "bool");
+  auto mismatched = function([](Tensor x) { return cond(x > 0.f, [&] { return x; }, [&] { return cast(x, DType::Float64); }); });
+  EXPECT_ERROR(mismatched(constant(1.f)), InvalidArgumentError, "cond", "output 0", "float32", "float64");
+  auto growing = function([](Tensor x) {
+    return while_loop([](const std::vector<Tensor>& v) { return reduce_sum(v[0]) < 10.f; },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{concat({v[0], v[0]}, 0)}; }, {x})[0];
+  });
+  EXPECT_ERROR(growing(constant({1.f})), InvalidArgumentError, "while_loop", "loop variable 0", "float32[1]",
+               "float32[2]");
+  auto loop = function([](Tensor x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[1] < 3; },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] * v[0], v[1] + 1}; },
+                      {x, constant(0)})[0];
+  });
+  const Tensor x = constant(2.0);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = loop(x);
+  expect_values(y, {256});
+  EXPECT_ERROR(tape.gradient(y, x), UnimplementedError, "while_loop", "eagerly");
+}
+
+}  // namespace
+}  // namespace ef

@@ -1,0 +1,155 @@
+"""Graph mode (ef.Graph, ef.placeholder, ef.Session, ef.gradients) and ef.function."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+
+
+def test_recitation_graph_mode_program():
+    g = ef.Graph()
+    with g.as_default():
+        in_a = ef.placeholder(dtype=ef.float32, shape=(2,))
+        W = ef.Variable(ef.ones(shape=(2, 2)), name="W")
+        b = ef.Variable(ef.zeros(shape=(2,)), name="b")
+        out_a = W * in_a + b
+    with ef.Session(graph=g) as sess:
+        sess.run(ef.global_variables_initializer())
+        outs = sess.run(out_a, feed_dict={in_a: [1, 0]})
+    np.testing.assert_array_equal(outs, [[1, 0], [1, 0]])
+
+
+def test_partial_shapes_feeds_and_structures():
+    g = ef.Graph()
+    with g.as_default():
+        x = ef.placeholder(ef.float32, shape=(None, 3), name="x")
+        y = ef.matmul(x, ef.ones((3, 2)))
+        assert y.shape == (None, 2)
+        with pytest.raises(ef.errors.InvalidArgumentError, match="matmul"):
+            ef.matmul(x, ef.ones((4, 2)))
+        s = ef.reduce_sum(y)
+    sess = ef.Session(g)
+    out = sess.run({"y": y, "both": [y, s]}, feed_dict={x: np.ones((2, 3), np.float32)})
+    assert out["y"].shape == (2, 2) and out["both"][1] == 12
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"'x'.*\[2, 2\]"):
+        sess.run(y, feed_dict={x: np.ones((2, 2), np.float32)})
+    with pytest.raises(ef.errors.InvalidArgumentError, match="placeholder 'x'"):
+        sess.run(y)
+
+
+def test_symbolic_gradients_and_assignments():
+    g = ef.Graph()
+    with g.as_default():
+        w = ef.Variable([1.0, 2.0], name="w")
+        x = ef.placeholder(ef.float32, shape=(2,))
+        loss = ef.reduce_sum(w * x) + ef.reduce_sum(w * w)
+        (dw,) = ef.gradients(loss, [w])
+        train = w.assign_sub(0.5 * dw)
+        print(g)  # the listing is readable
+    with ef.Session(g) as sess:
+        sess.run(ef.global_variables_initializer())
+        np.testing.assert_allclose(sess.run(dw, {x: [3.0, 4.0]}), [5, 8])
+        sess.run(train, {x: [3.0, 4.0]})
+    np.testing.assert_allclose(w.numpy(), [1 - 2.5, 2 - 4])
+    assert "digraph" in g.as_dot()
+
+
+def test_function_traces_once_per_signature():
+    calls = []
+
+    @ef.function
+    def f(x, y, scale=1.0):
+        calls.append(1)  # Python side effects happen while tracing
+        return ef.tanh(x * y) * scale
+
+    a, b = ef.constant([1.0, 2.0]), ef.constant([0.5, -1.0])
+    np.testing.assert_allclose(f(a, b).numpy(), np.tanh([0.5, -2.0]), rtol=1e-6)
+    f(b, a)
+    assert f.experimental_get_tracing_count() == 1
+    f(a, b, scale=2.0)  # a new non-tensor value: a new trace
+    f(np.ones(3, np.float32), np.ones(3, np.float32))  # a new shape
+    assert f.experimental_get_tracing_count() == 3 and len(calls) == 3
+
+
+def test_function_input_signature_and_structures():
+    @ef.function(input_signature=[ef.TensorSpec(shape=(None, 2), dtype=ef.float32)])
+    def stats(x):
+        return {"sum": ef.reduce_sum(x, axis=0), "n": ef.shape(x)[0]}
+
+    out = stats(np.ones((3, 2), np.float32))
+    np.testing.assert_array_equal(out["sum"].numpy(), [3, 3])
+    assert int(out["n"]) == 3
+    stats(np.ones((7, 2), np.float32))
+    assert stats.experimental_get_tracing_count() == 1
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"float32\[\?, 2\]"):
+        stats(np.ones((3, 3), np.float32))
+    concrete = stats.get_concrete_function()
+    assert "reduce_sum" in concrete.pretty_printed_graph()
+
+
+def test_function_variables_by_reference_and_tape_gradients():
+    w = ef.Variable([1.0, -2.0])
+    counter = ef.Variable(0, trainable=False)
+
+    @ef.function
+    def loss(x):
+        counter.assign_add(1)
+        return ef.reduce_sum(w * w * x)
+
+    with ef.GradientTape() as tape:
+        value = loss(ef.constant([3.0, 4.0]))
+    np.testing.assert_allclose(tape.gradient(value, w).numpy(), [6, -16])
+    w.assign([2.0, 2.0])
+    np.testing.assert_allclose(loss(ef.constant([1.0, 1.0])).numpy(), 8)
+    assert int(counter.numpy()) == 2
+
+
+def test_function_second_order():
+    f = ef.function(lambda x: x * x * x)
+    x = ef.constant(2.0)
+    with ef.GradientTape() as outer:
+        outer.watch(x)
+        with ef.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        dy = inner.gradient(y, x)
+    assert float(dy) == pytest.approx(12.0)
+    assert float(outer.gradient(dy, x)) == pytest.approx(12.0)
+
+
+def test_bool_of_symbolic_tensor_names_cond():
+    @ef.function
+    def f(x):
+        if ef.reduce_sum(x) > 0:
+            return x
+        return -x
+
+    with pytest.raises(ef.errors.FailedPreconditionError, match="cond"):
+        f(ef.constant([1.0]))
+
+
+
+def collatz_steps(n):
+    def body(n, steps):
+        n = ef.cond(ef.equal(n % 2, 0), lambda: n // 2, lambda: 3 * n + 1)
+        return n, steps + 1
+    return ef.while_loop(lambda n, steps: n > 1, body, (n, 0))[1]
+
+
+def test_cond_and_while_loop_eager_and_traced():
+    assert int(collatz_steps(ef.constant(27))) == 111
+    traced = ef.function(collatz_steps)
+    assert int(traced(ef.constant(27))) == 111
+    assert int(traced(ef.constant(6))) == 8
+    assert traced.experimental_get_tracing_count() == 1
+
+    @ef.function
+    def relu_like(x):
+        return ef.cond(ef.reduce_sum(x) > 0, lambda: x * 2.0, lambda: {"neg": -x}["neg"])
+
+    np.testing.assert_allclose(relu_like(ef.constant([1.0, 2.0])).numpy(), [2, 4])
+    np.testing.assert_allclose(relu_like(ef.constant([-1.0, -2.0])).numpy(), [1, 2])
+    x = ef.constant(2.0)
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = ef.function(lambda x: ef.cond(x > 0, lambda: x * x, lambda: -x))(x)
+    assert float(tape.gradient(y, x)) == pytest.approx(4.0)
