@@ -13,7 +13,8 @@
 //     assignments in program order;
 //   - values are bit for bit those of the traced graph run node by node (no rewrite
 //     that changes rounding, -0.0, NaN or broadcasting; see algebraic_simplification.cpp).
-// A pass that makes nodes unused does not delete them: dead-code elimination does, and
+// The outputs of a call stay tensors of their own where the trace computed them afresh
+// (Note [fresh outputs] in pipeline.cpp). A pass that makes nodes unused does not delete them: dead-code elimination does, and
 // with it switched off they stay in the copy, where the executor never runs them (it
 // runs only what outputs and stateful nodes need).
 #pragma once

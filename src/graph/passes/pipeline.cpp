@@ -68,7 +68,44 @@ PassGraph pass_graph_of(const GraphState& graph, int num_nodes, std::span<const 
   return g;
 }
 
+namespace {
+
+// Whether a value is a tensor the run allocates afresh (not a constant, a fed input, a
+// variable's value or a view of one of them).
+bool fresh(const PassGraph& g, ValueRef r) {
+  const Node& n = g.node(r.node);
+  return n.kind == NodeKind::kOp && !n.op->traits.view;
+}
+
+// Note [fresh outputs]: callers own the tensors a call returns, and may write to them
+// (NumPy arrays share their memory). An output the trace computes afresh on each call
+// must stay so: if the passes turned it into a constant, an input, a variable's value
+// or a view of one (x * 1 -> x), or into the same value as an earlier output (CSE),
+// it is copied at the end of the run.
+void keep_outputs_fresh(PassGraph& g, const std::vector<char>& was_fresh, const std::vector<ValueRef>& original) {
+  static const OpDef& copy = find_op("contiguous");  // always allocates and copies
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    if (!was_fresh[k]) continue;
+    bool shared = !fresh(g, g.outputs[k]);
+    for (size_t j = 0; j < k && !shared; ++j) shared = g.outputs[j] == g.outputs[k] && !(original[j] == original[k]);
+    if (!shared) continue;
+    Node n;
+    n.kind = NodeKind::kOp;
+    n.op = &copy;
+    n.inputs = {g.outputs[k]};
+    n.outputs = {g.node(g.outputs[k].node).outputs[static_cast<size_t>(g.outputs[k].index)]};
+    n.name = "copy_" + g.node(g.outputs[k].node).name;
+    g.nodes.push_back(std::move(n));
+    g.outputs[k] = {static_cast<int>(g.nodes.size()) - 1, 0};
+  }
+}
+
+}  // namespace
+
 OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options) {
+  const std::vector<ValueRef> original = g.outputs;
+  std::vector<char> was_fresh;
+  for (const ValueRef& r : g.outputs) was_fresh.push_back(fresh(g, r));
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     if (options.constant_folding) changed = constant_folding(g, options) || changed;
@@ -78,6 +115,7 @@ OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options) {
   }
   if (options.dead_code_elimination) dead_code_elimination(g);
   if (options.elementwise_fusion && elementwise_fusion(g) && options.dead_code_elimination) dead_code_elimination(g);
+  keep_outputs_fresh(g, was_fresh, original);
 
   OptimizedGraph out;
   out.graph = std::make_shared<GraphState>();

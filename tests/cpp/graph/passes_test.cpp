@@ -480,3 +480,26 @@ TEST(Passes, FirstCallsFromSeveralThreadsOptimizeOnce) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+TEST(Passes, OutputsStayTensorsOfTheirOwn) {
+  // x * 1 is x, 2 * 3 folds, and the two exps merge: the outputs are still copies, so
+  // that callers writing to them (NumPy shares memory) change nothing else.
+  Function f([](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] * 1.f, constant(2.f) * 3.f, exp(a[0]), exp(a[0]), a[0]};
+  });
+  const Tensor x = constant({1.f, 2.f});
+  std::vector<Tensor> r1 = f({x}), r2 = f({x});
+  EXPECT_NE(r1[0].raw_data(), x.raw_data());
+  EXPECT_NE(r1[1].raw_data(), r2[1].raw_data());
+  EXPECT_NE(r1[2].raw_data(), r1[3].raw_data());
+  EXPECT_EQ(r1[4].raw_data(), x.raw_data());  // returned as traced: the input itself
+  expect_identical(r1[0], x);
+  expect_values(r1[1], {6});
+  expect_identical(r1[3], exp(x));
+}
+
+}  // namespace
+}  // namespace ef
