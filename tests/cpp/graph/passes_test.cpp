@@ -503,3 +503,34 @@ TEST(Passes, OutputsStayTensorsOfTheirOwn) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+TEST(Passes, ControlFlowKeepsReadsApartAndSurvivesRenumbering) {
+  // A cond whose branch assigns the variable sits between two reads: they must not merge.
+  // Dead code before the cond makes dead-code elimination renumber the cond's inputs.
+  Variable v(constant({1.f, 2.f}), "v");
+  auto body = [&](Tensor x) {
+    Tensor unused = exp(x) * 5.f;
+    (void)unused;
+    Tensor before = v.value() * 1.f;
+    Tensor r = cond(
+        reduce_sum(x) > 0.f, [&] { return v.assign_add(x * 2.f); }, [&] { return v.value() - x; });
+    Tensor after = v.value() * 1.f;
+    return std::make_tuple(before, r + 0.f, after);
+  };
+  auto f = function(body);
+  const Tensor x = constant({1.f, 1.f});
+  auto [before, r, after] = f(x);
+  expect_values(before, {1, 2});
+  expect_values(r, {3, 4});
+  expect_values(after, {3, 4});
+  auto [before2, r2, after2] = f(constant({-1.f, -1.f}));
+  expect_values(before2, {3, 4});
+  expect_values(r2, {4, 5});
+  expect_values(after2, {3, 4});
+}
+
+}  // namespace
+}  // namespace ef
