@@ -10,7 +10,7 @@ and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
 from eagerflow import (  # noqa: F401
-    data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
+    autograph, data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
 )
 from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401

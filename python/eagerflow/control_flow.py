@@ -8,7 +8,7 @@ ef.function or a graph they become one node whose branches (or body) are traced,
 the decision is made each time the graph runs. Both branches must return the same
 structure, dtypes and ranks; the body returns the loop variables' structure.
 """
-from eagerflow import _core
+from eagerflow import _core, errors
 from eagerflow.function import _fill, _flatten_outputs
 
 
@@ -19,7 +19,7 @@ def _structure_string(structure):
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """true_fn() if the scalar bool `pred` is true, else false_fn()."""
     if true_fn is None or false_fn is None:
-        raise _core.InvalidArgumentError("cond: both true_fn and false_fn are required")
+        raise errors.InvalidArgumentError("cond: both true_fn and false_fn are required")
     structures = {}
 
     def branch(fn, key):
@@ -31,7 +31,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
     flat = _core._cond(pred, branch(true_fn, True), branch(false_fn, False))
     if len(structures) == 2 and _shape_of(structures[True]) != _shape_of(structures[False]):
-        raise _core.InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             "cond: true_fn and false_fn must return the same structure of tensors")
     structure = next(iter(structures.values()))
     return _fill(structure, flat)
@@ -66,7 +66,7 @@ def while_loop(cond, body, loop_vars, maximum_iterations=None, name=None):
         out = []
         got = _flatten_outputs(list(result) if isinstance(result, tuple) else result, out)
         if _shape_of(got) != _shape_of(list(structure) if isinstance(structure, tuple) else structure):
-            raise _core.InvalidArgumentError(
+            raise errors.InvalidArgumentError(
                 "while_loop: the body must return the loop variables' structure")
         return out
 

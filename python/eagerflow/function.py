@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from eagerflow import _core
+from eagerflow import _core, errors
 
 
 class TensorSpec:
@@ -104,8 +104,10 @@ def _flatten_outputs(result, leaves):
 class Function:
     """A Python function traced into graphs (see the module docstring)."""
 
-    def __init__(self, python_function, input_signature=None, name=None):
+    def __init__(self, python_function, input_signature=None, name=None, autograph=True):
         self.python_function = python_function
+        self._autograph = autograph
+        self._converted = None
         self.input_signature = list(input_signature) if input_signature is not None else None
         self.__name__ = name or getattr(python_function, "__name__", "function")
         self._core = _core._Function(self._untyped_body, self.__name__, self.input_signature)
@@ -113,13 +115,16 @@ class Function:
         functools.update_wrapper(self, python_function)
 
     def _untyped_body(self, symbolic):
-        raise _core.InternalError("ef.function: the untyped body is never traced directly")
+        raise errors.InternalError("ef.function: the untyped body is never traced directly")
 
     def _body(self, template, key):
         def body(symbolic):
             args, kwargs = _fill(template, symbolic)
             leaves = []
-            self._structures[key] = _flatten_outputs(self.python_function(*args, **kwargs), leaves)
+            if self._converted is None:
+                from eagerflow import autograph as ag
+                self._converted = ag.convert(self.python_function) if self._autograph else self.python_function
+            self._structures[key] = _flatten_outputs(self._converted(*args, **kwargs), leaves)
             return leaves
         return body
 
@@ -208,8 +213,10 @@ class ConcreteFunction:
         return self._concrete.graph.to_string()
 
 
-def function(func=None, input_signature=None, name=None):
-    """Decorator (or function) turning `func` into a traced ef.Function."""
+def function(func=None, input_signature=None, name=None, autograph=True):
+    """Decorator (or function) turning `func` into a traced ef.Function. With
+    `autograph` (the default), `if` and `while` statements on tensors become ef.cond and
+    ef.while_loop (see eagerflow/autograph.py)."""
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name)
-    return Function(func, input_signature=input_signature, name=name)
+        return lambda f: Function(f, input_signature=input_signature, name=name, autograph=autograph)
+    return Function(func, input_signature=input_signature, name=name, autograph=autograph)

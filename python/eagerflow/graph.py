@@ -17,7 +17,7 @@ of them) from the fed values, and returns NumPy arrays as TensorFlow 1 does.
 import contextlib
 import threading
 
-from eagerflow import _core
+from eagerflow import _core, errors
 from eagerflow._core import Operation, placeholder  # noqa: F401
 
 _local = threading.local()
@@ -54,7 +54,7 @@ def global_variables_initializer(graph=None):
     graph of the innermost `as_default()` or `Session` block)."""
     graph = graph if graph is not None else get_default_graph()
     if graph is None:
-        raise _core.InvalidArgumentError(
+        raise errors.InvalidArgumentError(
             "global_variables_initializer: no default graph; call it inside `with graph.as_default():` "
             "or a Session block, or pass the graph")
     return _core._global_variables_initializer(graph)
@@ -94,7 +94,7 @@ class Session:
     def __init__(self, graph=None):
         graph = graph if graph is not None else get_default_graph()
         if graph is None:
-            raise _core.InvalidArgumentError("Session: no graph given and no default graph")
+            raise errors.InvalidArgumentError("Session: no graph given and no default graph")
         self.graph = graph
         self._scope = None
 
@@ -119,7 +119,7 @@ class Session:
         ops = [t for t in leaves if isinstance(t, Operation)]
         for t in tensors:
             if not isinstance(t, _core.Tensor):
-                raise _core.InvalidArgumentError(
+                raise errors.InvalidArgumentError(
                     f"Session.run: cannot fetch {type(t).__name__}; fetch tensors or operations")
         feeds = list((feed_dict or {}).items())
         values = _core._session_run(self.graph, tensors, ops, feeds)

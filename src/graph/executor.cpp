@@ -1,5 +1,7 @@
 #include "graph/executor.h"
 
+#include <algorithm>
+
 #include "eagerflow/runtime/dispatch.h"
 
 namespace ef::detail {
@@ -17,9 +19,34 @@ void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view wh
 
 namespace {
 
+// Note [random ops in graphs]: a random op's attributes hold the Philox key and stream
+// it claimed when the node was built (Note [random seeds]), so running the node again
+// with them would repeat its numbers; TensorFlow's graphs draw new numbers on every
+// run. So the k-th run (k > 0) uses a key mixed from the node's key and k: a
+// deterministic sequence given the seeds, distinct from other streams. Stateless ops
+// (stream 2^62, see seed.cpp) always repeat, as they should.
+Attrs attrs_for_run(const Node& node) {
+  const uint64_t k = node.runs->fetch_add(1, std::memory_order_relaxed);
+  const auto& names = node.op->attr_names;
+  const auto key_at = std::find(names.begin(), names.end(), "key") - names.begin();
+  const auto stream_at = std::find(names.begin(), names.end(), "stream") - names.begin();
+  if (k == 0 || static_cast<size_t>(key_at) >= names.size() || static_cast<size_t>(stream_at) >= names.size())
+    return node.attrs;
+  if (static_cast<uint64_t>(node.attrs.get_int(static_cast<size_t>(stream_at))) == uint64_t{1} << 62)
+    return node.attrs;  // stateless
+  uint64_t x = static_cast<uint64_t>(node.attrs.get_int(static_cast<size_t>(key_at))) ^ (k * 0x9E3779B97F4A7C15ull);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // SplitMix64's finalizer
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  Attrs attrs = node.attrs;
+  attrs.set(static_cast<size_t>(key_at), static_cast<int64_t>(x));
+  return attrs;
+}
+
 std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std::string_view who) {
   switch (node.kind) {
     case NodeKind::kOp:
+      if (node.runs) return run_op_multi(*node.op, inputs, attrs_for_run(node), CallSite::current());
       return run_op_multi(*node.op, inputs, node.attrs, CallSite::current());
     case NodeKind::kConstant:
       return {node.value};

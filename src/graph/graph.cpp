@@ -102,6 +102,7 @@ class GraphBuilder final : public OpBuilder {
     Node n;
     n.op = &call.op;
     n.attrs = call.attrs;
+    if (call.op.traits.random) n.runs = std::make_shared<std::atomic<uint64_t>>(0);
     n.inputs.reserve(call.inputs.size());
     for (const Tensor& t : call.inputs) n.inputs.push_back(graph_->value_of(t, call.op.name));
     for (size_t i = 0; i < metas.size(); ++i) n.outputs.push_back(metas[i]);

@@ -3,6 +3,7 @@
 // Note [graph values] in include/eagerflow/graph/graph.h.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <span>
@@ -67,6 +68,8 @@ struct Node {
   std::shared_ptr<Variable> variable;  // kReadVariable, kAssignVariable
   AssignKind assign_kind = AssignKind::kAssign;
   std::shared_ptr<const ControlFlow> control;  // kCond, kWhile
+  // Random ops: how many times the node has run (Note [random ops in graphs]).
+  std::shared_ptr<std::atomic<uint64_t>> runs;
 
   bool stateful() const { return kind == NodeKind::kAssignVariable || (op && op->traits.stateful); }
 };

@@ -29,6 +29,11 @@ class Attrs {
   }
 
   size_t size() const { return size_; }
+  // Replaces the attribute at `index` (< size()).
+  void set(size_t index, AttrValue value) {
+    if (index >= size_) fail<InternalError>("Attrs: no attribute ", index, " to replace");
+    values_[index] = std::move(value);
+  }
   const AttrValue& operator[](size_t i) const { return values_[i]; }
 
   // The attribute at `index`, which must hold a T (the op's own definition put it there).

@@ -152,5 +152,20 @@ TEST(Function, GradientsMatchEagerOnAFamilyOfOps) {
   }
 }
 
+TEST(Function, RandomOpsDrawNewNumbersOnEveryCall) {
+  random::set_seed(7);
+  auto noise = function([](Tensor x) { return x + random::uniform({4}); });
+  auto fixed = function([](Tensor x) { return x + random::stateless_uniform({4}, {1, 2}); });
+  const Tensor zero = zeros({4});
+  const std::vector<float> a = noise(zero).to_vector<float>(), b = noise(zero).to_vector<float>();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(fixed(zero).to_vector<float>(), fixed(zero).to_vector<float>());
+  random::set_seed(7);  // the same seed gives the same sequence again
+  auto again = function([](Tensor x) { return x + random::uniform({4}); });
+  EXPECT_EQ(again(zero).to_vector<float>(), a);
+  EXPECT_EQ(again(zero).to_vector<float>(), b);
+  random::set_seed(std::nullopt);
+}
+
 }  // namespace
 }  // namespace ef
