@@ -166,6 +166,8 @@ TEST(Passes, RandomOpsAreNeverMergedOrFolded) {
   Function f([](const std::vector<Tensor>&) { return std::vector<Tensor>{random::uniform({4}) * 2.f}; });
   const std::string listing = f.get_concrete_function(std::vector<Tensor>{}).optimized_graph().to_string();
   EXPECT_NE(listing.find("= random_uniform["), std::string::npos) << listing;
+  const Tensor first = f(std::vector<Tensor>{})[0], second = f(std::vector<Tensor>{})[0];
+  EXPECT_NE(first.to_vector<float>(), second.to_vector<float>());  // new numbers on every call
 }
 
 TEST(Passes, VariableReadsMergeOnlyBetweenAssignments) {
