@@ -70,6 +70,23 @@ void register_fusion_benchmarks() {
     const ef::FusedProgram program = cheap_program();
     for (auto _ : st) benchmark::DoNotOptimize(ef::fused_elementwise(program, {x, a, b}));
   });
+  // The same chain as a traced function: the fusion pass makes it one fused_elementwise
+  // node; without the pass it runs the 8 ops one by one through the graph executor.
+  for (bool fusion : {true, false}) {
+    bench::register_sized(fusion ? "chain8_function" : "chain8_function_nofusion", kChainSizes,
+                          [fusion](benchmark::State& st, int64_t n) {
+                            ef::Tensor x = ef::constant(bench::input_values(n, 1), ef::Shape{n});
+                            ef::Tensor a = ef::constant(0.75f);
+                            const ef::GraphOptimizerOptions saved = ef::graph_optimizer_options();
+                            ef::GraphOptimizerOptions options = saved;
+                            options.elementwise_fusion = fusion;
+                            ef::set_graph_optimizer_options(options);
+                            auto f = ef::function(chain_eager);
+                            benchmark::DoNotOptimize(f(x, a));  // traces and optimizes
+                            ef::set_graph_optimizer_options(saved);
+                            for (auto _ : st) benchmark::DoNotOptimize(f(x, a));
+                          });
+  }
   // One read and one write of n floats, on the same thread pool.
   bench::register_sized("rw_pass", kChainSizes, [](benchmark::State& st, int64_t n) {
     std::vector<float> src = bench::input_values(n, 1), dst(static_cast<size_t>(n));

@@ -192,6 +192,12 @@ class ConcreteFunction:
         return self._concrete.graph
 
     @property
+    def optimized_graph(self):
+        """The graph plain calls run: `graph` after the optimization passes
+        (ef.set_graph_optimizer_options), optimized when first needed."""
+        return self._concrete.optimized_graph
+
+    @property
     def inputs(self):
         return [TensorSpec(shape, dtype, name or None) for dtype, shape, name in self._concrete._input_signature]
 

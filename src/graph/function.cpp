@@ -10,6 +10,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "graph/executor.h"
+#include "graph/passes/passes.h"
 
 namespace ef {
 namespace detail {
@@ -37,9 +38,13 @@ struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionStat
   std::mutex gradient_mutex;
   std::unique_ptr<TraceGradient> gradient;
   std::exception_ptr gradient_error;  // why the gradient could not be built, if so
+  // The forward part optimized for plain calls (Note [optimized copies]), made once.
+  std::once_flag optimize_once;
+  std::unique_ptr<const OptimizedGraph> optimized;
 
   const TraceGradient& gradient_graph();
   void build_gradient();
+  const OptimizedGraph& optimized_graph();
   std::vector<Tensor> call(const std::vector<Tensor>& args);
 };
 
@@ -132,8 +137,24 @@ void ConcreteFunctionState::build_gradient() {
   gradient = std::move(tg);
 }
 
+const OptimizedGraph& ConcreteFunctionState::optimized_graph() {
+  std::call_once(optimize_once, [&] {
+    std::lock_guard<std::mutex> lock(gradient_mutex);  // gradient_graph() appends to `graph`
+    optimized = std::make_unique<const OptimizedGraph>(
+        optimize(pass_graph_of(*graph, forward_nodes, input_refs, outputs, stateful), graph_optimizer_options()));
+  });
+  return *optimized;
+}
+
 std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args) {
-  if (!tapes_recording()) return execute(*graph, outputs, stateful, input_feeds(*this, args), name);
+  // Plain calls run the optimized copy; with a tape recording, the traced graph runs,
+  // since the call's gradient reads its forward values by their node in that graph.
+  if (!tapes_recording()) {
+    const OptimizedGraph& o = optimized_graph();
+    std::vector<Feed> feeds;
+    for (size_t i = 0; i < args.size(); ++i) feeds.push_back({o.inputs[i], args[i]});
+    return execute(*o.graph, o.outputs, o.targets, feeds, name);
+  }
 
   // A recording tape sees the call as one op (Note [function tracing]). When the trace
   // has no gradient (a while_loop inside), the call still runs; asking for the gradient
@@ -212,6 +233,7 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
 }
 
 Graph ConcreteFunction::graph() const { return Graph(state_->graph); }
+Graph ConcreteFunction::optimized_graph() const { return Graph(state_->optimized_graph().graph); }
 const std::vector<TensorSpec>& ConcreteFunction::input_signature() const { return state_->inputs; }
 const std::string& ConcreteFunction::name() const { return state_->name; }
 std::vector<TensorSpec> ConcreteFunction::output_signature() const {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "eagerflow/graph/graph.h"
+#include "eagerflow/graph/optimizer_options.h"
 
 namespace ef {
 
@@ -59,6 +60,9 @@ class ConcreteFunction {
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, CallSite where = CallSite::current()) const;
 
   Graph graph() const;
+  // The graph plain calls run: graph() optimized with graph_optimizer_options() when
+  // first needed (optimizer_options.h), without its gradient nodes.
+  Graph optimized_graph() const;
   const std::vector<TensorSpec>& input_signature() const;
   // The outputs' dtypes and (possibly partial) shapes.
   std::vector<TensorSpec> output_signature() const;

@@ -1,0 +1,44 @@
+// Graph optimization switches: which passes run when a traced function is optimized
+// (once per trace, on its first call without a recording tape). See Note [optimized
+// copies] in src/graph/passes/passes.h.
+//
+//   ef::GraphOptimizerOptions opts;            // every pass on
+//   opts.elementwise_fusion = false;
+//   ef::set_graph_optimizer_options(opts);     // traces optimized from now on use it
+//   ef::ConcreteFunction f = ...;
+//   std::cout << f.optimized_graph().to_string();
+#pragma once
+
+#include <cstdint>
+
+namespace ef {
+
+struct GraphOptimizerOptions {
+  // Ops whose inputs are all constants run once, at optimization time.
+  bool constant_folding = true;
+  // Identical ops on identical inputs (and identical small constants) run once.
+  bool common_subexpression_elimination = true;
+  // Nodes that neither an output nor a stateful node needs are dropped.
+  bool dead_code_elimination = true;
+  // x * 1, x / 1, x + (-0.0), x - 0, negative(negative(x)), reshapes to the same shape...
+  // where the result is bit for bit x.
+  bool algebraic_simplification = true;
+  // Chains of elementwise ops become one fused_elementwise node (one pass over memory).
+  bool elementwise_fusion = true;
+  // Constant folding skips ops whose result has more elements than this, so that folding
+  // never makes a graph hold large tensors.
+  int64_t max_folded_elements = 100000;
+
+  // Every pass off: the optimized copy runs exactly the traced nodes.
+  static GraphOptimizerOptions none() {
+    return {false, false, false, false, false};
+  }
+};
+
+// The options traces are optimized with (process-wide; every pass on by default).
+GraphOptimizerOptions graph_optimizer_options();
+// Sets them for traces optimized after this call; traces already optimized keep theirs.
+// Throws InvalidArgumentError for a negative max_folded_elements.
+void set_graph_optimizer_options(const GraphOptimizerOptions& options);
+
+}  // namespace ef
