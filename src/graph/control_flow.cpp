@@ -16,7 +16,7 @@ SubGraph trace_subgraph(const std::shared_ptr<GraphState>& parent, const std::st
                         const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& body) {
   SubGraph sub;
   sub.graph = std::make_shared<GraphState>();
-  sub.graph->parent = parent;
+  sub.graph->parent = parent.get();
   sub.graph->is_function = true;
   building(sub.graph, [&] {
     std::vector<Tensor> placeholders;
@@ -58,8 +58,11 @@ std::vector<Tensor> add_control_node(NodeKind kind, std::shared_ptr<const Contro
   Node n;
   n.kind = kind;
   for (const Tensor& t : leading_inputs) n.inputs.push_back(g->value_of(t, name));
-  for (const SubGraph* sub : {&control->first, &control->second})
+  for (const SubGraph* sub : {&control->first, &control->second}) {
     for (const Tensor& c : sub->graph->captures) n.inputs.push_back(g->value_of(c, name));
+    sub->graph->captures.clear();  // no reference cycle (see GraphState::parent)
+    sub->graph->parent = nullptr;
+  }
   n.outputs = std::move(outputs);
   n.control = std::move(control);
   const int index = g->add_node(std::move(n), name);
@@ -155,7 +158,7 @@ std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, st
       case NodeKind::kWhile: {
         const ControlFlow& c = *n.control;
         const size_t lead = n.kind == NodeKind::kCond ? 1 : n.outputs.size();
-        const size_t first_caps = c.first.graph->captures.size();
+        const size_t first_caps = c.first.graph->capture_refs.size();
         std::vector<Tensor> caps1(in.begin() + static_cast<std::ptrdiff_t>(lead),
                                   in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps));
         std::vector<Tensor> caps2(in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps), in.end());
@@ -188,7 +191,7 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
         const ControlFlow& c = *n.control;
         std::vector<Tensor> in;
         for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));
-        const auto split = in.begin() + 1 + static_cast<std::ptrdiff_t>(c.first.graph->captures.size());
+        const auto split = in.begin() + 1 + static_cast<std::ptrdiff_t>(c.first.graph->capture_refs.size());
         const std::vector<Tensor> caps1(in.begin() + 1, split), caps2(split, in.end());
         std::vector<Tensor> seeds;
         for (size_t k = 0; k < n.outputs.size(); ++k)

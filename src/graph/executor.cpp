@@ -58,14 +58,14 @@ std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std:
       return {};
     case NodeKind::kCond: {
       const ControlFlow& c = *node.control;
-      const size_t first_caps = c.first.graph->captures.size();
+      const size_t first_caps = c.first.graph->capture_refs.size();
       const std::span<const Tensor> all(inputs);
       return static_cast<bool>(inputs[0]) ? run_subgraph(c.first, {}, all.subspan(1, first_caps), who)
                                           : run_subgraph(c.second, {}, all.subspan(1 + first_caps), who);
     }
     case NodeKind::kWhile: {
       const ControlFlow& c = *node.control;
-      const size_t n = node.outputs.size(), first_caps = c.first.graph->captures.size();
+      const size_t n = node.outputs.size(), first_caps = c.first.graph->capture_refs.size();
       const std::span<const Tensor> all(inputs);
       std::vector<Tensor> vars(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(n));
       for (int64_t i = 0; c.maximum_iterations < 0 || i < c.maximum_iterations; ++i) {

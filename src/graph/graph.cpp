@@ -55,7 +55,7 @@ ValueRef GraphState::value_of(const Tensor& t, std::string_view op) {
   const GraphValue* v = graph_value(t);
   if (v && v->graph.get() == this) return v->ref;
   bool enclosing = false;
-  for (const GraphState* p = parent.get(); v && p && !enclosing; p = p->parent.get()) enclosing = v->graph.get() == p;
+  for (const GraphState* p = parent; v && p && !enclosing; p = p->parent) enclosing = v->graph.get() == p;
   if (!enclosing)
     fail(op, ": input (dtype ", t.dtype(), ", shape ", t.shape(), ") is a symbolic tensor of ",
          v ? "another graph" : "no graph", "; tensors of one graph cannot be used while building another");

@@ -95,9 +95,13 @@ struct GraphState : std::enable_shared_from_this<GraphState> {
   std::unordered_map<std::string, int> name_counts;
   // Set while tracing a function: variables must then be created with eager values.
   bool is_function = false;
-  // A sub-graph's enclosing graph; tensors of enclosing graphs used here are captured:
-  // each becomes a placeholder here (capture_refs) fed with the outer value (captures).
-  std::shared_ptr<GraphState> parent;
+  // A sub-graph's enclosing graph, while it is being built (not owned: the enclosing
+  // graph owns its control-flow nodes' sub-graphs). A tensor of an enclosing graph used
+  // here is captured: it becomes a placeholder here (capture_refs), fed with the outer
+  // value, which the control-flow node takes as an input. `captures` holds the outer
+  // tensors until that node is built, then is emptied, since holding them would keep
+  // the enclosing graph alive through its own node (a reference cycle).
+  GraphState* parent = nullptr;
   std::vector<Tensor> captures;
   std::vector<ValueRef> capture_refs;
 
