@@ -53,13 +53,13 @@ def _is_symbolic(value):
     return isinstance(value, _core.Tensor) and value.is_symbolic
 
 
-def _as_tensors(values, names, what):
+def _as_tensors(values, names, what, undefined_reason):
+    """The state values as tensors for cond / while_loop; `undefined_reason` says why an
+    undefined one is an error."""
     out = []
     for name, v in zip(names, values):
         if isinstance(v, _Undefined):
-            raise errors.InvalidArgumentError(
-                f"{what}: '{name}' must be defined before the statement, since its condition is a tensor "
-                f"inside a graph (ef.function)")
+            raise errors.InvalidArgumentError(f"{what}: '{name}' {undefined_reason}")
         if isinstance(v, _core.Variable):
             v = v.value()
         if not isinstance(v, _core.Tensor):
@@ -85,22 +85,13 @@ def if_stmt(test, true_fn, false_fn, get_state, names):
 
     def branch(fn, which):
         def run():
-            return _as_branch_outputs(fn(*initial), names, which)
+            return _as_tensors(fn(*initial), names, "if",
+                               f"is assigned in one branch only (undefined in the {which} branch), but the "
+                               f"condition is a tensor inside a graph (ef.function): assign it in both "
+                               f"branches or before")
         return run
 
-    results = cond(test, branch(true_fn, "true"), branch(false_fn, "false"))
-    return tuple(results) if names else ()
-
-
-def _as_branch_outputs(values, names, which):
-    out = []
-    for name, v in zip(names, values):
-        if isinstance(v, _Undefined):
-            raise errors.InvalidArgumentError(
-                f"if: '{name}' is assigned in one branch only (undefined in the {which} branch), but the "
-                f"condition is a tensor inside a graph (ef.function): assign it in both branches or before")
-        out.append(v)
-    return _as_tensors(out, names, "if")
+    return tuple(cond(test, branch(true_fn, "true"), branch(false_fn, "false")))
 
 
 def while_stmt(test_fn, body_fn, get_state, names):
@@ -114,8 +105,9 @@ def while_stmt(test_fn, body_fn, get_state, names):
             test = test_fn(*state)
         return state
     from eagerflow.control_flow import while_loop
-    loop_vars = _as_tensors(initial, names, "while")
-    result = while_loop(lambda *vs: test_fn(*vs), lambda *vs: tuple(_as_tensors(body_fn(*vs), names, "while")),
+    undefined = "must be defined before the statement, since its condition is a tensor inside a graph (ef.function)"
+    loop_vars = _as_tensors(initial, names, "while", undefined)
+    result = while_loop(test_fn, lambda *vs: tuple(_as_tensors(body_fn(*vs), names, "while", undefined)),
                         tuple(loop_vars))
     return tuple(result)
 

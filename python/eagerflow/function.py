@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from eagerflow import _core, errors
+from eagerflow import _core
 
 
 class TensorSpec:
@@ -110,12 +110,9 @@ class Function:
         self._converted = None
         self.input_signature = list(input_signature) if input_signature is not None else None
         self.__name__ = name or getattr(python_function, "__name__", "function")
-        self._core = _core._Function(self._untyped_body, self.__name__, self.input_signature)
+        self._core = _core._Function(self.__name__, self.input_signature)
         self._structures = {}  # output structure per trace key
         functools.update_wrapper(self, python_function)
-
-    def _untyped_body(self, symbolic):
-        raise errors.InternalError("ef.function: the untyped body is never traced directly")
 
     def _body(self, template, key):
         def body(symbolic):

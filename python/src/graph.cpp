@@ -32,6 +32,16 @@ std::vector<ef::TensorSpec> to_specs(py::handle specs) {
   return out;
 }
 
+// A Python callable taking and returning flat lists of tensors as a Function body. It
+// may be kept in a trace's closures and released without the GIL (PyRef).
+ef::Function::Body python_body(py::function body) {
+  auto ref = std::make_shared<PyRef>(std::move(body));
+  return [ref](const std::vector<ef::Tensor>& xs) {
+    py::gil_scoped_acquire gil;
+    return ref->object(xs).cast<std::vector<ef::Tensor>>();
+  };
+}
+
 py::list from_specs(const std::vector<ef::TensorSpec>& specs) {
   py::list out;
   for (const ef::TensorSpec& s : specs) out.append(py::make_tuple(s.dtype, shape_tuple(s.shape), s.name));
@@ -148,33 +158,16 @@ void bind_graph(py::module_& m) {
 
   // The body takes and returns flat lists of tensors; the package handles structure.
   py::class_<ef::Function>(m, "_Function")
-      .def(py::init([](py::function body, std::string name, py::handle input_signature) {
-             auto ref = std::make_shared<PyRef>(body);
-             ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
-               py::gil_scoped_acquire gil;
-               return ref->object(xs).cast<std::vector<ef::Tensor>>();
-             };
+      .def(py::init([](std::string name, py::handle input_signature) {
              std::optional<std::vector<ef::TensorSpec>> sig;
              if (!input_signature.is_none()) sig = to_specs(input_signature);
-             return ef::Function(std::move(b), std::move(name), std::move(sig));
+             return ef::Function(ef::Function::Body{}, std::move(name), std::move(sig));
            }),
-           "body"_a, "name"_a, "input_signature"_a = py::none())
+           "name"_a, "input_signature"_a = py::none())
       .def("call", [](const ef::Function& f, const std::vector<ef::Tensor>& tensors, const std::string& key,
-                      py::function body) {
-        auto ref = std::make_shared<PyRef>(body);
-        ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
-          py::gil_scoped_acquire gil;
-          return ref->object(xs).cast<std::vector<ef::Tensor>>();
-        };
-        return f.call(tensors, key, b, kPython);
-      })
+                      py::function body) { return f.call(tensors, key, python_body(std::move(body)), kPython); })
       .def("trace", [](const ef::Function& f, py::handle specs, const std::string& key, py::function body) {
-        auto ref = std::make_shared<PyRef>(body);
-        ef::Function::Body b = [ref](const std::vector<ef::Tensor>& xs) {
-          py::gil_scoped_acquire gil;
-          return ref->object(xs).cast<std::vector<ef::Tensor>>();
-        };
-        return f.trace(to_specs(specs), key, b);
+        return f.trace(to_specs(specs), key, python_body(std::move(body)));
       })
       .def_property_readonly("trace_count", &ef::Function::trace_count)
       .def_property_readonly("name", &ef::Function::name);

@@ -4,7 +4,6 @@
 #include "eagerflow/graph/control_flow.h"
 
 #include "eagerflow/ops/creation.h"
-#include "eagerflow/runtime/dispatch.h"
 #include "graph/executor.h"
 
 namespace ef {
@@ -100,13 +99,6 @@ std::vector<Tensor> graph_cond(const Tensor& pred, const Branch& true_fn, const 
   return add_control_node(NodeKind::kCond, std::move(control), {pred}, std::move(metas), "cond");
 }
 
-bool compatible(const TensorMeta& var, const TensorMeta& next) {
-  if (var.dtype != next.dtype || var.shape.rank() != next.shape.rank()) return false;
-  for (int d = 0; d < var.shape.rank(); ++d)
-    if (var.shape[d] != kUnknownDim && var.shape[d] != next.shape[d]) return false;
-  return true;
-}
-
 std::vector<Tensor> graph_while(const LoopCondition& condition, const LoopBody& body,
                                 const std::vector<Tensor>& loop_vars, int64_t maximum_iterations) {
   const std::shared_ptr<GraphState> g = building_graph("while_loop");
@@ -122,7 +114,7 @@ std::vector<Tensor> graph_while(const LoopCondition& condition, const LoopBody& 
     fail("while_loop: the body returns ", control->second.outputs.size(), " tensors for ", metas.size(),
          " loop variables");
   for (size_t k = 0; k < metas.size(); ++k)
-    if (!compatible(metas[k], output_meta(control->second, k)))
+    if (!fits(metas[k], output_meta(control->second, k)))
       fail("while_loop: loop variable ", k, " is ", meta_string(metas[k]), " but the body returns ",
            meta_string(output_meta(control->second, k)), " for it; a loop variable keeps its dtype and shape");
   return add_control_node(NodeKind::kWhile, std::move(control), loop_vars, std::move(metas), "while");
@@ -147,31 +139,22 @@ std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, st
     const Node& n = g.nodes[i];
     std::vector<Tensor> in;
     for (const ValueRef& r : n.inputs) in.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
-    switch (n.kind) {
-      case NodeKind::kPlaceholder: break;  // an argument or a capture, set above
-      case NodeKind::kConstant: values[i] = {n.value}; break;
-      case NodeKind::kReadVariable: values[i] = {n.variable->value()}; break;
-      case NodeKind::kAssignVariable: values[i] = {n.variable->assign(in[0])}; break;
-      case NodeKind::kGroup: break;
-      case NodeKind::kOp: values[i] = run_op_multi(*n.op, in, n.attrs, CallSite::current()); break;
-      case NodeKind::kCond:
-      case NodeKind::kWhile: {
-        const ControlFlow& c = *n.control;
-        const size_t lead = n.kind == NodeKind::kCond ? 1 : n.outputs.size();
-        const size_t first_caps = c.first.graph->capture_refs.size();
-        std::vector<Tensor> caps1(in.begin() + static_cast<std::ptrdiff_t>(lead),
-                                  in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps));
-        std::vector<Tensor> caps2(in.begin() + static_cast<std::ptrdiff_t>(lead + first_caps), in.end());
-        if (n.kind == NodeKind::kCond) {
-          values[i] = cond(in[0], [&] { return replay(c.first, {}, caps1); }, [&] { return replay(c.second, {}, caps2); });
-        } else {
-          values[i] = while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, caps1)[0]; },
-                                 [&](const std::vector<Tensor>& v) { return replay(c.second, v, caps2); },
-                                 std::vector<Tensor>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(lead)),
-                                 c.maximum_iterations);
-        }
-        break;
+    if (n.kind == NodeKind::kPlaceholder) continue;  // an argument or a capture, set above
+    if (n.kind == NodeKind::kCond || n.kind == NodeKind::kWhile) {
+      // Control flow is replayed through cond / while_loop, which build a node again
+      // (or run eagerly without a builder).
+      const ControlFlow& c = *n.control;
+      const ControlFlowInputs split = split_control_inputs(n, in);
+      if (n.kind == NodeKind::kCond) {
+        values[i] = cond(split.leading[0], [&] { return replay(c.first, {}, split.first_captures); },
+                         [&] { return replay(c.second, {}, split.second_captures); });
+      } else {
+        values[i] = while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, split.first_captures)[0]; },
+                               [&](const std::vector<Tensor>& v) { return replay(c.second, v, split.second_captures); },
+                               std::vector<Tensor>(split.leading.begin(), split.leading.end()), c.maximum_iterations);
       }
+    } else {
+      values[i] = run_node(n, in, "replay");
     }
   }
   std::vector<Tensor> out;
@@ -191,8 +174,9 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
         const ControlFlow& c = *n.control;
         std::vector<Tensor> in;
         for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));
-        const auto split = in.begin() + 1 + static_cast<std::ptrdiff_t>(c.first.graph->capture_refs.size());
-        const std::vector<Tensor> caps1(in.begin() + 1, split), caps2(split, in.end());
+        const ControlFlowInputs split = split_control_inputs(n, in);
+        const std::vector<Tensor> caps1(split.first_captures.begin(), split.first_captures.end());
+        const std::vector<Tensor> caps2(split.second_captures.begin(), split.second_captures.end());
         std::vector<Tensor> seeds;
         for (size_t k = 0; k < n.outputs.size(); ++k)
           seeds.push_back(output_grads[k].defined() ? output_grads[k]

@@ -1,18 +1,14 @@
 #include "graph/executor.h"
 
-#include <algorithm>
-
 #include "eagerflow/runtime/dispatch.h"
+#include "ops/random/random_stream.h"
 
 namespace ef::detail {
 
 void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view who, std::string_view what) {
   if (!value.defined()) fail(who, ": the value fed for ", what, " is an undefined tensor");
   if (value.is_symbolic()) fail(who, ": the value fed for ", what, " is symbolic; feed eager tensors");
-  bool ok = value.dtype() == meta.dtype && value.rank() == meta.shape.rank();
-  for (int i = 0; ok && i < meta.shape.rank(); ++i)
-    ok = meta.shape[i] == kUnknownDim || meta.shape[i] == value.shape()[i];
-  if (!ok)
+  if (!fits(meta, {value.dtype(), value.shape()}))
     fail(who, ": ", what, " expects ", meta_string(meta), " but was fed a tensor of dtype ", value.dtype(),
          " and shape ", value.shape());
 }
@@ -22,31 +18,25 @@ namespace {
 // Note [random ops in graphs]: a random op's attributes hold the Philox key and stream
 // it claimed when the node was built (Note [random seeds]), so running the node again
 // with them would repeat its numbers; TensorFlow's graphs draw new numbers on every
-// run. So the k-th run (k > 0) uses a key mixed from the node's key and k: a
+// run. So the k-th run (k > 0) of a stateful random node uses key_for_run(key, k): a
 // deterministic sequence given the seeds, distinct from other streams. Stateless ops
-// (stream 2^62, see seed.cpp) always repeat, as they should.
+// have no RandomRuns and always repeat, as they should.
 Attrs attrs_for_run(const Node& node) {
-  const uint64_t k = node.runs->fetch_add(1, std::memory_order_relaxed);
-  const auto& names = node.op->attr_names;
-  const auto key_at = std::find(names.begin(), names.end(), "key") - names.begin();
-  const auto stream_at = std::find(names.begin(), names.end(), "stream") - names.begin();
-  if (k == 0 || static_cast<size_t>(key_at) >= names.size() || static_cast<size_t>(stream_at) >= names.size())
-    return node.attrs;
-  if (static_cast<uint64_t>(node.attrs.get_int(static_cast<size_t>(stream_at))) == uint64_t{1} << 62)
-    return node.attrs;  // stateless
-  uint64_t x = static_cast<uint64_t>(node.attrs.get_int(static_cast<size_t>(key_at))) ^ (k * 0x9E3779B97F4A7C15ull);
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;  // SplitMix64's finalizer
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
+  RandomRuns& runs = *node.random_runs;
+  const uint64_t k = runs.count.fetch_add(1, std::memory_order_relaxed);
+  if (k == 0) return node.attrs;
   Attrs attrs = node.attrs;
-  attrs.set(static_cast<size_t>(key_at), static_cast<int64_t>(x));
+  attrs.set(runs.key_attr,
+            static_cast<int64_t>(key_for_run(static_cast<uint64_t>(node.attrs.get_int(runs.key_attr)), k)));
   return attrs;
 }
 
-std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std::string_view who) {
+}  // namespace
+
+std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who) {
   switch (node.kind) {
     case NodeKind::kOp:
-      if (node.runs) return run_op_multi(*node.op, inputs, attrs_for_run(node), CallSite::current());
+      if (node.random_runs) return run_op_multi(*node.op, inputs, attrs_for_run(node), CallSite::current());
       return run_op_multi(*node.op, inputs, node.attrs, CallSite::current());
     case NodeKind::kConstant:
       return {node.value};
@@ -58,19 +48,17 @@ std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std:
       return {};
     case NodeKind::kCond: {
       const ControlFlow& c = *node.control;
-      const size_t first_caps = c.first.graph->capture_refs.size();
-      const std::span<const Tensor> all(inputs);
-      return static_cast<bool>(inputs[0]) ? run_subgraph(c.first, {}, all.subspan(1, first_caps), who)
-                                          : run_subgraph(c.second, {}, all.subspan(1 + first_caps), who);
+      const ControlFlowInputs in = split_control_inputs(node, inputs);
+      return static_cast<bool>(in.leading[0]) ? run_subgraph(c.first, {}, in.first_captures, who)
+                                              : run_subgraph(c.second, {}, in.second_captures, who);
     }
     case NodeKind::kWhile: {
       const ControlFlow& c = *node.control;
-      const size_t n = node.outputs.size(), first_caps = c.first.graph->capture_refs.size();
-      const std::span<const Tensor> all(inputs);
-      std::vector<Tensor> vars(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(n));
+      const ControlFlowInputs in = split_control_inputs(node, inputs);
+      std::vector<Tensor> vars(in.leading.begin(), in.leading.end());
       for (int64_t i = 0; c.maximum_iterations < 0 || i < c.maximum_iterations; ++i) {
-        if (!static_cast<bool>(run_subgraph(c.first, vars, all.subspan(n, first_caps), who)[0])) break;
-        vars = run_subgraph(c.second, vars, all.subspan(n + first_caps), who);
+        if (!static_cast<bool>(run_subgraph(c.first, vars, in.first_captures, who)[0])) break;
+        vars = run_subgraph(c.second, vars, in.second_captures, who);
       }
       return vars;
     }
@@ -80,8 +68,6 @@ std::vector<Tensor> run_node(const Node& node, std::vector<Tensor>& inputs, std:
   }
   fail<InternalError>(who, ": unknown node kind");
 }
-
-}  // namespace
 
 std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> fetches, std::span<const int> targets,
                             std::span<const Feed> feeds, std::string_view who) {

@@ -22,6 +22,10 @@ struct Feed {
 std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> fetches, std::span<const int> targets,
                             std::span<const Feed> feeds, std::string_view who);
 
+// Runs one node on eager `inputs`. Control-flow nodes run their sub-graphs; a
+// placeholder without a value is an error naming it.
+std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who);
+
 // Checks that `value` can stand for `meta` (same dtype, same rank, equal known
 // dimensions); throws InvalidArgumentError naming `who` and `what`.
 void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view who, std::string_view what);

@@ -52,10 +52,10 @@ namespace {
 
 std::string spec_string(const TensorSpec& s) { return meta_string({s.dtype, s.shape}); }
 
-std::vector<Feed> input_feeds(const ConcreteFunctionState& f, const std::vector<Tensor>& args) {
+std::vector<Feed> input_feeds(const std::vector<ValueRef>& inputs, const std::vector<Tensor>& args) {
   std::vector<Feed> feeds;
   feeds.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) feeds.push_back({f.input_refs[i], args[i]});
+  for (size_t i = 0; i < args.size(); ++i) feeds.push_back({inputs[i], args[i]});
   return feeds;
 }
 
@@ -87,16 +87,12 @@ void ConcreteFunctionState::build_gradient() {
     seeds.push_back(graph->output({index, 0}));
   }
   for (const ValueRef& r : input_refs) sources.push_back(graph->output(r));
-  // Every read of a trainable float variable is a source; a variable's gradient sums them.
-  std::vector<size_t> read_owner;
+  // The trainable float variables the trace reads, each once.
   for (int i = 0; i < forward_nodes; ++i) {
     const Node& n = graph->node(i);
     if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() || !is_floating(n.variable->dtype())) continue;
-    size_t v = 0;
-    while (v < tg->variables.size() && !tg->variables[v].same_as(*n.variable)) ++v;
-    if (v == tg->variables.size()) tg->variables.push_back(*n.variable);
-    sources.push_back(graph->output({i, 0}));
-    read_owner.push_back(v);
+    if (std::none_of(tg->variables.begin(), tg->variables.end(), [&](const Variable& v) { return v.same_as(*n.variable); }))
+      tg->variables.push_back(*n.variable);
   }
   // Only float outputs carry gradients.
   std::vector<Tensor> float_ys, float_seeds;
@@ -105,23 +101,12 @@ void ConcreteFunctionState::build_gradient() {
       float_ys.push_back(ys[k]);
       float_seeds.push_back(seeds[k]);
     }
-  std::vector<Tensor> grads;
-  if (!float_ys.empty()) grads = symbolic_gradients(graph, float_ys, sources, float_seeds, UnconnectedGradients::None);
-  else grads.resize(sources.size());
-
+  std::vector<Tensor> grads(sources.size() + tg->variables.size());
+  if (!float_ys.empty())
+    grads = gradients_with_variables(graph, forward_nodes, float_ys, float_seeds, sources, tg->variables);
   auto ref_or_none = [&](const Tensor& t) { return t.defined() ? graph->value_of(t, name) : ValueRef{-1, 0}; };
-  for (size_t i = 0; i < input_refs.size(); ++i) tg->input_grads.push_back(ref_or_none(grads[i]));
-  building(graph, [&] {
-    std::vector<Tensor> sums(tg->variables.size());
-    for (size_t s = 0; s < read_owner.size(); ++s) {
-      const Tensor& g = grads[input_refs.size() + s];
-      if (!g.defined()) continue;
-      Tensor& sum = sums[read_owner[s]];
-      sum = sum.defined() ? add(sum, g) : g;
-    }
-    for (const Tensor& sum : sums) tg->variable_grads.push_back(ref_or_none(sum));
-    return 0;
-  });
+  for (size_t i = 0; i < grads.size(); ++i)
+    (i < input_refs.size() ? tg->input_grads : tg->variable_grads).push_back(ref_or_none(grads[i]));
   // Forward values that gradient nodes read (placeholders are fed anyway).
   std::vector<char> seen(static_cast<size_t>(forward_nodes), 0);
   for (size_t i = static_cast<size_t>(forward_nodes); i < graph->nodes.size(); ++i)
@@ -151,48 +136,42 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
   // since the call's gradient reads its forward values by their node in that graph.
   if (!tapes_recording()) {
     const OptimizedGraph& o = optimized_graph();
-    std::vector<Feed> feeds;
-    for (size_t i = 0; i < args.size(); ++i) feeds.push_back({o.inputs[i], args[i]});
-    return execute(*o.graph, o.outputs, o.targets, feeds, name);
+    return execute(*o.graph, o.outputs, o.targets, input_feeds(o.inputs, args), name);
   }
 
   // A recording tape sees the call as one op (Note [function tracing]). When the trace
   // has no gradient (a while_loop inside), the call still runs; asking for the gradient
   // reports why.
-  const TraceGradient* built = nullptr;
+  const TraceGradient* tg = nullptr;
   try {
-    built = &gradient_graph();
+    tg = &gradient_graph();
   } catch (const Error&) {
-    std::vector<Tensor> results;
-    {
-      RecordingPaused one_entry;
-      results = execute(*graph, outputs, stateful, input_feeds(*this, args), name);
-    }
-    for (Tensor& r : results) r = stop_gradient(r);
-    auto rethrow = std::make_shared<const CustomGradientFn>(
-        [error = gradient_error](std::span<const Tensor>) -> std::vector<Tensor> { std::rethrow_exception(error); });
-    record_custom_gradient(args, results, std::move(rethrow));
-    return results;
   }
-  const TraceGradient& tg = *built;
   std::vector<Tensor> recorded_inputs = args;
-  for (const Variable& v : tg.variables) recorded_inputs.push_back(v.value());  // tapes watch the reads
   std::vector<ValueRef> fetches = outputs;
-  fetches.insert(fetches.end(), tg.kept.begin(), tg.kept.end());
+  if (tg) {
+    for (const Variable& v : tg->variables) recorded_inputs.push_back(v.value());  // tapes watch the reads
+    fetches.insert(fetches.end(), tg->kept.begin(), tg->kept.end());
+  }
   std::vector<Tensor> values;
   {
     RecordingPaused one_entry;
-    values = execute(*graph, fetches, stateful, input_feeds(*this, args), name);
+    values = execute(*graph, fetches, stateful, input_feeds(input_refs, args), name);
   }
   std::vector<Tensor> results(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(outputs.size()));
   for (Tensor& r : results) r = stop_gradient(r);  // fresh tensors: reached only through this entry
+  if (!tg) {
+    record_custom_gradient(args, results, std::make_shared<const CustomGradientFn>(
+        [error = gradient_error](std::span<const Tensor>) -> std::vector<Tensor> { std::rethrow_exception(error); }));
+    return results;
+  }
   std::vector<Feed> kept;
-  for (size_t i = 0; i < tg.kept.size(); ++i) kept.push_back({tg.kept[i], values[outputs.size() + i]});
+  for (size_t i = 0; i < tg->kept.size(); ++i) kept.push_back({tg->kept[i], values[outputs.size() + i]});
 
   auto gradient = std::make_shared<const CustomGradientFn>(
       [self = shared_from_this(), args, results, kept = std::move(kept)](std::span<const Tensor> output_grads) {
         const TraceGradient& tg = *self->gradient;
-        std::vector<Feed> feeds = input_feeds(*self, args);
+        std::vector<Feed> feeds = input_feeds(self->input_refs, args);
         for (size_t k = 0; k < tg.output_grads.size(); ++k)
           feeds.push_back({tg.output_grads[k], output_grads[k].defined() ? output_grads[k] : zeros_like(results[k])});
         // With a tape recording the gradient (higher order), recompute the forward values
@@ -275,6 +254,9 @@ ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std
     std::lock_guard<std::mutex> lock(cache_->mutex);
     if (auto it = cache_->traces.find(key); it != cache_->traces.end()) return it->second;
   }
+  if (!body)
+    fail(cache_->name, ": this Function was made without a body of its own (a typed C++ function, or one from "
+         "Python); trace it by calling it with its arguments");
   auto st = std::make_shared<detail::ConcreteFunctionState>();
   st->name = cache_->name;
   st->inputs = specs;

@@ -75,34 +75,47 @@ std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<T
   }
 }
 
+std::vector<Tensor> detail::gradients_with_variables(const std::shared_ptr<GraphState>& g, int nodes,
+                                                     const std::vector<Tensor>& ys, const std::vector<Tensor>& grad_ys,
+                                                     std::vector<Tensor> sources,
+                                                     const std::vector<Variable>& variables) {
+  const size_t plain = sources.size();
+  std::vector<size_t> owner;
+  for (int i = 0; i < nodes; ++i) {
+    const Node& n = g->node(i);
+    if (n.kind != NodeKind::kReadVariable) continue;
+    for (size_t v = 0; v < variables.size(); ++v)
+      if (n.variable->same_as(variables[v])) {
+        sources.push_back(g->output({i, 0}));
+        owner.push_back(v);
+      }
+  }
+  std::vector<Tensor> grads = symbolic_gradients(g, ys, sources, grad_ys, UnconnectedGradients::None);
+  return building(g, [&] {
+    std::vector<Tensor> result(grads.begin(), grads.begin() + static_cast<std::ptrdiff_t>(plain));
+    result.resize(plain + variables.size());
+    for (size_t s = plain; s < grads.size(); ++s) {
+      if (!grads[s].defined()) continue;
+      Tensor& sum = result[plain + owner[s - plain]];
+      sum = sum.defined() ? add(sum, grads[s]) : grads[s];
+    }
+    return result;
+  });
+}
+
 std::vector<Tensor> gradients(const std::vector<Tensor>& ys, const std::vector<Variable>& xs,
                               const std::vector<Tensor>& grad_ys, UnconnectedGradients unconnected, CallSite where) {
   try {
     const std::shared_ptr<detail::GraphState> g = graph_of(ys);
-    // Every read of a variable is a source; its gradient is the sum over them.
-    std::vector<Tensor> sources;
-    std::vector<size_t> owner;
-    for (size_t v = 0; v < xs.size(); ++v)
-      for (size_t i = 0; i < g->nodes.size(); ++i) {
-        const detail::Node& n = g->nodes[i];
-        if (n.kind == detail::NodeKind::kReadVariable && n.variable->same_as(xs[v])) {
-          sources.push_back(g->output({static_cast<int>(i), 0}));
-          owner.push_back(v);
-        }
-      }
-    std::vector<Tensor> per_read = detail::symbolic_gradients(g, ys, sources, grad_ys, unconnected);
-    return detail::building(g, [&] {
-      std::vector<Tensor> result(xs.size());
-      for (size_t s = 0; s < per_read.size(); ++s) {
-        if (!per_read[s].defined()) continue;
-        Tensor& r = result[owner[s]];
-        r = r.defined() ? add(r, per_read[s]) : per_read[s];
-      }
-      if (unconnected == UnconnectedGradients::Zero)
+    std::vector<Tensor> result =
+        detail::gradients_with_variables(g, static_cast<int>(g->nodes.size()), ys, grad_ys, {}, xs);
+    if (unconnected == UnconnectedGradients::Zero)
+      detail::building(g, [&] {
         for (size_t v = 0; v < xs.size(); ++v)
           if (!result[v].defined()) result[v] = zeros(xs[v].shape(), xs[v].dtype());
-      return result;
-    });
+        return 0;
+      });
+    return result;
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -3,9 +3,12 @@
 // the variables' initializer.
 #include "eagerflow/graph/graph.h"
 
+#include <algorithm>
+
 #include "autodiff/tape_internal.h"
 #include "eagerflow/ops/math.h"
 #include "graph/graph_internal.h"
+#include "ops/random/random_stream.h"
 
 namespace ef {
 namespace detail {
@@ -71,6 +74,19 @@ ValueRef GraphState::value_of(const Tensor& t, std::string_view op) {
   return capture_refs.back();
 }
 
+bool fits(const TensorMeta& declared, const TensorMeta& actual) {
+  if (declared.dtype != actual.dtype || declared.shape.rank() != actual.shape.rank()) return false;
+  for (int d = 0; d < declared.shape.rank(); ++d)
+    if (declared.shape[d] != kUnknownDim && declared.shape[d] != actual.shape[d]) return false;
+  return true;
+}
+
+ControlFlowInputs split_control_inputs(const Node& node, std::span<const Tensor> inputs) {
+  const size_t leading = node.kind == NodeKind::kCond ? 1 : node.outputs.size();
+  const size_t first = node.control->first.graph->capture_refs.size();
+  return {inputs.first(leading), inputs.subspan(leading, first), inputs.subspan(leading + first)};
+}
+
 std::string meta_string(const TensorMeta& meta) {
   std::string s = std::string(name(meta.dtype)) + "[";
   for (int i = 0; i < meta.shape.rank(); ++i) {
@@ -94,6 +110,21 @@ void order_after_state(GraphState& g, Node& node, const void* key, bool is_assig
   }
 }
 
+// A random op node that must draw new numbers on each run (Note [random ops in
+// graphs]): one whose op has a "key" and a "stream" attribute and is not stateless.
+std::shared_ptr<RandomRuns> random_runs_of(const OpCall& call) {
+  if (!call.op.traits.random) return nullptr;
+  const auto& names = call.op.attr_names;
+  const auto key = std::find(names.begin(), names.end(), "key");
+  const auto stream = std::find(names.begin(), names.end(), "stream");
+  if (key == names.end() || stream == names.end() ||
+      is_stateless_stream(static_cast<uint64_t>(call.attrs.get_int(static_cast<size_t>(stream - names.begin())))))
+    return nullptr;
+  auto runs = std::make_shared<RandomRuns>();
+  runs->key_attr = static_cast<size_t>(key - names.begin());
+  return runs;
+}
+
 class GraphBuilder final : public OpBuilder {
  public:
   explicit GraphBuilder(std::shared_ptr<GraphState> graph) : graph_(std::move(graph)) {}
@@ -102,7 +133,7 @@ class GraphBuilder final : public OpBuilder {
     Node n;
     n.op = &call.op;
     n.attrs = call.attrs;
-    if (call.op.traits.random) n.runs = std::make_shared<std::atomic<uint64_t>>(0);
+    n.random_runs = random_runs_of(call);
     n.inputs.reserve(call.inputs.size());
     for (const Tensor& t : call.inputs) n.inputs.push_back(graph_->value_of(t, call.op.name));
     for (size_t i = 0; i < metas.size(); ++i) n.outputs.push_back(metas[i]);
@@ -131,13 +162,10 @@ class GraphBuilder final : public OpBuilder {
       const Tensor current = read_variable(variable);
       next = kind == AssignKind::kAdd ? add(current, value) : subtract(current, value);
     }
-    if (next.shape().rank() != variable.shape().rank())
+    // A partially known value may fit: checked again when the assignment runs.
+    if (!fits({next.dtype(), next.shape()}, {variable.dtype(), variable.shape()}))
       fail("assign: variable '", variable.name(), "' has shape ", variable.shape(), " but the new value has shape ",
            next.shape());
-    for (int i = 0; i < next.shape().rank(); ++i)
-      if (next.shape()[i] != kUnknownDim && next.shape()[i] != variable.shape()[i])
-        fail("assign: variable '", variable.name(), "' has shape ", variable.shape(), " but the new value has shape ",
-             next.shape());
     Node n;
     n.kind = NodeKind::kAssignVariable;
     n.variable = std::make_shared<Variable>(variable);
@@ -190,7 +218,6 @@ Graph::Scope::Scope(Graph& graph)
     : builder_(detail::make_graph_builder(graph.state())), scope_(builder_.get()), saved_(detail::current_graph_slot()) {
   detail::current_graph_slot() = graph.state().get();
 }
-
 
 Graph::Scope::~Scope() { detail::current_graph_slot() = saved_; }
 

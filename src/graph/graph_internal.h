@@ -52,6 +52,12 @@ struct ControlFlow {
   int64_t maximum_iterations = -1;
 };
 
+// How often a stateful random op's node has run, and where its Philox key attribute is.
+struct RandomRuns {
+  size_t key_attr = 0;
+  std::atomic<uint64_t> count{0};
+};
+
 struct Node {
   NodeKind kind = NodeKind::kOp;
   std::string name;
@@ -68,8 +74,8 @@ struct Node {
   std::shared_ptr<Variable> variable;  // kReadVariable, kAssignVariable
   AssignKind assign_kind = AssignKind::kAssign;
   std::shared_ptr<const ControlFlow> control;  // kCond, kWhile
-  // Random ops: how many times the node has run (Note [random ops in graphs]).
-  std::shared_ptr<std::atomic<uint64_t>> runs;
+  // Stateful random ops (Note [random ops in graphs]): shared by copies of the node.
+  std::shared_ptr<RandomRuns> random_runs;
 
   bool stateful() const { return kind == NodeKind::kAssignVariable || (op && op->traits.stateful); }
 };
@@ -167,6 +173,25 @@ std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph,
 // `graph`, for backprop: takes the outputs' gradients, returns one per input.
 std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
     const std::shared_ptr<GraphState>& graph, int node);
+
+// symbolic_gradients with respect to `sources` and `variables` in one backward pass:
+// the sources' gradients, then one per variable. Every read of a variable among the
+// first `nodes` nodes of `graph` is a source, and a variable's gradient is the sum over
+// its reads (undefined where there is none).
+std::vector<Tensor> gradients_with_variables(const std::shared_ptr<GraphState>& graph, int nodes,
+                                             const std::vector<Tensor>& ys, const std::vector<Tensor>& grad_ys,
+                                             std::vector<Tensor> sources, const std::vector<Variable>& variables);
+
+// Whether a value of `actual` dtype and shape can stand where `declared` is expected:
+// the same dtype and rank, and equal sizes wherever `declared` knows them.
+bool fits(const TensorMeta& declared, const TensorMeta& actual);
+
+// The inputs of a cond node (pred, captures of each branch) or a while node (loop
+// variables, captures of condition and body), split by role.
+struct ControlFlowInputs {
+  std::span<const Tensor> leading, first_captures, second_captures;
+};
+ControlFlowInputs split_control_inputs(const Node& node, std::span<const Tensor> inputs);
 
 // "float32[?, 2]" for listings and errors.
 std::string meta_string(const TensorMeta& meta);

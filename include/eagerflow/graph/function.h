@@ -25,6 +25,7 @@
 //   gradient, built once per trace (higher orders too).
 #pragma once
 
+#include <bit>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -78,6 +79,7 @@ class Function {
  public:
   using Body = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
+  // `body` may be empty when every call passes its own (call, trace).
   explicit Function(Body body, std::string name = "function",
                     std::optional<std::vector<TensorSpec>> input_signature = std::nullopt);
 
@@ -112,10 +114,10 @@ namespace detail {
 // Variables are captured by identity, numbers, bools and strings are part of the key.
 inline void add_argument(const Tensor& t, std::vector<Tensor>& tensors, std::string&) { tensors.push_back(t); }
 inline void add_argument(const Variable& v, std::vector<Tensor>&, std::string& key) {
-  key += "v" + std::to_string(reinterpret_cast<uintptr_t>(v.key())) + ";";
+  key.append("v").append(std::to_string(reinterpret_cast<uintptr_t>(v.key()))).append(";");
 }
 inline void add_argument(const std::string& s, std::vector<Tensor>&, std::string& key) {
-  key += "s" + std::to_string(s.size()) + ":" + s + ";";
+  key.append("s").append(std::to_string(s.size())).append(":").append(s).append(";");
 }
 inline void add_argument(const char* s, std::vector<Tensor>& tensors, std::string& key) {
   add_argument(std::string(s), tensors, key);
@@ -124,8 +126,8 @@ template <class T>
   requires std::is_arithmetic_v<T>
 void add_argument(T value, std::vector<Tensor>&, std::string& key) {
   if constexpr (std::is_same_v<T, bool>) key += value ? "b1;" : "b0;";
-  else if constexpr (std::is_integral_v<T>) key += "i" + std::to_string(value) + ";";
-  else key += "f" + std::to_string(static_cast<double>(value)) + "/" + std::to_string(std::hash<double>{}(value)) + ";";
+  else if constexpr (std::is_integral_v<T>) key.append("i").append(std::to_string(value)).append(";");
+  else key.append("f").append(std::to_string(std::bit_cast<uint64_t>(static_cast<double>(value)))).append(";");
 }
 
 // While tracing, a tensor argument is replaced by the next symbolic input.

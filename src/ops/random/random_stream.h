@@ -19,5 +19,11 @@ struct RandomStream {
 RandomStream next_random_stream(std::optional<int64_t> op_seed);
 // The fixed stream of a stateless op's two-integer seed; touches no seed state.
 RandomStream stateless_random_stream(const std::array<int64_t, 2>& seed);
+// Whether a random op's stream id is a stateless op's (which must always repeat).
+bool is_stateless_stream(uint64_t stream);
+// The key for the `run`-th execution (run > 0) of a graph node that claimed `key` when
+// it was built (Note [random ops in graphs] in src/graph/executor.cpp): deterministic
+// given the seeds, unrelated to other keys.
+uint64_t key_for_run(uint64_t key, uint64_t run);
 
 }  // namespace ef::detail

@@ -73,10 +73,16 @@ detail::RandomStream detail::next_random_stream(std::optional<int64_t> op_seed) 
   return {key_of(global, *op_seed), calls++};
 }
 
+// Stream ids from 2^62 up are never claimed by stateful ops (explicit op seeds count
+// from 0, counter-given ones from 2^63), so stateless values are distinct from theirs.
+constexpr uint64_t kStatelessStream = uint64_t{1} << 62;
+
 detail::RandomStream detail::stateless_random_stream(const std::array<int64_t, 2>& seed) {
-  // Stream ids from 2^62 up are never claimed by stateful ops (explicit op seeds count
-  // from 0, counter-given ones from 2^63), so stateless values are distinct from theirs.
-  return {key_of(seed[0], seed[1]), uint64_t{1} << 62};
+  return {key_of(seed[0], seed[1]), kStatelessStream};
 }
+
+bool detail::is_stateless_stream(uint64_t stream) { return stream == kStatelessStream; }
+
+uint64_t detail::key_for_run(uint64_t key, uint64_t run) { return mix64(key ^ mix64(run)); }
 
 }  // namespace ef
