@@ -109,6 +109,11 @@ class CachingAllocator {
     release_all();
   }
 
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  }
+
   AllocatorStats stats() {
     std::lock_guard<std::mutex> lock(mutex_);
     return stats_;
@@ -147,6 +152,7 @@ Storage::~Storage() {
 }
 
 AllocatorStats cpu_allocator_stats() { return cpu_allocator().stats(); }
+void reset_peak_bytes_in_use() { cpu_allocator().reset_peak(); }
 void release_cached_memory() { cpu_allocator().release_all(); }
 void set_cache_limit(size_t bytes) { cpu_allocator().set_limit(bytes); }
 

@@ -50,6 +50,8 @@ struct AllocatorStats {
 };
 
 AllocatorStats cpu_allocator_stats();
+// Restarts peak_bytes_in_use from the bytes in use now, to measure the peak of one step.
+void reset_peak_bytes_in_use();
 // Gives every cached (unused) CPU buffer back to the system.
 void release_cached_memory();
 // Caps the bytes kept in the cache (default 1 GiB, or EF_ALLOCATOR_CACHE_MB); freeing

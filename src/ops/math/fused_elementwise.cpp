@@ -15,6 +15,7 @@
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/math/fused_eval.h"
 #include "ops/math/fused_plan.h"
 #include "ops/op_helpers.h"
 
@@ -29,6 +30,14 @@ using detail::FusedStep;
 // chains, 1e6 and 1e7 float32): blocks of 2 to 32 KiB came within 10% of each other,
 // since each instruction's loads and stores hit L1/L2 whatever the size.
 constexpr int64_t kBlockBytes = 16384;
+
+// An input whose strides are all zero holds one element broadcast to its shape (a
+// broadcast_to view, as reduce_sum's gradient returns): the kernel reads that element.
+bool is_broadcast_element(const Tensor& t) {
+  if (t.num_elements() == 1) return true;
+  const Dims& strides = t.strides();
+  return std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 0; });
+}
 
 // Each input either has the output's elements (its shape is the output shape up to
 // leading 1s) or is a single element; in graph mode unknown dimensions pass.
@@ -99,7 +108,7 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   std::vector<char> single(num_values, 0);
   for (int64_t i = 0; i < plan.num_inputs; ++i) {
     Tensor& t = inputs[i];
-    single[i] = t.num_elements() == 1;
+    single[i] = is_broadcast_element(t);
     if (!single[i] && !t.is_contiguous()) t = detail::materialize(t);
     base[i] = static_cast<const std::byte*>(t.impl()->storage->data()) + t.impl()->offset * item;
   }
@@ -200,6 +209,32 @@ const OpDef& kFusedElementwise = define_op({
 });
 
 }  // namespace
+
+namespace detail {
+
+// Elements from which a fused pass pays for the program's encoding (a few microseconds).
+constexpr int64_t kFuseFromElements = 1 << 15;
+
+Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor> inputs) {
+  const CallSite here = CallSite::current();
+  const Tensor* largest = &inputs[0];
+  for (const Tensor& t : inputs)
+    if (t.num_elements() > largest->num_elements()) largest = &t;
+  bool fuse = largest->num_elements() >= kFuseFromElements && is_floating(largest->dtype());
+  for (const Tensor& t : inputs)
+    fuse = fuse && !t.is_symbolic() && t.dtype() == largest->dtype() &&
+           (t.shape() == largest->shape() || t.num_elements() == 1);
+  if (fuse) return fused_elementwise(program, inputs, here)[static_cast<size_t>(0)];
+  std::vector<Tensor> values(inputs.begin(), inputs.end());
+  for (const FusedInstruction& ins : program.instructions) {
+    Tensor operands[2] = {values[static_cast<size_t>(ins.operands[0])],
+                          ins.operands.size() > 1 ? values[static_cast<size_t>(ins.operands[1])] : Tensor()};
+    values.push_back(run_op(*ins.op, std::span<const Tensor>(operands, ins.operands.size()), {}, here));
+  }
+  return values[static_cast<size_t>(program.outputs.at(0))];
+}
+
+}  // namespace detail
 
 std::vector<Tensor> fused_elementwise(const FusedProgram& program, std::span<const Tensor> inputs, CallSite where) {
   Attrs attrs;

@@ -127,5 +127,26 @@ TEST(GradientUses, NonPersistentTapeFreesEntriesDuringTheBackwardPass) {
   EXPECT_LT(during_backward - before, 4 * kMatrixBytes);
 }
 
+// Note [fused gradient expressions]: square's gradient g * (x * 2) on a large tensor is
+// one pass with one output, and equal bit for bit to the ops one by one.
+TEST(GradientUses, LargeSquareGradientAllocatesOnlyItsResult) {
+  for (int64_t n : {int64_t{10}, int64_t{1} << 16}) {
+    Tensor x = random::normal({n}, 0, 1, DType::Float32, 3);
+    GradientTape tape;
+    tape.watch(x);
+    Tensor loss = reduce_mean(square(x));
+    reset_peak_bytes_in_use();
+    const size_t before = bytes_in_use();
+    Tensor g = tape.gradient(loss, x);
+    const size_t grown = cpu_allocator_stats().peak_bytes_in_use - before;
+    Tensor want = multiply(broadcast_to(divide(constant(1.f), static_cast<float>(n)), {n}), multiply(x, 2));
+    EXPECT_EQ(g.to_vector<float>(), want.to_vector<float>());  // bit for bit
+    if (n > 1000) {
+      // The peak above what was live before: the gradient itself, not a temporary too.
+      EXPECT_LT(grown, size_t(n) * sizeof(float) * 3 / 2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ef

@@ -188,6 +188,21 @@ TEST(FusedElementwise, NonContiguousInputs) {
   }
 }
 
+TEST(FusedElementwise, BroadcastViewsOfOneElementAreReadInPlace) {
+  // reduce_sum's gradient is a broadcast_to view (all strides 0): the kernel reads its
+  // one element instead of materializing the view.
+  FusedProgram p = random_chain(8, 2, 7);
+  Tensor x = values_in({400, 300}, DType::Float32, 1);
+  Tensor g = broadcast_to(values_in({1, 1}, DType::Float32, 2), {400, 300});
+  ASSERT_FALSE(g.is_contiguous());
+  const AllocatorStats before = cpu_allocator_stats();
+  std::vector<Tensor> got = fused_elementwise(p, {x, g});
+  const AllocatorStats after = cpu_allocator_stats();
+  EXPECT_EQ(after.allocations - before.allocations, got.size());  // the outputs only
+  std::vector<Tensor> want = fused_elementwise(p, {x, g.contiguous()});
+  for (size_t j = 0; j < got.size(); ++j) expect_identical(got[j], want[j], "broadcast view");
+}
+
 TEST(FusedElementwise, SameBitsOnOneAndTwoThreads) {
   FusedProgram p = random_chain(8, 2, 9);
   std::vector<Tensor> inputs = {values_in({200003}, DType::Float32, 1), values_in({200003}, DType::Float32, 2)};
