@@ -4,6 +4,7 @@
 #include <eagerflow/io/checkpoint.h>
 #include <eagerflow/io/safetensors.h>
 #include <eagerflow/nn/module.h>
+#include <eagerflow/optim/lbfgs.h>
 
 #include "bindings.h"
 #include "convert.h"
@@ -31,6 +32,8 @@ struct PyCheckpoint {
         tracked.emplace_back(name, obj.cast<ef::Variable>());
       } else if (py::isinstance<ef::optim::Optimizer>(obj)) {
         tracked.emplace_back(name, obj.cast<ef::optim::Optimizer&>());
+      } else if (py::isinstance<ef::optim::LBFGS>(obj)) {
+        tracked.emplace_back(name, obj.cast<ef::optim::LBFGS&>());
       } else if (py::isinstance<ef::nn::Module>(obj)) {
         tracked.emplace_back(name, obj.cast<const ef::nn::Module&>());
       } else if (py::hasattr(obj, "named_variables")) {
@@ -40,7 +43,7 @@ struct PyCheckpoint {
                                return method().cast<NamedVariables>();
                              })));
       } else {
-        throw py::type_error("Checkpoint: '" + name + "' must be a Variable, an optimizer, or a model with "
+        throw py::type_error("Checkpoint: '" + name + "' must be a Variable, an optimizer (L-BFGS too), or a model with "
                              "named_variables(); got " + std::string(py::str(py::type::of(obj))));
       }
     }

@@ -1,5 +1,6 @@
 // ef.optimizers: the optimizers, learning-rate schedules and clipping (Keras' names).
 #include <pybind11/functional.h>
+#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "convert.h"
@@ -151,7 +152,14 @@ void bind_optim(py::module_& m) {
       .def_property_readonly("iterations", &optim::LBFGS::iterations)
       .def_property_readonly("function_evaluations", &optim::LBFGS::function_evaluations)
       .def_property_readonly("history_length", &optim::LBFGS::history_length)
-      .def_property_readonly("variables", &optim::LBFGS::variables);
+      .def_property_readonly("variables", &optim::LBFGS::variables)
+      .def("state", &optim::LBFGS::state)  // Note [LBFGS state]
+      .def(
+          "restore_state",
+          [](optim::LBFGS& lbfgs, const std::map<std::string, ef::Tensor>& state) {
+            lbfgs.restore_state(state, "<state>", kPython);
+          },
+          "state"_a);
 
   m.def("clip_by_norm", [](TensorArg t, double clip_norm, py::handle) { return ef::clip_by_norm(t, clip_norm, kPython); },
         "t"_a, "clip_norm"_a, "name"_a = py::none());

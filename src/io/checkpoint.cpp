@@ -7,6 +7,7 @@
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/nn/module.h"
+#include "eagerflow/optim/lbfgs.h"
 #include "eagerflow/optim/optimizer.h"
 
 namespace ef::io {
@@ -28,6 +29,7 @@ Tensor int64_scalar(int64_t v) { return constant(v); }
 Checkpoint::Object::Object(const nn::Module& module)
     : variables_([&module] { return module.named_variables(); }) {}
 Checkpoint::Object::Object(optim::Optimizer& optimizer) : optimizer_(&optimizer) {}
+Checkpoint::Object::Object(optim::LBFGS& lbfgs) : lbfgs_(&lbfgs) {}
 Checkpoint::Object::Object(Variable variable)
     : variables_([variable] { return NamedVariables{{"", variable}}; }) {}
 Checkpoint::Object::Object(std::function<NamedVariables()> named_variables)
@@ -47,13 +49,22 @@ Checkpoint::Checkpoint(std::vector<std::pair<std::string, Object>> objects) : ob
 
 namespace {
 
+// The keys under "<name>/" of `tensors`, without that prefix (an L-BFGS object's state).
+std::map<std::string, Tensor> under(const std::map<std::string, Tensor>& tensors, const std::string& name) {
+  const std::string prefix = name + "/";
+  std::map<std::string, Tensor> out;
+  for (auto it = tensors.lower_bound(prefix); it != tensors.end() && it->first.starts_with(prefix); ++it)
+    out.emplace(it->first.substr(prefix.size()), it->second);
+  return out;
+}
+
 Tracked track(const std::vector<std::pair<std::string, Checkpoint::Object>>& objects,
               const std::function<NamedVariables(const Checkpoint::Object&)>& variables_of,
-              const std::function<bool(const Checkpoint::Object&)>& is_optimizer) {
+              const std::function<bool(const Checkpoint::Object&)>& has_variables) {
   Tracked t;
   std::set<std::string> keys;
   for (const auto& [name, object] : objects) {
-    if (is_optimizer(object)) continue;
+    if (!has_variables(object)) continue;
     for (const auto& [path, var] : variables_of(object)) {
       std::string key = path.empty() ? name : name + "/" + path;
       if (!keys.insert(key).second) fail("Checkpoint: two variables have the key '", key, "'");
@@ -68,10 +79,12 @@ Tracked track(const std::vector<std::pair<std::string, Checkpoint::Object>>& obj
 
 std::map<std::string, Tensor> Checkpoint::state() const {
   Tracked t = track(
-      objects_, [](const Object& o) { return o.variables_(); }, [](const Object& o) { return o.optimizer_ != nullptr; });
+      objects_, [](const Object& o) { return o.variables_(); }, [](const Object& o) { return o.has_variables(); });
   std::map<std::string, Tensor> out;
   for (const auto& [key, var] : t.variables) out.emplace(key, var.value());
   for (const auto& [name, object] : objects_) {
+    if (object.lbfgs_)
+      for (const auto& [key, value] : object.lbfgs_->state()) out[name + "/" + key] = value;
     if (!object.optimizer_) continue;
     out[name + "/iterations"] = int64_scalar(object.optimizer_->iterations());
     for (const optim::Optimizer::VariableState& s : object.optimizer_->variable_states()) {
@@ -111,7 +124,7 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
     const std::string context = "Checkpoint.restore: " + source;
     Tracked t = track(
         objects_, [](const Object& o) { return o.variables_(); },
-        [](const Object& o) { return o.optimizer_ != nullptr; });
+        [](const Object& o) { return o.has_variables(); });
     std::set<std::string> used;
     // Finds `key` with exactly `dtype` and `shape`, or throws naming both sides.
     auto expect = [&](const std::string& key, DType dtype, const Shape& shape) -> const Tensor& {
@@ -153,6 +166,14 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
       }
       optimizers.push_back(std::move(r));
     }
+    std::vector<std::pair<optim::LBFGS*, std::map<std::string, Tensor>>> lbfgs_states;
+    for (const auto& [name, object] : objects_) {
+      if (!object.lbfgs_) continue;
+      std::map<std::string, Tensor> state = under(tensors, name);
+      object.lbfgs_->check_state(state, source + ", object '" + name + "'");
+      for (const auto& [key, value] : state) used.insert(name + "/" + key);
+      lbfgs_states.emplace_back(object.lbfgs_, std::move(state));
+    }
     std::vector<std::string> unexpected;
     for (const auto& [key, value] : tensors)
       if (!used.count(key)) unexpected.push_back(key);
@@ -168,6 +189,7 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
     // 2. Assign: nothing below can fail on validated input.
     for (auto& [var, value] : assignments) var.assign(value);
     for (OptimizerRestore& r : optimizers) r.optimizer->restore_state(r.iterations, r.states, where);
+    for (auto& [lbfgs, state] : lbfgs_states) lbfgs->restore_state(state, source, where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

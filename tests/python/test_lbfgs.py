@@ -127,6 +127,33 @@ def test_counters_and_history():
     assert lbfgs.variables[0] is not None
 
 
+def test_checkpoint_continues_exactly(tmp_path):
+    """A checkpoint holds L-BFGS' history (Note [LBFGS state]): a restored run takes the
+    same iterates as the uninterrupted one, bit for bit."""
+    start = np.array([-1.2, 1.0, 0.5, -0.3, 0.8])
+
+    def run(variable, lbfgs, steps):
+        for _ in range(steps):
+            lbfgs.step(lambda: rosenbrock([variable], EF))
+
+    w = ef.Variable(start)
+    lbfgs = ef.optimizers.LBFGS([w], max_iter=3, history_size=4)
+    run(w, lbfgs, 2)
+    path = ef.train.Checkpoint(w=w, lbfgs=lbfgs).save(tmp_path / "lbfgs.safetensors")
+    assert set(lbfgs.state()) >= {"old_dirs", "old_stps", "ro", "d", "n_iter"}
+    run(w, lbfgs, 3)
+
+    w2 = ef.Variable(np.zeros(5))
+    restored = ef.optimizers.LBFGS([w2], max_iter=3, history_size=4)
+    ef.train.Checkpoint(w=w2, lbfgs=restored).restore(path)
+    run(w2, restored, 3)
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    assert restored.iterations == lbfgs.iterations
+
+    with pytest.raises(ef.errors.InvalidArgumentError, match="history_size = 2"):
+        ef.optimizers.LBFGS([w2], history_size=2).restore_state(lbfgs.state())
+
+
 def test_bad_arguments():
     w = ef.Variable(np.array([1.0]))
     with pytest.raises(ef.errors.InvalidArgumentError, match="history_size must be >= 1"):

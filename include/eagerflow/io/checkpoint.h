@@ -18,6 +18,9 @@
 //     "O/slots/<key>/<slot>" ("optimizer/slots/model/dense/kernel/m"), where <key> is the
 //     variable's own key in this checkpoint: so the optimizer's variables must be
 //     tracked by another object of the checkpoint.
+//   - an L-BFGS optimizer: "O/<name>" for each entry of its state (Note [LBFGS state] in
+//     optim/lbfgs.h: "O/n_iter", "O/old_dirs", ...); its variables, too, are saved by
+//     the objects that track them.
 // restore() reads and validates the whole file, then checks that every expected key is
 // present with the right dtype and shape and that no other key is, and only then assigns:
 // on any error every object is left as it was.
@@ -39,6 +42,7 @@ namespace ef::nn {
 class Module;
 }
 namespace ef::optim {
+class LBFGS;
 class Optimizer;
 }
 
@@ -52,6 +56,7 @@ class Checkpoint {
    public:
     Object(const nn::Module& module);       // NOLINT: implicit, for {"model", model}
     Object(optim::Optimizer& optimizer);    // NOLINT
+    Object(optim::LBFGS& lbfgs);            // NOLINT
     Object(Variable variable);              // NOLINT
     // Any source of (path, variable) pairs, asked at every save and restore (e.g. a
     // model defined in Python).
@@ -61,6 +66,8 @@ class Checkpoint {
     friend class Checkpoint;
     std::function<std::vector<std::pair<std::string, Variable>>()> variables_;  // modules, variables
     optim::Optimizer* optimizer_ = nullptr;
+    optim::LBFGS* lbfgs_ = nullptr;
+    bool has_variables() const { return !optimizer_ && !lbfgs_; }
   };
 
   // Tracks `objects` under their names; an empty or repeated name, or one containing

@@ -13,7 +13,8 @@
 // moves, and the line search evaluates it at trial points), and its state is one flat
 // vector history over all variables together rather than per-variable slots. So step()
 // takes a closure that returns the loss and computes the gradients itself, under its
-// own GradientTape over the variables.
+// own GradientTape over the variables. Checkpoints still save it, history included:
+// io::Checkpoint{{"model", model}, {"lbfgs", lbfgs}} (Note [LBFGS state] below).
 //
 // The algorithm works on the flattened concatenation of all variables, in their dtype
 // (all variables share one float dtype). Scalars (step length, curvature yᵀs, the
@@ -32,6 +33,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +81,27 @@ class LBFGS {
   int64_t function_evaluations() const { return func_evals_; }
   // Curvature pairs held now (at most history_size).
   int64_t history_length() const { return static_cast<int64_t>(old_dirs_.size()); }
+
+  // Note [LBFGS state]: everything step() carries to the next call, by name, as
+  // checkpoints save it (io::Checkpoint{{"lbfgs", lbfgs}} stores "lbfgs/<name>"):
+  //   n_iter, func_evals         int64 scalars
+  //   t, h_diag, prev_loss       float64 scalars
+  //   old_dirs, old_stps         [pairs, n]: the kept y and s, oldest first, in the
+  //                              variables' dtype (n = their total element count)
+  //   ro                         [pairs] float64: 1 / yᵀs of each pair
+  //   d, prev_flat_grad          [n]: the last direction and gradient; present once
+  //                              an iteration has run (n_iter > 0)
+  // Restoring it into an LBFGS over variables of the same sizes (and restoring the
+  // variables) continues exactly where the saved one stopped.
+  std::map<std::string, Tensor> state() const;
+  // Throws, naming `source`, the key and the shapes, unless `state` is a state this
+  // LBFGS could have saved: every key above with its dtype and shape, no other, counts
+  // >= 0, at most history_size pairs, positive finite ro (InvalidArgumentError;
+  // NotFoundError for a missing key). Changes nothing.
+  void check_state(const std::map<std::string, Tensor>& state, const std::string& source = "<state>") const;
+  // check_state, then replaces the state (not the variables' values) with `state`.
+  void restore_state(const std::map<std::string, Tensor>& state, const std::string& source = "<state>",
+                     CallSite where = CallSite::current());
 
  private:
   struct Evaluation {
