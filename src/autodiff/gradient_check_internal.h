@@ -1,0 +1,30 @@
+// How check_gradients reaches graph mode (Note [graph-mode gradient checks]).
+#pragma once
+
+#include <functional>
+#include <unordered_set>
+#include <vector>
+
+#include "eagerflow/runtime/op_def.h"
+
+namespace ef::testing::detail {
+
+// Note [graph-mode gradient checks]: check_gradients also differentiates f on a traced
+// graph (placeholders for the inputs, gradients() nodes, one Session run) and expects
+// the value and the gradients of both orders to equal the tape's, which it has just
+// compared with central differences. The ops whose gradient functions built those
+// graphs get the "graph mode" mark of docs/gradient_coverage.md. graph/ sits above
+// autodiff, so it registers the graph side here when the library loads
+// (src/graph/gradient_check_graph.cpp) instead of autodiff calling upwards.
+struct GraphGradients {
+  Tensor total;                             // sum(f(inputs))
+  std::vector<Tensor> first, second;        // as check_gradients' tape computes them
+  std::unordered_set<const OpDef*> first_order_ops, second_order_ops;  // gradient functions run
+};
+using GraphGradientsFn = GraphGradients (*)(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                            const std::vector<Tensor>& inputs,
+                                            const std::vector<Tensor>& directions, int order);
+// Null until graph mode registers itself.
+GraphGradientsFn& graph_gradients();
+
+}  // namespace ef::testing::detail
