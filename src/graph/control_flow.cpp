@@ -166,11 +166,8 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
     const std::shared_ptr<GraphState>& graph, int index) {
   return std::make_shared<const std::function<std::vector<Tensor>(std::span<const Tensor>)>>(
       [graph, index](std::span<const Tensor> output_grads) -> std::vector<Tensor> {
+        if (graph->node(index).kind == NodeKind::kWhile) return while_gradient(graph, index, output_grads);
         const Node& n = graph->node(index);
-        if (n.kind == NodeKind::kWhile)
-          fail<UnimplementedError>(
-              "while_loop: gradients through a while_loop inside a graph or function are not implemented yet; "
-              "differentiate it eagerly (outside ef::function), where the tape records every iteration");
         const ControlFlow& c = *n.control;
         std::vector<Tensor> in;
         for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));
