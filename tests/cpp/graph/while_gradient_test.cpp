@@ -125,7 +125,7 @@ TEST(WhileGradient, NestedWhileLoops) {
 
 TEST(WhileGradient, SymbolicGradientsInGraphMode) {
   Graph g;
-  Tensor x, w, n, y, dx, dw, ddx;
+  Tensor x, w, n, y, dx, dw, ddx, dddw;
   {
     Graph::Scope scope(g);
     x = placeholder(DType::Float64, {kUnknownDim}, "x");
@@ -137,16 +137,21 @@ TEST(WhileGradient, SymbolicGradientsInGraphMode) {
     dw = grads[1];
     // Second order: d/dx sum(dw) = d/dx sum(n x w^(n-1)) = n w^(n-1).
     ddx = gradients({reduce_sum(dw)}, {x})[0];
+    // Third order: d/dw sum(n w^(n-1)) = n (n-1) w^(n-2).
+    dddw = gradients({reduce_sum(ddx)}, {w})[0];
   }
+  // The gradient runs an accumulating copy of the loop (Note [while_loop gradients]).
+  EXPECT_THAT(g.to_string(), ::testing::HasSubstr("= while accumulating("));
   Session sess(g);
   const Tensor xv = constant({1.5, -2.0, 0.5}), wv = constant({0.5, 2.0, -1.0});
   for (int iterations : {0, 1, 3}) {
-    const Vars got = sess.run({y, dx, dw, ddx}, {{x, xv}, {w, wv}, {n, constant(iterations)}});
+    const Vars got = sess.run({y, dx, dw, ddx, dddw}, {{x, xv}, {w, wv}, {n, constant(iterations)}});
     const double k = iterations;
     expect_values(got[0], {reduce_sum(xv * pow(wv, k)).item<double>()}, 1e-12);
     expect_values(got[1], pow(wv, k).to_vector<double>(), 1e-12);
     expect_values(got[2], (k * xv * pow(wv, k - 1)).to_vector<double>(), 1e-12);
     expect_values(got[3], (k * pow(wv, k - 1)).to_vector<double>(), 1e-12);
+    expect_values(got[4], (k * (k - 1) * pow(wv, k - 2)).to_vector<double>(), 1e-12);
   }
 }
 
@@ -201,6 +206,26 @@ TEST(WhileGradient, Errors) {
   const Tensor z = counting(s);
   expect_values(z, {4});
   EXPECT_ERROR(tape2.gradient(z, s), UnimplementedError, "while_loop", "stateful", "eagerly");
+  // Also when the assignment is in control flow nested in the body.
+  auto nested = function([&](Tensor x) {
+    return while_loop([](const Vars& v) { return v[0] < 2; },
+                      [&](const Vars& v) {
+                        Tensor next = cond(
+                            v[0] > 0,
+                            [&] {
+                              counter.assign_add(constant(1));
+                              return v[1] * 2.0;
+                            },
+                            [&] { return v[1] * 3.0; });
+                        return Vars{v[0] + 1, next};
+                      },
+                      {constant(0), x})[1];
+  });
+  GradientTape tape3;
+  tape3.watch(s);
+  const Tensor u = nested(s);
+  expect_values(u, {6});
+  EXPECT_ERROR(tape3.gradient(u, s), UnimplementedError, "while_loop", "stateful node 'assign_counter");
 }
 
 }  // namespace
