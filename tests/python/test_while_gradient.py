@@ -94,3 +94,24 @@ def test_shape_changing_loop_variable_has_no_gradient():
     assert float(y) == 6.0
     with pytest.raises(ef.errors.InvalidArgumentError, match="while_loop's gradient.*loop variable 0"):
         tape.gradient(y, x)
+
+
+def test_variables_read_in_the_loop_get_gradients():
+    w = ef.Variable(np.array([0.5, 1.5]), name="w")
+
+    def power(x, n):
+        i = ef.constant(0)
+        while i < n:
+            x = x * w
+            i += 1
+        return ef.reduce_sum(x)
+
+    traced = ef.function(power)
+    x, n = ef.constant(np.array([2.0, -1.0])), ef.constant(3)
+    with ef.GradientTape() as tape:
+        y = traced(x, n)
+    with ef.GradientTape() as eager_tape:
+        y_eager = power(x, n)
+    got, want = tape.gradient(y, w), eager_tape.gradient(y_eager, w)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), 3 * np.array([2.0, -1.0]) * np.array([0.5, 1.5]) ** 2, rtol=1e-12)
