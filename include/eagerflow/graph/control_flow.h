@@ -20,7 +20,8 @@
 // while_loop over the loop variables' values stacked per iteration (Note [while_loop
 // gradients] in src/graph/while_gradient.cpp). A graph loop's gradient needs each loop
 // variable to keep one shape across iterations and a body without variable
-// assignments or random ops; integer loop variables and captures get none.
+// assignments or random ops; integer loop variables and captures get none. Variables
+// read (and not assigned) inside get gradients too.
 #pragma once
 
 #include <functional>
