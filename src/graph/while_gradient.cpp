@@ -52,10 +52,11 @@ int accumulating_copy(const std::shared_ptr<GraphState>& g, int index) {
   if (n.control->accumulate) return index;
   for (const SubGraph* sub : {&n.control->first, &n.control->second})
     if (const Node* stateful = stateful_node(*sub))
-      fail<UnimplementedError>("while_loop: the gradient of '", n.name, "' would run its ",
-                               sub == &n.control->first ? "condition" : "body", "'s stateful node '", stateful->name,
-                               "' (a variable assignment or random op) a second time; differentiate a loop with "
-                               "stateful nodes eagerly, where the tape records every iteration");
+      fail<UnimplementedError>(
+          "while_loop: the gradient of '", n.name, "' would run its ",
+          sub == &n.control->first ? "condition" : "body", "'s stateful node '", stateful->name,
+          "' (a variable assignment or random op) a second time; differentiate a loop with "
+          "stateful nodes eagerly, where the tape records every iteration");
   auto control = std::make_shared<ControlFlow>(*n.control);
   control->accumulate = true;
   Node copy;
@@ -116,8 +117,10 @@ std::vector<Tensor> while_gradient(const std::shared_ptr<GraphState>& g, int ind
       seeds.push_back(v[1 + i]);
       sources.push_back(row[float_vars[i]]);
     }
-    for (size_t c : float_captures) sources.push_back(here->output(here->value_of(body_captures[c], "while_loop")));
-    const std::vector<Tensor> grads = symbolic_gradients(here, ys, sources, seeds, UnconnectedGradients::Zero);
+    for (size_t c : float_captures)
+      sources.push_back(here->output(here->value_of(body_captures[c], "while_loop")));
+    const std::vector<Tensor> grads =
+        symbolic_gradients(here, ys, sources, seeds, UnconnectedGradients::Zero);
     std::vector<Tensor> next{subtract(j, constant(int64_t{1}))};
     for (size_t i = 0; i < float_vars.size(); ++i) {
       Tensor grad = grads[i];

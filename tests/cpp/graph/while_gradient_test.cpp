@@ -15,7 +15,10 @@ using Vars = std::vector<Tensor>;
 // x * w repeated while the counter is below n (a data-dependent iteration count).
 Vars power_loop(const Tensor& x, const Tensor& w, const Tensor& n, int64_t maximum_iterations = -1) {
   return while_loop([&](const Vars& v) { return v[0] < n; },
-                    [&](const Vars& v) { return Vars{v[0] + 1, v[1] * w}; }, {constant(0), x}, maximum_iterations);
+                    [&](const Vars& v) {
+                      return Vars{v[0] + 1, v[1] * w};
+                    },
+                    {constant(0), x}, maximum_iterations);
 }
 
 // The gradients of sum(f(inputs)) by a tape (zeros where f does not depend on one).
@@ -44,8 +47,8 @@ Vars expect_traced_gradients(const Fn& f, const Vars& inputs) {
 
 TEST(WhileGradient, LoopMultiplyingByACapturedTensor) {
   const Tensor x = rand64({3}, 1), w = rand64({3}, 2, 0.5, 1.5);
-  const Vars g = expect_traced_gradients([](const Vars& in) { return power_loop(in[0], in[1], constant(4))[1]; },
-                                         {x, w});
+  const Vars g = expect_traced_gradients(
+      [](const Vars& in) { return power_loop(in[0], in[1], constant(4))[1]; }, {x, w});
   // d/dx sum(x w^4) = w^4, d/dw = 4 x w^3.
   expect_values(g[0], pow(w, 4.0).to_vector<double>(), 1e-12);
   expect_values(g[1], (4.0 * x * pow(w, 3.0)).to_vector<double>(), 1e-12);
@@ -65,21 +68,21 @@ TEST(WhileGradient, DataDependentIterationCount) {
 TEST(WhileGradient, SeveralLoopVariablesWithAnIntegerCounter) {
   const Fn f = [](const Vars& in) {
     const Tensor c = in[2];
-    const Vars out = while_loop([](const Vars& v) { return v[0] < 3; },
-                                [&](const Vars& v) {
-                                  return Vars{v[0] + 1, v[1] * v[2] + sin(v[2]) * c,
-                                              v[2] * 0.5 + v[1] * cast(v[0], DType::Float64)};
-                                },
-                                {constant(0), in[0], in[1]});
+    const Vars out = while_loop(
+        [](const Vars& v) { return v[0] < 3; },
+        [&](const Vars& v) {
+          return Vars{v[0] + 1, v[1] * v[2] + sin(v[2]) * c, v[2] * 0.5 + v[1] * cast(v[0], DType::Float64)};
+        },
+        {constant(0), in[0], in[1]});
     return out[1] + 2.0 * out[2];
   };
   expect_traced_gradients(f, {rand64({2}, 3), rand64({2}, 4), rand64({2}, 5)});
 }
 
 TEST(WhileGradient, ZeroIterationsPassTheGradientThrough) {
-  const Vars g = expect_traced_gradients(
-      [](const Vars& in) { return power_loop(in[0], in[1], constant(0))[1] * 3.0; },
-      {rand64({2}, 6), rand64({2}, 7)});
+  const Vars g =
+      expect_traced_gradients([](const Vars& in) { return power_loop(in[0], in[1], constant(0))[1] * 3.0; },
+                              {rand64({2}, 6), rand64({2}, 7)});
   expect_values(g[0], {3, 3}, 1e-12);
   expect_values(g[1], {0, 0}, 1e-12);
 }
@@ -96,7 +99,8 @@ TEST(WhileGradient, MaximumIterationsIsRespected) {
 TEST(WhileGradient, WhileInsideCondAndCondInsideWhile) {
   const Fn while_in_cond = [](const Vars& in) {
     const Tensor x = in[0], w = in[1];
-    return cond(reduce_sum(x) > 0.0, [&] { return power_loop(x, w, constant(3))[1]; }, [&] { return x * w; });
+    return cond(
+        reduce_sum(x) > 0.0, [&] { return power_loop(x, w, constant(3))[1]; }, [&] { return x * w; });
   };
   expect_traced_gradients(while_in_cond, {constant({0.5, 0.2}), rand64({2}, 10)});
   expect_traced_gradients(while_in_cond, {constant({-0.5, 0.2}), rand64({2}, 11)});
@@ -104,7 +108,8 @@ TEST(WhileGradient, WhileInsideCondAndCondInsideWhile) {
     const Tensor w = in[1];
     return while_loop([](const Vars& v) { return v[0] < 4; },
                       [&](const Vars& v) {
-                        Tensor next = cond(reduce_sum(v[1]) > 0.0, [&] { return v[1] * w; }, [&] { return sin(v[1]) + w; });
+                        Tensor next = cond(
+                            reduce_sum(v[1]) > 0.0, [&] { return v[1] * w; }, [&] { return sin(v[1]) + w; });
                         return Vars{v[0] + 1, next};
                       },
                       {constant(0), in[0]})[1];
@@ -117,7 +122,9 @@ TEST(WhileGradient, NestedWhileLoops) {
   const Fn f = [](const Vars& in) {
     const Tensor w = in[1];
     return while_loop([](const Vars& v) { return v[0] < 2; },
-                      [&](const Vars& v) { return Vars{v[0] + 1, power_loop(v[1], w, v[0] + 2)[1] + w}; },
+                      [&](const Vars& v) {
+                        return Vars{v[0] + 1, power_loop(v[1], w, v[0] + 2)[1] + w};
+                      },
                       {constant(0), in[0]})[1];
   };
   expect_traced_gradients(f, {rand64({2}, 14), rand64({2}, 15, 0.5, 1.0)});
@@ -158,7 +165,10 @@ TEST(WhileGradient, SymbolicGradientsInGraphMode) {
 TEST(WhileGradient, FunctionUnderNestedTapes) {
   auto cube = function([](Tensor x) {
     return while_loop([](const Vars& v) { return v[0] < 3; },
-                      [&](const Vars& v) { return Vars{v[0] + 1, v[1] * x}; }, {constant(0), ones_like(x)})[1];
+                      [&](const Vars& v) {
+                        return Vars{v[0] + 1, v[1] * x};
+                      },
+                      {constant(0), ones_like(x)})[1];
   });
   const Tensor x = constant(1.5);
   GradientTape outer;
@@ -198,7 +208,8 @@ TEST(WhileGradient, VariablesReadInsideTheLoop) {
     expect_values(graphed[0], eager[0].to_vector<double>(), 1e-12);
     // b is read in one branch only: no gradient eagerly, zeros or none through the cond node.
     const Tensor want_b = eager[1].defined() ? eager[1] : zeros_like(b.value());
-    expect_values(graphed[1].defined() ? graphed[1] : zeros_like(b.value()), want_b.to_vector<double>(), 1e-12);
+    expect_values(graphed[1].defined() ? graphed[1] : zeros_like(b.value()), want_b.to_vector<double>(),
+                  1e-12);
   }
 
   // A variable the body assigns is read inside, in every iteration.
@@ -220,7 +231,10 @@ TEST(WhileGradient, Errors) {
   auto growing = function(
       [](Tensor x) {
         return while_loop([](const Vars& v) { return reduce_sum(v[0]) < 6.0; },
-                          [](const Vars& v) { return Vars{concat({v[0], constant({1.0})}, 0)}; }, {x})[0];
+                          [](const Vars& v) {
+                            return Vars{concat({v[0], constant({1.0})}, 0)};
+                          },
+                          {x})[0];
       },
       "growing", std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim}, "x"}});
   const Tensor x = constant({1.0, 2.0});
