@@ -5,7 +5,9 @@
 
 Eagerly they are an `if` and a `while` (a GradientTape records what ran). Inside
 ef.function or a graph they become one node whose branches (or body) are traced, so
-the decision is made each time the graph runs. Both branches must return the same
+the decision is made each time the graph runs; those nodes are differentiable too
+(ef.gradients, or a tape around a function call), to any order, as long as loop
+variables keep their shapes and the loop body assigns no variables. Both branches must return the same
 structure, dtypes and ranks; the body returns the loop variables' structure.
 """
 from eagerflow import _core, errors

@@ -106,6 +106,12 @@ void bind_array_ops(py::module_& m) {
       },
       "indices"_a, "updates"_a, "shape"_a, "name"_a = py::none());
   m.def(
+      "tensor_scatter_nd_add",
+      [](TensorArg tensor, TensorArg indices, TensorArg updates, py::handle) {
+        return ef::tensor_scatter_nd_add(tensor, indices, updates, kPython);
+      },
+      "tensor"_a, "indices"_a, "updates"_a, "name"_a = py::none());
+  m.def(
       "where",
       [](TensorArg condition, py::handle x, py::handle y, py::handle) {
         if (x.is_none() != y.is_none()) throw ef::InvalidArgumentError("where: give both x and y, or neither");

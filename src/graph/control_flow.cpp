@@ -3,6 +3,8 @@
 // the graph being built (which their gradients use).
 #include "eagerflow/graph/control_flow.h"
 
+#include <unordered_set>
+
 #include "eagerflow/ops/creation.h"
 #include "graph/executor.h"
 
@@ -49,11 +51,47 @@ void check_scalar_bool(const TensorMeta& meta, std::string_view op, std::string_
     fail(op, ": ", what, " must be a scalar bool tensor, got ", meta_string(meta));
 }
 
+// The variables assigned anywhere in `sub`, control flow nested in it included.
+void collect_assigned(const SubGraph& sub, std::unordered_set<const void*>& assigned) {
+  for (const Node& n : sub.graph->nodes) {
+    if (n.kind == NodeKind::kAssignVariable) assigned.insert(n.variable->key());
+    if (n.control)
+      for (const SubGraph* inner : {&n.control->first, &n.control->second}) collect_assigned(*inner, assigned);
+  }
+}
+
+// Note [variable reads in control flow]: a branch or body that reads a variable it
+// never assigns (nor does control flow nested in it) sees the value the variable has
+// when the node starts, in every iteration. So such a read moves to the enclosing
+// graph, just before the node (the same place among that graph's reads and
+// assignments), and the sub-graph captures its value: the read node becomes a capture
+// placeholder. Gradients with respect to variables then flow out of the node like those
+// of any capture (function tapes and gradients() look for reads in the outer graph).
+// Reads of variables the node assigns stay inside and get no gradient.
+void hoist_variable_reads(const ControlFlow& control) {
+  std::unordered_set<const void*> assigned;
+  for (const SubGraph* sub : {&control.first, &control.second}) collect_assigned(*sub, assigned);
+  for (const SubGraph* sub : {&control.first, &control.second}) {
+    GraphState& g = *sub->graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& n = g.nodes[i];
+      if (n.kind != NodeKind::kReadVariable || assigned.count(n.variable->key())) continue;
+      const Tensor outer = n.variable->value();  // a read node of the enclosing graph
+      n.kind = NodeKind::kPlaceholder;
+      n.variable.reset();
+      n.order_after.clear();
+      g.captures.push_back(outer);
+      g.capture_refs.push_back({static_cast<int>(i), 0});
+    }
+  }
+}
+
 // Adds a control-flow node to the graph being built and returns its outputs.
 std::vector<Tensor> add_control_node(NodeKind kind, std::shared_ptr<const ControlFlow> control,
                                      std::vector<Tensor> leading_inputs, std::vector<TensorMeta> outputs,
                                      const std::string& name) {
   GraphState* g = current_graph_slot();
+  hoist_variable_reads(*control);
   Node n;
   n.kind = kind;
   for (const Tensor& t : leading_inputs) n.inputs.push_back(g->value_of(t, name));
@@ -166,11 +204,8 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
     const std::shared_ptr<GraphState>& graph, int index) {
   return std::make_shared<const std::function<std::vector<Tensor>(std::span<const Tensor>)>>(
       [graph, index](std::span<const Tensor> output_grads) -> std::vector<Tensor> {
+        if (graph->node(index).kind == NodeKind::kWhile) return while_gradient(graph, index, output_grads);
         const Node& n = graph->node(index);
-        if (n.kind == NodeKind::kWhile)
-          fail<UnimplementedError>(
-              "while_loop: gradients through a while_loop inside a graph or function are not implemented yet; "
-              "differentiate it eagerly (outside ef::function), where the tape records every iteration");
         const ControlFlow& c = *n.control;
         std::vector<Tensor> in;
         for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));

@@ -1,5 +1,7 @@
 #include "graph/executor.h"
 
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/runtime/dispatch.h"
 #include "ops/random/random_stream.h"
 
@@ -31,6 +33,32 @@ Attrs attrs_for_run(const Node& node) {
   return attrs;
 }
 
+// An accumulating while node's extra outputs (Note [while_loop gradients]): each loop
+// variable's values stacked once at the end (O(iterations), not a concat per run), then
+// the iteration count. `vars` holds the final values.
+void append_stacks(std::vector<Tensor>& vars, const std::vector<std::vector<Tensor>>& history, std::string_view who) {
+  const size_t n = vars.size();
+  for (size_t k = 0; k < n; ++k) {
+    const Tensor& first = history.empty() ? vars[k] : history[0][k];
+    if (history.empty()) {
+      Dims dims{0};
+      for (int64_t d : first.shape()) dims.push_back(d);
+      vars.push_back(zeros(Shape(dims), first.dtype()));
+      continue;
+    }
+    std::vector<Tensor> rows;
+    rows.reserve(history.size());
+    for (size_t i = 0; i < history.size(); ++i) {
+      if (history[i][k].shape() != first.shape())
+        fail(who, ": while_loop's gradient needs each loop variable to keep its shape, but loop variable ", k,
+             " has shape ", first.shape(), " in iteration 0 and ", history[i][k].shape(), " in iteration ", i);
+      rows.push_back(history[i][k]);
+    }
+    vars.push_back(stack(rows, 0));
+  }
+  vars.push_back(constant(static_cast<int64_t>(history.size())));
+}
+
 }  // namespace
 
 std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who) {
@@ -56,10 +84,13 @@ std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, s
       const ControlFlow& c = *node.control;
       const ControlFlowInputs in = split_control_inputs(node, inputs);
       std::vector<Tensor> vars(in.leading.begin(), in.leading.end());
+      std::vector<std::vector<Tensor>> history;  // accumulating: the variables of each run
       for (int64_t i = 0; c.maximum_iterations < 0 || i < c.maximum_iterations; ++i) {
         if (!static_cast<bool>(run_subgraph(c.first, vars, in.first_captures, who)[0])) break;
+        if (c.accumulate) history.push_back(vars);
         vars = run_subgraph(c.second, vars, in.second_captures, who);
       }
+      if (c.accumulate) append_stacks(vars, history, who);
       return vars;
     }
     case NodeKind::kPlaceholder:

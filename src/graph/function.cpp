@@ -140,8 +140,8 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
   }
 
   // A recording tape sees the call as one op (Note [function tracing]). When the trace
-  // has no gradient (a while_loop inside), the call still runs; asking for the gradient
-  // reports why.
+  // has no gradient (e.g. a while_loop whose body assigns a variable), the call still
+  // runs; asking for the gradient reports why.
   const TraceGradient* tg = nullptr;
   try {
     tg = &gradient_graph();

@@ -82,7 +82,7 @@ bool fits(const TensorMeta& declared, const TensorMeta& actual) {
 }
 
 ControlFlowInputs split_control_inputs(const Node& node, std::span<const Tensor> inputs) {
-  const size_t leading = node.kind == NodeKind::kCond ? 1 : node.outputs.size();
+  const size_t leading = node.kind == NodeKind::kCond ? 1 : node.control->second.args.size();
   const size_t first = node.control->first.graph->capture_refs.size();
   return {inputs.first(leading), inputs.subspan(leading, first), inputs.subspan(leading + first)};
 }

@@ -46,10 +46,13 @@ struct SubGraph {
 };
 
 // cond: first = true branch, second = false branch. while_loop: first = condition,
-// second = body.
+// second = body. An accumulating while node (Note [while_loop gradients]) outputs, after
+// the final loop variables, each variable's values at the start of every body run
+// stacked on a new first axis, then the number of iterations (int64 scalar).
 struct ControlFlow {
   SubGraph first, second;
   int64_t maximum_iterations = -1;
+  bool accumulate = false;
 };
 
 // How often a stateful random op's node has run, and where its Philox key attribute is.
@@ -173,6 +176,11 @@ std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph,
 // `graph`, for backprop: takes the outputs' gradients, returns one per input.
 std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
     const std::shared_ptr<GraphState>& graph, int node);
+
+// The gradient of while node `node` of `graph` (Note [while_loop gradients]): adds the
+// backward loop to the graph being built; one gradient per input of the node.
+std::vector<Tensor> while_gradient(const std::shared_ptr<GraphState>& graph, int node,
+                                   std::span<const Tensor> output_grads);
 
 // symbolic_gradients with respect to `sources` and `variables` in one backward pass:
 // the sources' gradients, then one per variable. Every read of a variable among the

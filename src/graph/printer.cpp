@@ -34,7 +34,7 @@ std::string describe(const detail::Node& n) {
     case detail::NodeKind::kAssignVariable: return "assign_variable '" + n.variable->name() + "'";
     case detail::NodeKind::kGroup: return "group";
     case detail::NodeKind::kCond: return "cond";
-    case detail::NodeKind::kWhile: return "while";
+    case detail::NodeKind::kWhile: return n.control->accumulate ? "while accumulating" : "while";
   }
   return "?";
 }

@@ -148,6 +148,12 @@ const FuzzOp kOps[] = {
       auto shape = s.shape_arg();
       return shape ? ef::scatter_nd(indices, updates, *shape) : Tensor();
     }),
+    EF_FUZZ_OP("tensor_scatter_nd_add", {
+      const Tensor& tensor = s.tensor();
+      const Tensor& indices = s.tensor();
+      const Tensor& updates = s.tensor();
+      return ef::tensor_scatter_nd_add(tensor, indices, updates);
+    }),
     EF_FUZZ_OP("where3", {
       const Tensor& condition = s.tensor();
       return ef::where(condition, s.operand(), s.operand());

@@ -1086,6 +1086,15 @@ def test_scatter_nd(rng, dtype):
           idx, rand(rng, (3, 3), dtype))
 
 
+@floats
+def test_tensor_scatter_nd_add(rng, dtype):
+    """scatter_nd added into a tensor; the tensor's gradient passes through."""
+    idx = np.array([[1], [3], [1]])
+    check(rng, lambda t, i, u: ef.tensor_scatter_nd_add(t, i, u),
+          lambda t, i, u: t.index_put((i[:, 0],), u, accumulate=True),
+          rand(rng, (5, 3), dtype), idx, rand(rng, (3, 3), dtype))
+
+
 # ---------------------------------------------------------------------------------
 # Ops on views: eagerflow's transpose, slices (negative steps included) and broadcast_to
 # return strided views of their input; every op must read them, and send gradients

@@ -14,10 +14,14 @@
 // graph it uses (its captures, which become inputs of the node). Both branches of a
 // cond must return the same number of tensors with the same dtypes; where their shapes
 // differ the node's shape has unknown dimensions. A loop body must return tensors of
-// its variables' dtypes and shapes. Gradients: a cond in a graph is differentiable to
-// any order (its gradient is a cond of the branches' gradients); a while_loop is
-// differentiable eagerly (the tape records each iteration), and in graphs throws
-// UnimplementedError for now.
+// its variables' dtypes and shapes. Gradients: eagerly the tape records what ran; in
+// graphs (and so through `function` calls) both are differentiable to any order: a
+// cond's gradient is a cond of the branches' gradients, a while_loop's is a backward
+// while_loop over the loop variables' values stacked per iteration (Note [while_loop
+// gradients] in src/graph/while_gradient.cpp). A graph loop's gradient needs each loop
+// variable to keep one shape across iterations and a body without variable
+// assignments or random ops; integer loop variables and captures get none. Variables
+// read (and not assigned) inside get gradients too.
 #pragma once
 
 #include <functional>

@@ -107,6 +107,11 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, int64_t batch_dims
 // bool they combine with or). Out-of-range indices throw InvalidArgumentError.
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape,
                   CallSite where = CallSite::current());
+// `tensor` with `updates` added at `indices` as scatter_nd adds them into zeros (its
+// shape may have unknown dimensions in a graph). Out-of-range indices and updates of
+// the wrong shape or dtype throw InvalidArgumentError.
+Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                             CallSite where = CallSite::current());
 // Elementwise condition ? x : y with three-way NumPy broadcasting; condition is bool,
 // x and y share a dtype (a number takes the other operand's dtype).
 Tensor where(const Tensor& condition, const TensorOrScalar& x, const TensorOrScalar& y,

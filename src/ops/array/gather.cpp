@@ -1,4 +1,4 @@
-// gather, gather_nd and scatter_nd: copying kernels driven by integer index tensors.
+// gather, gather_nd, scatter_nd and tensor_scatter_nd_add: copying kernels driven by integer index tensors.
 // Index values are data, so they are checked in the kernels (before anything is
 // written); a bad index is an InvalidArgumentError naming its position and value.
 #include <cstring>
@@ -138,7 +138,8 @@ void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
 }
 
 // Gradient of params: the output gradient added (duplicate indices add up) into zeros
-// of params' shape with scatter_nd. The gradient is laid out as B + K + O + I (batch
+// of params' shape with scatter_nd (tensor_scatter_nd_add into zeros_like where a
+// graph knows that shape only partly). The gradient is laid out as B + K + O + I (batch
 // axes, indices' other axes, params' axes between the batch axes and `axis`, params'
 // trailing axes) and scattered into B + [N] + O + I by index tuples (batch position,
 // index); then axis N moves back to `axis`. Indices get none.
@@ -159,7 +160,18 @@ std::vector<Tensor> gather_grad(const GradCall& call) {
   scattered.push_back(ps[axis]);
   for (int i = bd; i < axis; ++i) scattered.push_back(ps[i]);
   for (int i = axis + 1; i < ps.rank(); ++i) scattered.push_back(ps[i]);
-  Tensor grad = ef::scatter_nd(coords, updates, Shape(scattered));
+  Tensor grad;
+  if (Shape(scattered).is_fully_defined()) {
+    grad = ef::scatter_nd(coords, updates, Shape(scattered));
+  } else {  // a graph's params of partly known shape: zeros shaped like them when it runs
+    std::vector<int64_t> to_scattered;
+    for (int i = 0; i < bd; ++i) to_scattered.push_back(i);
+    to_scattered.push_back(axis);
+    for (int i = bd; i < axis; ++i) to_scattered.push_back(i);
+    for (int i = axis + 1; i < ps.rank(); ++i) to_scattered.push_back(i);
+    const Tensor like = no == 0 ? call.forward.inputs[0] : ef::transpose(call.forward.inputs[0], to_scattered);
+    grad = ef::tensor_scatter_nd_add(ef::zeros_like(like), coords, updates);
+  }
   if (no == 0) return {grad, Tensor()};
   std::vector<int64_t> back;
   for (int i = 0; i < bd; ++i) back.push_back(i);
@@ -251,7 +263,10 @@ std::vector<Tensor> gather_nd_grad(const GradCall& call) {
   auto [bd, m] = gather_nd_dims(call.forward);
   (void)m;
   Tensor coords = with_batch_coordinates(call.forward.inputs[1], bd);
-  return {ef::scatter_nd(coords, call.output_grads[0], call.forward.inputs[0].shape()), Tensor()};
+  const Tensor& params = call.forward.inputs[0];
+  if (!params.shape().is_fully_defined())  // a graph's params of partly known shape
+    return {ef::tensor_scatter_nd_add(ef::zeros_like(params), coords, call.output_grads[0]), Tensor()};
+  return {ef::scatter_nd(coords, call.output_grads[0], params.shape()), Tensor()};
 }
 
 const OpDef& kGatherNd = define_op({
@@ -265,13 +280,9 @@ const OpDef& kGatherNd = define_op({
 // ---- scatter_nd(indices, updates, shape) ----
 enum ScatterAttr { kShape };
 
-void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
-  const Shape& ind = call.inputs[0].shape();
-  const Shape& upd = call.inputs[1].shape();
-  Shape shape(call.attrs.get_ints(kShape));
-  const std::string_view op = call.op.name;
-  detail::check_dtype(call, call.inputs[0].dtype(), kIndexTypes, "indices");
-  validate_shape(shape, op, "shape", size_of(call.inputs[1].dtype()));
+// Index tuples (the last axis of `ind`, of known length) no longer than the output's
+// rank, and updates of shape ind[:-1] + shape[m:] (unknown dimensions match anything).
+void check_scatter_shapes(std::string_view op, const Shape& ind, const Shape& upd, const Shape& shape) {
   if (ind.rank() == 0) fail(op, ": argument 'indices' must have at least one axis, got a scalar");
   int64_t m = ind[ind.rank() - 1];
   if (m == kUnknownDim) fail(op, ": the last axis of indices (shape ", ind, ") must have a known size");
@@ -285,34 +296,44 @@ void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
   if (!match)
     fail(op, ": argument 'updates' has shape ", upd, " but indices of shape ", ind, " and output shape ", shape,
          " need updates of shape ", Shape(expected));
+}
+
+void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
+  const Shape& ind = call.inputs[0].shape();
+  const Shape& upd = call.inputs[1].shape();
+  Shape shape(call.attrs.get_ints(kShape));
+  const std::string_view op = call.op.name;
+  detail::check_dtype(call, call.inputs[0].dtype(), kIndexTypes, "indices");
+  validate_shape(shape, op, "shape", size_of(call.inputs[1].dtype()));
+  check_scatter_shapes(op, ind, upd, shape);
   out.add(call.inputs[1].dtype(), shape);
 }
 
-void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
-  Tensor& out = outputs[0];
+// Adds `updates` into `out` at the index tuples of `indices` (the last axis of
+// indices addresses the leading axes of out); duplicates add up, bool combines with or.
+void scatter_add_into(Tensor& out, const Tensor& indices, const Tensor& update_values, std::string_view op) {
   const Shape& shape = out.shape();
-  const Shape& is = call.inputs[0].shape();
+  const Shape& is = indices.shape();
   const int m = static_cast<int>(is[is.rank() - 1]);
-  const int64_t K = product(is.begin(), is.end() - 1, "scatter_nd");
-  const int64_t S = product(shape.begin() + m, shape.end(), "scatter_nd");
-  std::vector<int64_t> idx = index_values(call.inputs[0]);
+  const int64_t K = product(is.begin(), is.end() - 1, op);
+  const int64_t S = product(shape.begin() + m, shape.end(), op);
+  std::vector<int64_t> idx = index_values(indices);
   std::vector<int64_t> offsets(static_cast<size_t>(K));
   for (size_t t = 0; t < offsets.size(); ++t) {
     int64_t off = 0, stride = S;
     for (int j = m - 1; j >= 0; --j) {
       int64_t v = idx[t * m + j], limit = shape[j];
-      if (v < 0 || v >= limit) bad_index(call.op.name, is, static_cast<int64_t>(t) * m + j, v, limit, shape);
+      if (v < 0 || v >= limit) bad_index(op, is, static_cast<int64_t>(t) * m + j, v, limit, shape);
       off += v * stride;
       stride *= limit;
     }
     offsets[t] = off;
   }
-  Tensor updates = detail::materialize(call.inputs[1]);
+  Tensor updates = detail::materialize(update_values);
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = cpu::typed_output<T>(out);
     const T* src = out.num_elements() > 0 && K * S > 0 ? cpu::typed_data<T>(updates) : nullptr;
-    std::fill(dst, dst + out.num_elements(), T(0));
     // Sequential: duplicate indices add into the same elements.
     for (int64_t t = 0; t < K && src; ++t) {
       T* o = dst + offsets[static_cast<size_t>(t)];
@@ -331,6 +352,16 @@ void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = cpu::typed_output<T>(out);
+    std::fill(dst, dst + out.num_elements(), T(0));
+  });
+  scatter_add_into(out, call.inputs[0], call.inputs[1], call.op.name);
+}
+
 // Gradient of updates: the output gradient read back at the indices (gather_nd);
 // indices get none.
 std::vector<Tensor> scatter_nd_grad(const GradCall& call) {
@@ -345,6 +376,40 @@ const OpDef& kScatterNd = define_op({
     .gradient = scatter_nd_grad,
 });
 
+// ---- tensor_scatter_nd_add(tensor, indices, updates) ----
+// scatter_nd added into a tensor: the output's shape is the tensor's, so it need not be
+// known while a graph is built (the gradients of gather and gather_nd use it then).
+void infer_tensor_scatter_nd_add(const OpCall& call, OutputMetas& out) {
+  const Tensor& tensor = call.inputs[0];
+  detail::check_dtype(call, call.inputs[1].dtype(), kIndexTypes, "indices");
+  if (call.inputs[2].dtype() != tensor.dtype())
+    fail(call.op.name, ": argument 'updates' has dtype ", call.inputs[2].dtype(), " but 'tensor' has ",
+         tensor.dtype());
+  check_scatter_shapes(call.op.name, call.inputs[1].shape(), call.inputs[2].shape(), tensor.shape());
+  out.add(tensor.dtype(), tensor.shape());
+}
+
+void tensor_scatter_nd_add_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  const Tensor tensor = detail::materialize(call.inputs[0]);
+  if (out.num_elements() > 0)
+    std::memcpy(out.impl()->storage->data(), tensor.raw_data(),
+                static_cast<size_t>(out.num_elements()) * size_of(out.dtype()));
+  scatter_add_into(out, call.inputs[1], call.inputs[2], call.op.name);
+}
+
+// Gradient: the output gradient for the tensor, read back at the indices for updates.
+std::vector<Tensor> tensor_scatter_nd_add_grad(const GradCall& call) {
+  return {call.output_grads[0], Tensor(), ef::gather_nd(call.output_grads[0], call.forward.inputs[1])};
+}
+
+const OpDef& kTensorScatterNdAdd = define_op({
+    .name = "tensor_scatter_nd_add",
+    .infer = infer_tensor_scatter_nd_add,
+    .kernels = {tensor_scatter_nd_add_cpu},
+    .gradient = tensor_scatter_nd_add_grad,
+});
+
 }  // namespace
 
 Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims, CallSite where) {
@@ -357,6 +422,10 @@ Tensor gather_nd(const Tensor& params, const Tensor& indices, int64_t batch_dims
 
 Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& shape, CallSite where) {
   return run_op(kScatterNd, {indices, updates}, {shape.dims()}, where);
+}
+
+Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates, CallSite where) {
+  return run_op(kTensorScatterNdAdd, {tensor, indices, updates}, {}, where);
 }
 
 }  // namespace ef

@@ -252,6 +252,30 @@ TEST(ArrayGradientTest, GatherNdAndScatterNd) {
                 {50, 10, 50});
 }
 
+TEST(ArrayGradientTest, TensorScatterNdAdd) {
+  Tensor at = constant(std::vector<int64_t>{1, 3, 1}, Shape{3, 1});
+  check_weighted([&](const std::vector<Tensor>& in) { return tensor_scatter_nd_add(in[0], at, in[1]); },
+                 {randn({5, 2}, 1), randn({3, 2}, 2)});
+}
+
+TEST(ArrayGradientTest, GatherInGraphsWithUnknownDimensions) {
+  // params' first dimension is unknown while building: the gradient scatters into
+  // zeros_like(params) with tensor_scatter_nd_add instead of scatter_nd.
+  Graph g;
+  Tensor p, dp, dq;
+  {
+    Graph::Scope scope(g);
+    p = placeholder(DType::Float64, {kUnknownDim, 2}, "p");
+    Tensor rows = gather(p, constant(std::vector<int64_t>{2, 0, 2}, Shape{3}));
+    Tensor cols = gather(p, constant(std::vector<int64_t>{1}, Shape{1}), 1);
+    Tensor tuples = gather_nd(p, constant(std::vector<int64_t>{0, 1, 2, 0}, Shape{2, 2}));
+    dp = gradients({reduce_sum(rows * rows) + reduce_sum(cols) + reduce_sum(tuples)}, {p})[0];
+  }
+  Tensor value = constant({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});
+  // rows: 2 p[0] once and 2 p[2] twice; cols: 1 on column 1; tuples: p[0, 1] and p[2, 0].
+  expect_values(Session(g).run(dp, {{p, value}}), {2, 4 + 1 + 1, 0, 1, 20 + 1, 24 + 1});
+}
+
 TEST(ArrayGradientTest, Select) {
   Tensor cond = constant(std::vector<bool>{true, false, true}, Shape{3, 1});
   check_weighted([&](const std::vector<Tensor>& in) { return where(cond, in[0], in[1]); },

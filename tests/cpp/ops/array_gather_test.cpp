@@ -1,4 +1,4 @@
-// gather, gather_nd, scatter_nd, where (both forms) and one_hot.
+// gather, gather_nd, scatter_nd, tensor_scatter_nd_add, where (both forms) and one_hot.
 #include "test_util.h"
 
 namespace ef {
@@ -111,6 +111,26 @@ TEST(ArrayScatterNd, Values) {
                "updates", "[2]", "[1]");
   EXPECT_ERROR(scatter_nd(constant({{0, 0}}), constant({1.f}), {3}), InvalidArgumentError, "scatter_nd", "too long");
   EXPECT_ERROR(scatter_nd(constant({{0}}), constant({1.f}), {-3}), InvalidArgumentError, "scatter_nd", "negative");
+}
+
+TEST(ArrayTensorScatterNdAdd, Values) {
+  Tensor base = constant({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});
+  Tensor s = tensor_scatter_nd_add(base, constant({{2}, {0}, {2}}), constant({{1.0, 1.0}, {10.0, 20.0}, {1.0, 1.0}}));
+  expect_meta(s, {3, 2}, DType::Float64);
+  expect_values(s, {11, 22, 3, 4, 7, 8});
+  expect_values(base, {1, 2, 3, 4, 5, 6});  // the input is not changed
+  expect_values(tensor_scatter_nd_add(transpose(base), constant({{1, 2}}), constant({7.0})), {1, 3, 5, 2, 4, 13});
+  expect_values(tensor_scatter_nd_add(constant({1, 2}), zeros({0, 1}, DType::Int32), zeros({0}, DType::Int32)),
+                {1, 2});
+  expect_values(tensor_scatter_nd_add(constant({false, true}), constant({{0}}), constant({true})), {1, 1});
+  EXPECT_ERROR(tensor_scatter_nd_add(base, constant({{3}}), constant({{1.0, 1.0}})), InvalidArgumentError,
+               "tensor_scatter_nd_add", "= 3", "[0, 3)");
+  EXPECT_ERROR(tensor_scatter_nd_add(base, constant({{0}}), constant({1.0})), InvalidArgumentError,
+               "tensor_scatter_nd_add", "updates", "[1]", "[1, 2]");
+  EXPECT_ERROR(tensor_scatter_nd_add(base, constant({{0}}), constant({{1.f, 1.f}})), InvalidArgumentError,
+               "tensor_scatter_nd_add", "float32", "float64");
+  EXPECT_ERROR(tensor_scatter_nd_add(base, constant({{0.5}}), constant({{1.0, 1.0}})), InvalidArgumentError,
+               "tensor_scatter_nd_add", "indices");
 }
 
 TEST(ArrayWhere, Select) {
