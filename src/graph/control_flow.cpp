@@ -168,6 +168,20 @@ std::vector<Tensor> run_subgraph(const SubGraph& sub, std::span<const Tensor> ar
   return execute(*sub.graph, sub.outputs, sub.stateful, feeds, who);
 }
 
+// An accumulating while node replayed (a gradient's loop, differentiated again): the
+// loop's outputs `plain`, rebuilt by while_loop, extended by the stacks and the
+// iteration count. Built as the accumulating copy of the rebuilt node; eagerly, the
+// node runs as it is.
+std::vector<Tensor> with_stacks(const std::vector<Tensor>& plain, const Node& n, std::span<const Tensor> inputs) {
+  const GraphValue* v = plain.empty() ? nullptr : graph_value(plain[0]);
+  if (!v) return run_node(n, inputs, "replay");
+  const int acc = accumulating_copy(v->graph, v->ref.node);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < v->graph->node(acc).outputs.size(); ++k)
+    out.push_back(v->graph->output({acc, static_cast<int>(k)}));
+  return out;
+}
+
 std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures) {
   const GraphState& g = *sub.graph;
   std::vector<std::vector<Tensor>> values(g.nodes.size());
@@ -190,6 +204,7 @@ std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, st
         values[i] = while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, split.first_captures)[0]; },
                                [&](const std::vector<Tensor>& v) { return replay(c.second, v, split.second_captures); },
                                std::vector<Tensor>(split.leading.begin(), split.leading.end()), c.maximum_iterations);
+        if (c.accumulate) values[i] = with_stacks(values[i], n, in);
       }
     } else {
       values[i] = run_node(n, in, "replay");

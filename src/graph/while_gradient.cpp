@@ -46,6 +46,8 @@ const Node* stateful_node(const SubGraph& sub) {
   return nullptr;
 }
 
+}  // namespace
+
 // The node computing while node `index`'s loop with stacks (itself if it accumulates).
 int accumulating_copy(const std::shared_ptr<GraphState>& g, int index) {
   const Node& n = g->node(index);
@@ -73,8 +75,6 @@ int accumulating_copy(const std::shared_ptr<GraphState>& g, int index) {
   const std::string name = n.name + "_accumulate";
   return g->add_node(std::move(copy), name);  // invalidates `n`
 }
-
-}  // namespace
 
 std::vector<Tensor> while_gradient(const std::shared_ptr<GraphState>& g, int index,
                                    std::span<const Tensor> output_grads) {
