@@ -37,6 +37,7 @@
 #ifdef EF_HAVE_ONEDNN
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -113,6 +114,10 @@ constexpr double kNsPerMac = 0.02;
 // Cached primitives kept at most; the cache is emptied when full (a fuzzer or a
 // model with many shapes must not grow it without bound).
 constexpr size_t kMaxCached = 256;
+// Tensors and attributes of this many elements or more stay on im2col (see usable).
+constexpr int64_t kMaxIndex = int64_t{1} << 30;
+// A primitive asking for more scratch memory than this (per thread) is not used.
+constexpr size_t kMaxScratchpadBytes = size_t{256} << 20;
 
 enum class Kind : int64_t { Forward, BackpropInput, BackpropFilter };
 
@@ -217,8 +222,8 @@ std::shared_ptr<Plan> build_plan(Kind kind, const ConvProblem& p, int64_t batch)
     plan->weights = pd.diff_weights_desc();
     plan->scratchpad = pd.scratchpad_desc();
   }
-  if (is_reference(impl)) return nullptr;
   plan->scratchpad_bytes = plan->scratchpad.get_size();
+  if (is_reference(impl) || plan->scratchpad_bytes > kMaxScratchpadBytes) return nullptr;
   if (plan->weights != geo.weights_hwio) {
     // The filter goes into the primitive's layout; the filter gradient comes out of it.
     const bool into = kind != Kind::BackpropFilter;
@@ -234,6 +239,7 @@ using Key = std::array<int64_t, 16>;
 // The cached plan for (kind, problem, slice size); null when oneDNN cannot take it
 // (remembered too, so a rejected shape is not tried again).
 std::shared_ptr<Plan> plan_for(Kind kind, const ConvProblem& p, int64_t batch) {
+  cpu_engine();  // created before the cache, so destroyed after the primitives at exit
   static std::mutex mutex;
   static std::map<Key, std::shared_ptr<Plan>> cache;
   const Window2d& g = p.g;
@@ -275,12 +281,26 @@ bool make_slices(Kind kind, const ConvProblem& p, Slices& s) {
   return s.full && s.last;
 }
 
-// Whether oneDNN should take the case: mode, preference, no empty dimension.
+// Whether oneDNN should take the case: mode and preference, no empty dimension, and
+// every tensor well within 32-bit indexing (oneDNN's JIT kernels index with int).
+// Each factor is below kMaxIndex, so no partial product overflows.
+bool product_fits(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors)
+    if ((product *= f) >= kMaxIndex) return false;
+  return true;
+}
+
 bool usable(const ConvProblem& p, bool preferred) {
-  const Window2d& g = p.g;
   const OnednnMode mode = onednn_mode();
-  return (mode == OnednnMode::Always || (mode == OnednnMode::Auto && preferred)) && p.n > 0 && p.c > 0 && p.o > 0 && g.in_h > 0 && g.in_w > 0 && g.out_h > 0 &&
-         g.out_w > 0 && g.k_h > 0 && g.k_w > 0;
+  if (mode == OnednnMode::Off || (mode == OnednnMode::Auto && !preferred)) return false;
+  const Window2d& g = p.g;
+  for (int64_t d : {p.n, p.c, p.o, g.in_h, g.in_w, g.out_h, g.out_w, g.k_h, g.k_w})
+    if (d <= 0 || d >= kMaxIndex) return false;
+  for (int64_t d : {g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.pad_top, g.pad_left})
+    if (d >= kMaxIndex) return false;
+  return product_fits({p.n, g.in_h, g.in_w, p.c}) && product_fits({p.n, g.out_h, g.out_w, p.o}) &&
+         product_fits({g.k_h, g.k_w, p.c, p.o});
 }
 
 double slice_cost(const ConvProblem& p, int64_t size) {
