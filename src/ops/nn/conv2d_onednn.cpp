@@ -5,9 +5,10 @@
 // When it is used: float32 only (float64 and every case below stays on im2col + GEMM
 // in conv2d.cpp), in builds that found libdnnl-dev, for the kernels and shapes where it
 // measured faster (prefer_* below), unless EF_ONEDNN=0 (EF_ONEDNN=always: wherever
-// it can, which the tests use to cover oneDNN on every shape). A case falls
-// back to im2col when a dimension is zero, when oneDNN rejects the geometry, or when
-// it offers only its reference ("ref:") implementation, which is slower than ours.
+// it can, which the tests use to cover oneDNN on every shape). A case falls back to
+// im2col when a dimension is zero, a tensor needs 2^30 elements or more, oneDNN rejects
+// the geometry, asks for over 256 MB of scratch memory, or offers only its reference
+// ("ref:") implementation, which is slower than ours.
 //
 // Why: oneDNN's JIT convolutions beat im2col + OpenBLAS on the forward pass of every
 // shape measured, up to 4x where the input has few channels (a first layer), once the
@@ -89,8 +90,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 // Which kernels go to oneDNN (mode Auto), from bench/cpp/conv_kernels.cpp on this
-// project's 2-core AVX2 machine, batch 32 unless noted, im2col time / oneDNN time at
-// 1 thread (2 threads alike):
+// project's 2-core AVX2 machine (shared, so +-15%), batch 32, im2col time / oneDNN
+// time, medians at 1 thread (at 2 threads the same picture, noisier):
 //                                    forward  backprop_input  backprop_filter
 //   28x28x1 -> 32, 3x3 (CNN conv1)     4.4          0.63            3.6
 //   32x32x3 -> 32, 3x3 SAME            3.5          0.69            3.6
