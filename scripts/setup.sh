@@ -9,6 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libopenblas-dev
+  libdnnl-dev                # oneDNN: float32 conv2d kernels (optional at build time)
   zlib1g-dev                 # gzip-compressed IDX files
   dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev         # checkpoint headers

@@ -10,12 +10,18 @@
 // window with stride 1 and no padding needs no unrolling: the input is the column
 // matrix. A tiny inner dimension (a first layer on grayscale images) uses direct
 // loops instead of GEMM for the forward pass and the filter gradient.
+//
+// float32 convolutions run on oneDNN instead where this build has it and the case
+// suits it (Note [conv2d on oneDNN] in conv2d_onednn.cpp); the kernels below are the
+// fallback and the float64 path.
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/blas.h"
 #include "eagerflow/ops/conv.h"
+#include "ops/nn/conv2d_onednn.h"
 #include "ops/nn/im2col.h"
 #include "ops/op_helpers.h"
 
@@ -131,6 +137,8 @@ struct ConvDims {
   }
 };
 
+detail::ConvProblem problem_of(const ConvDims& d) { return {d.g, d.n, d.c, d.o}; }
+
 ConvDims conv_dims(const OpCall& call, const Shape& input, const Shape& filter) {
   ConvDims d;
   d.g = window_of(call, input, filter);
@@ -214,6 +222,8 @@ void conv2d_typed(const OpCall& call, Tensor& out) {
   if (out.num_elements() == 0) return;
   if (d.k == 0) return std::fill(y, y + out.num_elements(), T(0));
   const T *xd = typed_data<T>(x), *wd = typed_data<T>(w);
+  if constexpr (std::is_same_v<T, float>)
+    if (detail::onednn_conv2d(problem_of(d), xd, wd, y)) return;
   parallel_for(d.blocks, d.block_cost(), [&](int64_t begin, int64_t end) {
     std::vector<T> col(d.col_size());
     for (int64_t b = begin; b < end; ++b) {
@@ -236,6 +246,8 @@ void backprop_input_typed(const OpCall& call, Tensor& out) {
   if (out.num_elements() == 0) return;
   if (d.k == 0 || d.o == 0 || d.pixels == 0) return std::fill(dx, dx + out.num_elements(), T(0));
   const T *wd = typed_data<T>(w), *dyd = typed_data<T>(dy);
+  if constexpr (std::is_same_v<T, float>)
+    if (detail::onednn_conv2d_backprop_input(problem_of(d), wd, dyd, dx)) return;
   auto dcol = [&](int64_t r0, int64_t r1, T* dst) {
     gemm(BlasMatrix{false, d.o}, BlasMatrix{true, d.o}, r1 - r0, d.k, d.o, dyd + r0 * d.o, wd, dst, d.k);
   };
@@ -274,6 +286,8 @@ void backprop_filter_typed(const OpCall& call, Tensor& out) {
   if (size == 0) return;
   if (d.rows == 0) return std::fill(dw, dw + size, T(0));
   const T *xd = typed_data<T>(x), *dyd = typed_data<T>(dy);
+  if constexpr (std::is_same_v<T, float>)
+    if (detail::onednn_conv2d_backprop_filter(problem_of(d), xd, dyd, dw)) return;
   const int64_t slots = std::min(d.blocks, kFilterSlots);
   std::vector<T> partial(static_cast<size_t>(slots * size));
   const double slot_cost = d.block_cost() * static_cast<double>((d.blocks + slots - 1) / slots);
