@@ -7,6 +7,7 @@
 #include <limits>
 #include <queue>
 
+#include "core/parallel_tasks.h"
 #include "eagerflow/core/threading.h"
 #include "eagerflow/graph/optimizer_options.h"
 #include "eagerflow/runtime/dispatch.h"
@@ -36,7 +37,7 @@
 // Note [parallel nodes]: when several independent nodes are ready and each is too small
 // for its own kernel to spread over the pool (estimated_ns: below the fork/join
 // break-even, so its parallel_for stays on one thread), they run at once, one batch
-// per parallel_for, split over the threads by estimated time. Only pure ops batch
+// per parallel_tasks call, whose threads take the nodes one at a time. Only pure ops batch
 // (kOp, not stateful; random ops are pure given their attrs, and each node's run count
 // is its own, Note [random ops in graphs]); variable reads and assignments, control
 // flow and stateful ops run on the calling thread, in creation order among themselves.
@@ -147,8 +148,8 @@ std::atomic<uint64_t> batched_runs{0};
 
 // A node below this runs its kernel on one thread (threading.cpp's break-even point).
 constexpr double kSmallNodeNs = 20000;
-// A batch below this is not worth a fork/join (~1.5 us) and its imbalance.
-constexpr double kMinBatchNs = 4000;
+// A batch below this is not worth a fork/join (~1.5 us), waking a worker and imbalance.
+constexpr double kMinBatchNs = 8000;
 // How many ready nodes one scheduling step looks at.
 constexpr size_t kMaxBatch = 64;
 
@@ -317,16 +318,24 @@ class Execution {
     std::vector<int> waiting(n_, 0);
     std::vector<std::vector<int>> waited_by(n_);
     std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    std::vector<int> constants;
     for (size_t i = 0; i < n_; ++i) {
       if (!runs(i)) continue;
       waiting[i] = static_cast<int>(waits_for_[i].size());
       for (int d : waits_for_[i]) waited_by[static_cast<size_t>(d)].push_back(static_cast<int>(i));
-      if (waiting[i] == 0) ready.push(static_cast<int>(i));
+      if (waiting[i] == 0 && graph_.nodes[i].kind == NodeKind::kConstant) constants.push_back(static_cast<int>(i));
+      else if (waiting[i] == 0) ready.push(static_cast<int>(i));
     }
     auto done = [&](int i) {
       for (int j : waited_by[static_cast<size_t>(i)])
         if (--waiting[static_cast<size_t>(j)] == 0) ready.push(j);
     };
+    // Captured constants cost nothing: they are there from the start, so that they
+    // never hold a branch back.
+    for (int i : constants) {
+      store(static_cast<size_t>(i), run_node(graph_.node(i), {}, who_));
+      done(i);
+    }
     auto small_ns = [&](int i) {  // estimated time, or infinity for nodes that never batch
       const Node& node = graph_.node(i);
       if (!batchable(node)) return std::numeric_limits<double>::infinity();
@@ -374,38 +383,28 @@ class Execution {
   }
 
   // Runs `batch` (ascending node indices) at once: inputs taken here in creation order,
-  // the nodes spread over the threads by estimated time (longest first onto the least
-  // loaded thread), outputs stored here in creation order.
+  // the nodes handed to the threads one at a time, longest estimated first, outputs
+  // stored here in creation order.
   void run_batch(const std::vector<int>& batch, const std::vector<double>& ns) {
     const size_t m = batch.size();
     std::vector<std::vector<Tensor>> inputs(m);
     std::vector<int> donors(m);
     for (size_t t = 0; t < m; ++t) donors[t] = take_inputs(static_cast<size_t>(batch[t]), inputs[t]);
-    const size_t bins = std::min(m, static_cast<size_t>(num_threads()));
     std::vector<size_t> by_time(m);
     for (size_t t = 0; t < m; ++t) by_time[t] = t;
     std::stable_sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return ns[a] > ns[b]; });
-    std::vector<std::vector<size_t>> tasks(bins);
-    std::vector<double> load(bins, 0);
-    for (size_t t : by_time) {
-      const size_t b = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      tasks[b].push_back(t);
-      load[b] += ns[t];
-    }
     std::vector<std::vector<Tensor>> outputs(m);
     std::vector<std::exception_ptr> errors(m);
     const Context caller = Context::current();
     batched_runs.fetch_add(m, std::memory_order_relaxed);
-    parallel_for(static_cast<int64_t>(bins), kSmallNodeNs, [&](int64_t begin, int64_t end) {
+    parallel_tasks(static_cast<int64_t>(m), [&](int64_t k) {
+      const size_t t = by_time[static_cast<size_t>(k)];
       ContextFor context(caller);
-      for (int64_t b = begin; b < end; ++b)
-        for (size_t t : tasks[static_cast<size_t>(b)]) {
-          try {
-            outputs[t] = run_one(static_cast<size_t>(batch[t]), inputs[t], donors[t]);
-          } catch (...) {
-            errors[t] = std::current_exception();
-          }
-        }
+      try {
+        outputs[t] = run_one(static_cast<size_t>(batch[t]), inputs[t], donors[t]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
     });
     for (size_t t = 0; t < m; ++t)
       if (errors[t]) std::rethrow_exception(errors[t]);
