@@ -31,6 +31,7 @@ FAMILIES = {
     # bench/python/bench_function.py: ef.function (or our eager code) against PyTorch eager
     "chain": ("us/call", None),
     "two_loop": ("us/call", None),
+    "branches": ("us/call", None),
     "copy": ("us/call", None),
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.

@@ -5,7 +5,10 @@
     y = tanh(x * 1.5 + 0.5) * sigmoid(x) - exp(-(x * x)) * 0.25
   (multiply, add, tanh, sigmoid, multiply, multiply, negative/exp, multiply-subtract),
 - two_loop/100: the L-BFGS two-loop recursion with history 100 on vectors of 153,664
-  floats (the seed benchmark's parameter count), as torch.optim.LBFGS computes it.
+  floats (the seed benchmark's parameter count), as torch.optim.LBFGS computes it,
+- branches/8x64: eight independent 64x64 matmuls, each summed, then added up: the
+  executor runs the small independent nodes at once ("branches/function"), or one by one
+  with GraphOptimizerOptions.parallel_execution off ("branches/serial").
 
 Prints JSON {case: {"eagerflow": s, "pytorch": s}}: for "CASE/function" eagerflow is the
 traced function's median time, for "CASE/eager" our eager time; PyTorch is eager in both.
@@ -58,6 +61,15 @@ def two_loop(lib, g, old_dirs, old_stps, ro, h_diag):
     return d
 
 
+def branches(lib, ws):
+    """Eight independent small matmuls, each summed, then added up."""
+    total = None
+    for w in ws[1:]:
+        s = (ef.reduce_sum(ef.matmul(ws[0], w)) if lib is ef else torch.matmul(ws[0], w).sum())
+        total = s if total is None else total + s
+    return total
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repetitions", type=int, default=5)
@@ -97,6 +109,19 @@ def main():
     results[f"two_loop/eager/{history}"] = {
         "eagerflow": median_time(lambda: two_loop(ef, g_ef, dirs_ef, stps_ef, ro_ef, 1.0), args.repetitions),
         "pytorch": torch_time}
+    w_np = [rng.standard_normal((64, 64)).astype(np.float32) for _ in range(9)]
+    ws_ef, ws_t = [ef.constant(w) for w in w_np], [torch.from_numpy(w) for w in w_np]
+    torch_time = median_time(lambda: branches(torch, ws_t), args.repetitions, inner=50)
+    for label, parallel in (("function", True), ("serial", False)):
+        saved = ef.graph_optimizer_options()
+        options = ef.graph_optimizer_options()
+        options.parallel_execution = parallel
+        ef.set_graph_optimizer_options(options)
+        traced_branches = ef.function(lambda ws: branches(ef, ws))
+        results[f"branches/{label}/8x64"] = {
+            "eagerflow": median_time(lambda: traced_branches(ws_ef), args.repetitions, inner=50),
+            "pytorch": torch_time}
+        ef.set_graph_optimizer_options(saved)
     print(json.dumps(results, indent=1))
 
 

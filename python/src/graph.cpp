@@ -140,19 +140,25 @@ void bind_graph(py::module_& m) {
   // Which optimization passes traces get (include/eagerflow/graph/optimizer_options.h).
   py::class_<ef::GraphOptimizerOptions>(m, "GraphOptimizerOptions")
       .def(py::init([](bool constant_folding, bool common_subexpression_elimination, bool dead_code_elimination,
-                       bool algebraic_simplification, bool elementwise_fusion, int64_t max_folded_elements) {
-             return ef::GraphOptimizerOptions{constant_folding, common_subexpression_elimination, dead_code_elimination,
-                                              algebraic_simplification, elementwise_fusion, max_folded_elements};
+                       bool algebraic_simplification, bool elementwise_fusion, int64_t max_folded_elements,
+                       bool in_place_reuse, bool parallel_execution) {
+             return ef::GraphOptimizerOptions{constant_folding,         common_subexpression_elimination,
+                                              dead_code_elimination,    algebraic_simplification,
+                                              elementwise_fusion,       max_folded_elements,
+                                              in_place_reuse,           parallel_execution};
            }),
            "constant_folding"_a = true, "common_subexpression_elimination"_a = true, "dead_code_elimination"_a = true,
-           "algebraic_simplification"_a = true, "elementwise_fusion"_a = true, "max_folded_elements"_a = 100000)
+           "algebraic_simplification"_a = true, "elementwise_fusion"_a = true, "max_folded_elements"_a = 100000,
+           "in_place_reuse"_a = true, "parallel_execution"_a = true)
       .def_static("none", &ef::GraphOptimizerOptions::none)
       .def_readwrite("constant_folding", &ef::GraphOptimizerOptions::constant_folding)
       .def_readwrite("common_subexpression_elimination", &ef::GraphOptimizerOptions::common_subexpression_elimination)
       .def_readwrite("dead_code_elimination", &ef::GraphOptimizerOptions::dead_code_elimination)
       .def_readwrite("algebraic_simplification", &ef::GraphOptimizerOptions::algebraic_simplification)
       .def_readwrite("elementwise_fusion", &ef::GraphOptimizerOptions::elementwise_fusion)
-      .def_readwrite("max_folded_elements", &ef::GraphOptimizerOptions::max_folded_elements);
+      .def_readwrite("max_folded_elements", &ef::GraphOptimizerOptions::max_folded_elements)
+      .def_readwrite("in_place_reuse", &ef::GraphOptimizerOptions::in_place_reuse)
+      .def_readwrite("parallel_execution", &ef::GraphOptimizerOptions::parallel_execution);
   m.def("graph_optimizer_options", &ef::graph_optimizer_options);
   m.def("set_graph_optimizer_options", &ef::set_graph_optimizer_options, "options"_a);
 

@@ -9,10 +9,12 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/parallel_tasks.h"
 #include "eagerflow/core/error.h"
 
 #if defined(__x86_64__)
@@ -165,5 +167,21 @@ void parallel_for(int64_t n, double cost_per_item,
   int chunks = static_cast<int>(std::min<int64_t>(threads, n));
   pool().run(n, chunks, fn);
 }
+
+namespace detail {
+
+void parallel_tasks(int64_t n, const std::function<void(int64_t i)>& fn) {
+  if (n <= 0) return;
+  if (tl_in_parallel_region || n == 1 || num_threads() == 1) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  const int chunks = static_cast<int>(std::min<int64_t>(n, std::numeric_limits<int>::max()));
+  pool().run(n, chunks, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) fn(i);
+  });
+}
+
+}  // namespace detail
 
 }  // namespace ef

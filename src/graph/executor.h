@@ -17,14 +17,20 @@ struct Feed {
 
 // What one run computes: `fetches` (returned in order) and `targets`, nodes run for
 // their effect (assignments, the initializer). Runs every node they depend on, through
-// inputs and control inputs, that is not fed; frees each value after its last use.
-// `who` names the caller in errors ("Session::run", a function's name).
+// inputs and control inputs, that is not fed; frees each value after its last use,
+// reuses dead inputs' buffers in place and runs small independent nodes in parallel
+// (Note [graph execution] in executor.cpp). `who` names the caller in errors
+// ("Session::run", a function's name).
 std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> fetches, std::span<const int> targets,
                             std::span<const Feed> feeds, std::string_view who);
 
 // Runs one node on eager `inputs`. Control-flow nodes run their sub-graphs; a
 // placeholder without a value is an error naming it.
 std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who);
+
+// How many node runs so far went to the thread pool in batches (Note [parallel nodes]
+// in executor.cpp), process-wide: for tests.
+uint64_t batched_node_runs();
 
 // Checks that `value` can stand for `meta` (same dtype, same rank, equal known
 // dimensions); throws InvalidArgumentError naming `who` and `what`.

@@ -62,6 +62,7 @@ OpDef binary_op(std::string_view name) {
   def.infer = infer_binary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::binary_kernel<F, Set, Expensive>;
   def.traits.elementwise = true;
+  def.traits.in_place = true;  // the row loops of backends/cpu/elementwise.h allow it
   def.elementwise_block = elementwise_block_of<F, Set, 2, BoolOutput, Expensive>();
   return def;
 }
@@ -75,6 +76,7 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   def.infer = infer_unary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::unary_kernel<F, Set, Expensive>;
   def.traits.elementwise = true;
+  def.traits.in_place = true;  // the row loops of backends/cpu/elementwise.h allow it
   def.elementwise_block = elementwise_block_of<F, Set, 1, BoolOutput, Expensive>();
   return def;
 }

@@ -1,5 +1,7 @@
 #include "eagerflow/runtime/dispatch.h"
 
+#include "runtime/dispatch_internal.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -29,13 +31,36 @@ void check_inputs(const OpCall& call, bool building) {
   }
 }
 
-void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs) {
+// A new tensor of `input`'s layout on its storage: an output written into its buffer.
+Tensor alias_of(const Tensor& input) {
+  const TensorImpl& in = *input.impl();
+  auto impl = make_ref<TensorImpl>();
+  impl->dtype = in.dtype;
+  impl->shape = in.shape;
+  impl->strides = in.strides;
+  impl->offset = in.offset;
+  impl->device = in.device;
+  impl->storage = in.storage;
+  return Tensor(std::move(impl));
+}
+
+// `donor`: the input whose buffer output 0 may take (run_op_reusing), or null. Only
+// the executor's entry passes one; the public path instantiates Reusing = false.
+template <bool Reusing>
+void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs, const Tensor* donor) {
   Device device = call.inputs.empty() ? Context::current().device : call.inputs[0].device();
   KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
   if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
   if (!call.op.traits.view)
-    for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if constexpr (Reusing) {
+        if (i == 0 && donor && detail::can_reuse_buffer(call.op, *donor, metas[0].dtype, metas[0].shape)) {
+          outputs[0] = alias_of(*donor);
+          continue;
+        }
+      }
       outputs[i] = detail::empty_tensor(metas[i].dtype, metas[i].shape, device, call.op.name);
+    }
   // Note [kernels are below the tape]: a kernel that calls public ops (say, to make an
   // input contiguous) is an implementation detail of its op; a tape records the op,
   // never what its kernel did inside.
@@ -56,8 +81,8 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
 
 // Infers the outputs of `call`, then builds or executes it into `outputs` (resized by
 // `size_outputs` once the output count is known) and records it.
-template <class SizeOutputs>
-void dispatch(const OpCall& call, SizeOutputs&& size_outputs) {
+template <bool Reusing = false, class SizeOutputs>
+void dispatch(const OpCall& call, SizeOutputs&& size_outputs, const Tensor* donor = nullptr) {
   Context& ctx = Context::current();
   check_inputs(call, ctx.builder != nullptr);
   OutputMetas metas;
@@ -70,7 +95,7 @@ void dispatch(const OpCall& call, SizeOutputs&& size_outputs) {
                           outputs.size());
     std::move(built.begin(), built.end(), outputs.begin());
   } else {
-    run_kernel(call, metas, outputs);
+    run_kernel<Reusing>(call, metas, outputs, donor);
   }
   if (ctx.recorder) ctx.recorder->record(call, outputs);
 }
@@ -106,4 +131,34 @@ std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs
   return outs;
 }
 
+namespace detail {
+
+bool can_reuse_buffer(const OpDef& op, const Tensor& input, DType dtype, const Shape& shape) {
+  const TensorImpl* impl = input.impl();
+  return op.traits.in_place && !op.traits.view && impl && impl->storage && !impl->storage->wraps_foreign_memory() &&
+         impl->dtype == dtype && impl->shape == shape && impl->is_contiguous();
+}
+
+std::vector<Tensor> run_op_reusing(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, size_t donor,
+                                   const CallSite& where) {
+  std::vector<Tensor> outs;
+  try {
+    if (donor >= inputs.size())
+      fail<InternalError>(op.name, ": run_op_reusing: input ", donor, " donated, but the op has ", inputs.size(),
+                          " inputs");
+    dispatch<true>(
+        OpCall{op, inputs, attrs},
+        [&](size_t count) {
+          outs.resize(count);
+          return std::span<Tensor>(outs);
+        },
+        &inputs[donor]);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return outs;
+}
+
+}  // namespace detail
 }  // namespace ef

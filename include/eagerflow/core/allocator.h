@@ -31,6 +31,8 @@ class Storage : public RefCounted {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // True for memory owned by someone else (wrap): others may see it.
+  bool wraps_foreign_memory() const { return static_cast<bool>(release_); }
 
  private:
   Storage(void* data, size_t nbytes, Device device) : data_(data), nbytes_(nbytes), device_(device) {}

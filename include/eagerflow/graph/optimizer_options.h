@@ -29,9 +29,23 @@ struct GraphOptimizerOptions {
   // never makes a graph hold large tensors.
   int64_t max_folded_elements = 100000;
 
-  // Every pass off: the optimized copy runs exactly the traced nodes.
+  // How graphs run (functions and Session::run alike); these two take effect from the
+  // next run on, for every graph. See Note [graph execution] in src/graph/executor.cpp.
+  // An elementwise op writes its result into the buffer of an input that nothing else
+  // can see any more, instead of allocating one. Results are bit for bit the same.
+  bool in_place_reuse = true;
+  // Independent nodes too small to use every thread on their own run at the same time
+  // on the thread pool. Results are bit for bit the same.
+  bool parallel_execution = true;
+
+  // Every pass off and plain execution: the optimized copy runs exactly the traced
+  // nodes, one by one, each into a new buffer.
   static GraphOptimizerOptions none() {
-    return {false, false, false, false, false};
+    GraphOptimizerOptions o;
+    o.constant_folding = o.common_subexpression_elimination = o.dead_code_elimination = false;
+    o.algebraic_simplification = o.elementwise_fusion = false;
+    o.in_place_reuse = o.parallel_execution = false;
+    return o;
   }
 };
 

@@ -123,6 +123,11 @@ struct OpTraits {
   bool view = false;         // outputs alias an input's storage (Note [views])
   bool random = false;       // output depends on a random stream: never fold or deduplicate
   bool stateful = false;
+  // Output 0 may be written into the buffer of an input of its dtype and shape (same
+  // element for element): the kernel reads each element of that input before writing
+  // the same element of the output, and nothing else. The graph executor uses it to
+  // reuse a dead input's buffer (Note [in-place reuse] in src/graph/executor.cpp).
+  bool in_place = false;
 };
 
 // Note [elementwise blocks]: an elementwise op computed by one scalar functor also

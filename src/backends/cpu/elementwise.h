@@ -23,8 +23,13 @@ F make_functor(const Attrs& attrs) {
 inline constexpr double kCheapElementNs = 0.5;     // add, compare, select
 inline constexpr double kExpensiveElementNs = 4.0;  // exp, tanh, erf, ...
 
+// Note [rows may alias]: the row loops take no __restrict pointers, so `out` may be an
+// input's own buffer (element i of both at the same address: the graph executor's
+// in-place reuse, OpTraits::in_place). Each iteration reads its input elements before
+// writing out[i], and `#pragma omp simd` asserts there is no dependence between
+// iterations (true for equal addresses), so the loops vectorize as before.
 template <class Out, class In, class F>
-inline void unary_row(const F& f, int64_t n, Out* __restrict out, const In* __restrict in, int64_t si) {
+inline void unary_row(const F& f, int64_t n, Out* out, const In* in, int64_t si) {
   if (si == 1) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
@@ -34,8 +39,7 @@ inline void unary_row(const F& f, int64_t n, Out* __restrict out, const In* __re
 }
 
 template <class Out, class T, class F>
-inline void binary_row(const F& f, int64_t n, Out* __restrict out, const T* __restrict a, int64_t sa,
-                       const T* __restrict b, int64_t sb) {
+inline void binary_row(const F& f, int64_t n, Out* out, const T* a, int64_t sa, const T* b, int64_t sb) {
   if (sa == 1 && sb == 1) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);

@@ -92,6 +92,26 @@ std::byte* scratch(size_t bytes) {
   return buffer.get();
 }
 
+// Which outputs share the buffer of an input that a step reads after the
+// step writing the output: written directly, they would overwrite elements that step
+// still reads. A step reading the input it writes over is fine (Note [rows may alias]
+// in backends/cpu/elementwise.h). Outputs are fresh buffers or an input's very buffer.
+std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
+                                 std::span<std::byte* const> out_data) {
+  std::vector<char> staged(out_data.size(), 0);
+  std::vector<int64_t> last_read(static_cast<size_t>(plan.num_inputs), -1);
+  for (size_t k = 0; k < plan.steps.size(); ++k)
+    for (int j = 0; j < plan.steps[k].arity; ++j)
+      if (plan.steps[k].operands[j] < plan.num_inputs) last_read[plan.steps[k].operands[j]] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const int output = plan.steps[k].output;
+    if (output < 0) continue;
+    for (int64_t i = 0; i < plan.num_inputs; ++i)
+      if (base[i] == out_data[output] && last_read[i] > static_cast<int64_t>(k)) staged[output] = 1;
+  }
+  return staged;
+}
+
 void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const auto plan_ptr = detail::fused_plan(call.attrs);
   const FusedPlan& plan = *plan_ptr;
@@ -125,13 +145,19 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   // after the intermediates') and streamed out (backends/cpu/stream_copy.h).
   const bool stream = checked_mul(n * item, static_cast<int64_t>(outputs.size()), call.op.name) >=
                       cpu::kStreamingStoreBytes;
-  const int64_t num_slots = plan.num_slots + (stream ? static_cast<int64_t>(outputs.size()) : 0);
+  // An output written into an input's buffer (OpTraits::in_place) whose step comes
+  // before a later step's read of that input is staged in scratch too, and copied out
+  // once the block is done.
+  const std::vector<char> staged =
+      stream ? std::vector<char>(outputs.size(), 1) : staged_outputs(plan, base, out_data);
+  const bool any_staged = std::find(staged.begin(), staged.end(), 1) != staged.end();
+  const int64_t num_slots = plan.num_slots + (any_staged ? static_cast<int64_t>(outputs.size()) : 0);
   const int64_t block = kBlockBytes / item;
   const int64_t blocks = (n + block - 1) / block;
   parallel_for(blocks, plan.cost_ns * static_cast<double>(block), [&](int64_t first, int64_t last) {
     std::byte* slots = scratch(static_cast<size_t>(num_slots * kBlockBytes));
     auto out_at = [&](int output, int64_t start) {
-      return stream ? slots + (plan.num_slots + output) * kBlockBytes : out_data[output] + start * item;
+      return staged[output] ? slots + (plan.num_slots + output) * kBlockBytes : out_data[output] + start * item;
     };
     std::vector<const std::byte*> at(num_values);  // value pointers within the current block
     for (int64_t b = first; b < last; ++b) {
@@ -155,6 +181,9 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
       if (stream)
         for (size_t j = 0; j < outputs.size(); ++j)
           cpu::stream_copy(out_data[j] + start * item, out_at(static_cast<int>(j), start), len * item);
+      else if (any_staged)
+        for (size_t j = 0; j < outputs.size(); ++j)
+          if (staged[j]) std::memcpy(out_data[j] + start * item, out_at(static_cast<int>(j), start), len * item);
     }
     if (stream) cpu::stream_fence();
   });
@@ -205,7 +234,7 @@ const OpDef& kFusedElementwise = define_op({
     .kernels = {fused_cpu},
     .gradient = fused_grad,
     .gradient_uses = kGradientReadsInputs,  // the replay recomputes everything else
-    .traits = {.elementwise = true},
+    .traits = {.elementwise = true, .in_place = true},  // staged_outputs makes it safe
 });
 
 }  // namespace

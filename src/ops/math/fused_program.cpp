@@ -143,8 +143,8 @@ FusedPlan decode(const Attrs& attrs) {
       step.slot = free_slots.back();
       free_slots.pop_back();
     }
-    // Operands are freed only now: a step never writes over its own operands (the row
-    // loops take __restrict pointers). A result nobody reads is freed at once.
+    // Operands are freed only now: a step never writes over its own operands' scratch
+    // buffers. A result nobody reads is freed at once.
     for (int j = 0; j <= step.arity; ++j) {
       const int64_t v = j < step.arity ? step.operands[j] : plan.num_inputs + static_cast<int64_t>(k);
       if (v < plan.num_inputs || last_use[v] > static_cast<int64_t>(k)) continue;
