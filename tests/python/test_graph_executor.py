@@ -7,13 +7,6 @@ import pytest
 import eagerflow as ef
 
 
-@pytest.fixture
-def restore_options():
-    saved = ef.graph_optimizer_options()
-    yield
-    ef.set_graph_optimizer_options(saved)
-
-
 def branches(x, ws):
     total = ef.reduce_sum(x)
     for w in ws:

@@ -6,13 +6,6 @@ import pytest
 import eagerflow as ef
 
 
-@pytest.fixture
-def restore_options():
-    saved = ef.graph_optimizer_options()
-    yield
-    ef.set_graph_optimizer_options(saved)
-
-
 def chain(x):
     return ef.tanh(x * 1.0) * ef.sigmoid(x) - ef.exp(-ef.square(x)) + ef.constant(2.0) * 3.0
 

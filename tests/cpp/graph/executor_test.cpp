@@ -8,19 +8,14 @@
 #include "graph/executor.h"
 #include "ops/array/copy.h"
 #include "runtime/dispatch_internal.h"
-#include "test_util.h"
+#include "graph/graph_test_util.h"
 
 namespace ef {
 namespace {
 
-// Same dtype, shape and bytes.
-void expect_identical(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  const Tensor x = a.contiguous(), y = b.contiguous();
-  EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.num_elements()) * size_of(x.dtype())), 0)
-      << x << " vs " << y;
-}
+using testing::expect_identical;
+using testing::OptionsScope;
+
 
 // A deep copy: a tensor of its own with a buffer nobody else has.
 Tensor fresh_copy(const Tensor& t) {
@@ -29,16 +24,6 @@ Tensor fresh_copy(const Tensor& t) {
   return copy;
 }
 
-class OptionsScope {
- public:
-  explicit OptionsScope(const GraphOptimizerOptions& o) : saved_(graph_optimizer_options()) {
-    set_graph_optimizer_options(o);
-  }
-  ~OptionsScope() { set_graph_optimizer_options(saved_); }
-
- private:
-  GraphOptimizerOptions saved_;
-};
 
 GraphOptimizerOptions options(bool fusion, bool reuse, bool parallel) {
   GraphOptimizerOptions o;

@@ -9,10 +9,13 @@
 #include "eagerflow/ops/fused_elementwise.h"
 #include "graph/executor.h"
 #include "graph/passes/passes.h"
-#include "test_util.h"
+#include "graph/graph_test_util.h"
 
 namespace ef {
 namespace {
+
+using testing::expect_identical;
+using testing::OptionsScope;
 
 using detail::PassGraph;
 using detail::ValueRef;
@@ -55,26 +58,7 @@ int count_kind(const PassGraph& pg, detail::NodeKind kind) {
   return n;
 }
 
-// Same dtype, shape and bytes.
-void expect_identical(const Tensor& a, const Tensor& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  const Tensor x = a.contiguous(), y = b.contiguous();
-  EXPECT_EQ(std::memcmp(x.raw_data(), y.raw_data(), static_cast<size_t>(x.num_elements()) * size_of(x.dtype())), 0)
-      << x << " vs " << y;
-}
 
-// Sets the process-wide options for a scope.
-class OptionsScope {
- public:
-  explicit OptionsScope(const GraphOptimizerOptions& o) : saved_(graph_optimizer_options()) {
-    set_graph_optimizer_options(o);
-  }
-  ~OptionsScope() { set_graph_optimizer_options(saved_); }
-
- private:
-  GraphOptimizerOptions saved_;
-};
 
 TEST(Passes, DeadCodeEliminationKeepsWhatRunsAndFeeds) {
   Graph g;
