@@ -42,6 +42,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/linalg.h"
+#include "eagerflow/ops/logging.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"

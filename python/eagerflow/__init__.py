@@ -35,6 +35,7 @@ from eagerflow._core import (  # noqa: F401
 )
 from eagerflow._shape import TensorShape
 from eagerflow.control_flow import cond, while_loop  # noqa: F401
+from eagerflow.printing import print  # noqa: F401,A001
 from eagerflow.function import ConcreteFunction, Function, TensorSpec, function  # noqa: F401
 from eagerflow.graph import (  # noqa: F401
     Graph, Operation, Session, get_default_graph, global_variables_initializer, gradients, placeholder,

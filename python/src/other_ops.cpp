@@ -152,6 +152,13 @@ ef::Tensor constant(py::handle value, DTypeArg dtype, py::handle shape, py::hand
 }  // namespace
 
 void bind_other_ops(py::module_& m) {
+  // ---- printing (ef.print builds the format in Python) ----
+  m.def(
+      "_print_format",
+      [](std::string format, TensorListArg inputs, int stream) {
+        ef::print_format(std::move(format), inputs, static_cast<ef::PrintStream>(stream), kPython);
+      },
+      "format"_a, "inputs"_a, "stream"_a);
   // ---- creation ----
   m.def("as_dtype", [](py::handle d) { return to_dtype(d); }, "type_value"_a);
   m.def("constant", &constant, "value"_a, "dtype"_a = py::none(), "shape"_a = py::none(), "name"_a = py::none());

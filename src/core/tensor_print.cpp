@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "core/tensor_format.h"
 
 namespace ef {
 namespace {
@@ -223,28 +224,28 @@ std::string shape_tuple(const Shape& s) {
 
 }  // namespace
 
+std::string detail::format_values(const Tensor& t) {
+  if (t.rank() == 0) {
+    const TensorImpl& impl = *t.impl();
+    if (is_floating(t.dtype()))
+      return format_float_scalar(dispatch_dtype(t.dtype(),
+                                                [&](auto tag) {
+                                                  return static_cast<double>(
+                                                      detail::read_element<typename decltype(tag)::type>(impl, 0));
+                                                }),
+                                 t.dtype() == DType::Float32);
+    if (t.dtype() == DType::Bool) return detail::read_element<bool>(impl, 0) ? "True" : "False";
+    return std::to_string(t.item<int64_t>());
+  }
+  if (t.num_elements() == 0) return "[]";  // NumPy prints every empty array so, whatever its shape
+  return Printer(t).values();
+}
+
 std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(<undefined>)";
   std::string meta = ", shape=" + shape_tuple(shape()) + ", dtype=" + std::string(name(dtype())) + ")";
   if (is_symbolic()) return "Tensor(<symbolic>" + meta;
-  std::string values;
-  if (rank() == 0) {
-    const TensorImpl& impl = *impl_;
-    if (is_floating(dtype()))
-      values = format_float_scalar(
-          dispatch_dtype(dtype(), [&](auto tag) {
-            return static_cast<double>(detail::read_element<typename decltype(tag)::type>(impl, 0));
-          }),
-          dtype() == DType::Float32);
-    else if (dtype() == DType::Bool)
-      values = detail::read_element<bool>(impl, 0) ? "True" : "False";
-    else
-      values = std::to_string(item<int64_t>());
-  } else if (num_elements() == 0) {
-    values = "[]";  // NumPy prints every empty array so, whatever its shape
-  } else {
-    values = Printer(*this).values();
-  }
+  std::string values = detail::format_values(*this);
   if (values.find('\n') != std::string::npos) values.insert(0, "\n");
   return "Tensor(" + values + meta;
 }
