@@ -18,6 +18,11 @@ void check_dtype(const OpCall& call, DType t, DTypeSet allowed, std::string_view
          dtype_set_names(allowed), ")");
 }
 
+void check_input_count(const OpCall& call, size_t count) {
+  if (call.inputs.size() != count)
+    fail(call.op.name, ": expects ", count, count == 1 ? " input" : " inputs", ", got ", call.inputs.size());
+}
+
 void check_same_dtype(const OpCall& call, size_t i, size_t j, std::string_view arg_i,
                       std::string_view arg_j) {
   DType a = call.inputs[i].dtype(), b = call.inputs[j].dtype();

@@ -25,8 +25,13 @@ void check_same_dtype(const OpCall& call, size_t i, size_t j, std::string_view a
 
 // Inference of a binary elementwise op: same dtype in `Set`, broadcast shapes; the
 // output is bool when BoolOutput, else the input dtype.
+// Throws InvalidArgumentError unless the call has exactly `count` inputs (an op run
+// through run_op by name, as graphs and tests may, can be given any number).
+void check_input_count(const OpCall& call, size_t count);
+
 template <DTypeSet Set, bool BoolOutput = false>
 void infer_binary(const OpCall& call, OutputMetas& out) {
+  check_input_count(call, 2);
   check_dtype(call, call.inputs[0].dtype(), Set, "x");
   check_same_dtype(call, 0, 1, "x", "y");
   out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(),
@@ -35,6 +40,7 @@ void infer_binary(const OpCall& call, OutputMetas& out) {
 
 template <DTypeSet Set, bool BoolOutput = false>
 void infer_unary(const OpCall& call, OutputMetas& out) {
+  check_input_count(call, 1);
   check_dtype(call, call.inputs[0].dtype(), Set, "x");
   out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(), call.inputs[0].shape());
 }

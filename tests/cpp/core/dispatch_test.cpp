@@ -137,5 +137,13 @@ TEST(Registry, FindOpAndDefineOpErrors) {
   EXPECT_ERROR(define_op(OpDef()), InternalError, "name");
 }
 
+TEST(Dispatch, ElementwiseOpsRunByNameCheckTheirInputCount) {
+  const Tensor x = constant({1.0, 2.0});
+  EXPECT_ERROR(run_op_multi(find_op("add"), {x}, {}, CallSite::current()), InvalidArgumentError,
+               "add: expects 2 inputs, got 1");
+  EXPECT_ERROR(run_op_multi(find_op("exp"), {x, x}, {}, CallSite::current()), InvalidArgumentError,
+               "exp: expects 1 input, got 2");
+}
+
 }  // namespace
 }  // namespace ef
