@@ -17,7 +17,6 @@ import numpy as np
 from eagerflow import _core, errors
 
 
-
 def _stream_number(output_stream):
     if output_stream is None:
         return 2

@@ -46,16 +46,7 @@ VerifiedOrders& graph_verified_orders() {
   return orders;
 }
 
-// Collects the ops whose gradient functions backprop runs while it lives.
-class ObserveGradientFunctions {
- public:
-  explicit ObserveGradientFunctions(std::unordered_set<const OpDef*>& ops)
-      : saved_(std::exchange(ef::detail::gradient_functions_run(), &ops)) {}
-  ~ObserveGradientFunctions() { ef::detail::gradient_functions_run() = saved_; }
-
- private:
-  std::unordered_set<const OpDef*>* saved_;
-};
+using ef::detail::ObservedGradientFunctions;
 
 // sum(f(inputs)) as a double.
 double total(const Function& f, const Inputs& inputs) {
@@ -165,19 +156,19 @@ GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>
   std::unordered_set<const OpDef*> ops_differentiated;
   Inputs first;
   {
-    ObserveGradientFunctions observe(ops_differentiated);
+    ObservedGradientFunctions observe(ops_differentiated);
     first = tape_gradients(f, inputs);
   }
   compare([&](const Inputs& in) { return total(f, in); }, inputs, first, 1, tolerance, result);
   if (result.ok) verified_orders().mark(ops_differentiated, 1);
+  if (order < 2) {
+    check_in_graph_mode(f, inputs, {}, order, first, {}, result);
+    return result;
+  }
 
   // Second order: G(x) = sum_i <grad_i f(x), v_i> for a fixed direction v. Its gradient
   // by nested tapes against differences of G, itself computed by the (inner) tape.
   Inputs directions;
-  if (order < 2) {
-    check_in_graph_mode(f, inputs, directions, order, first, {}, result);
-    return result;
-  }
   for (size_t i = 0; i < inputs.size(); ++i)
     directions.push_back(random::uniform(inputs[i].shape(), -1, 1, DType::Float64, 1000 + static_cast<int64_t>(i)));
   auto directional = [&](const Inputs& in) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/autodiff/gradient_tape.h"
@@ -37,6 +38,19 @@ struct TapeEntry {
 // While set on this thread, backprop adds every op whose gradient function it runs
 // (check_gradients learns from it which gradients it verified).
 std::unordered_set<const OpDef*>*& gradient_functions_run();
+
+// Collects into `ops` the ops whose gradient functions backprop runs while it lives.
+class ObservedGradientFunctions {
+ public:
+  explicit ObservedGradientFunctions(std::unordered_set<const OpDef*>& ops)
+      : saved_(std::exchange(gradient_functions_run(), &ops)) {}
+  ~ObservedGradientFunctions() { gradient_functions_run() = saved_; }
+  ObservedGradientFunctions(const ObservedGradientFunctions&) = delete;
+  ObservedGradientFunctions& operator=(const ObservedGradientFunctions&) = delete;
+
+ private:
+  std::unordered_set<const OpDef*>* saved_;
+};
 
 // Whether some tape records on this thread.
 bool tapes_recording();

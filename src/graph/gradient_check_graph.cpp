@@ -12,18 +12,7 @@
 namespace ef::testing::detail {
 namespace {
 
-// Collects the ops whose gradient functions run while it lives.
-class ObservedGradientFunctions {
- public:
-  explicit ObservedGradientFunctions(std::unordered_set<const OpDef*>& ops)
-      : saved_(std::exchange(ef::detail::gradient_functions_run(), &ops)) {}
-  ~ObservedGradientFunctions() { ef::detail::gradient_functions_run() = saved_; }
-  ObservedGradientFunctions(const ObservedGradientFunctions&) = delete;
-  ObservedGradientFunctions& operator=(const ObservedGradientFunctions&) = delete;
-
- private:
-  std::unordered_set<const OpDef*>* saved_;
-};
+using ef::detail::ObservedGradientFunctions;
 
 GraphGradients graph_gradients_of(const std::function<Tensor(const std::vector<Tensor>&)>& f,
                                   const std::vector<Tensor>& inputs, const std::vector<Tensor>& directions,

@@ -177,11 +177,11 @@ std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph,
 std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
     const std::shared_ptr<GraphState>& graph, int node);
 
-// The gradient of while node `node` of `graph` (Note [while_loop gradients]): adds the
-// backward loop to the graph being built; one gradient per input of the node.
 // The node computing while node `index`'s loop with stacks: the node itself if it
 // accumulates, else an accumulating copy added to `graph` (Note [while_loop gradients]).
 int accumulating_copy(const std::shared_ptr<GraphState>& graph, int index);
+// The gradient of while node `node` of `graph` (Note [while_loop gradients]): adds the
+// backward loop to the graph being built; one gradient per input of the node.
 std::vector<Tensor> while_gradient(const std::shared_ptr<GraphState>& graph, int node,
                                    std::span<const Tensor> output_grads);
 

@@ -48,7 +48,6 @@ const Node* stateful_node(const SubGraph& sub) {
 
 }  // namespace
 
-// The node computing while node `index`'s loop with stacks (itself if it accumulates).
 int accumulating_copy(const std::shared_ptr<GraphState>& g, int index) {
   const Node& n = g->node(index);
   if (n.control->accumulate) return index;

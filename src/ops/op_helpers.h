@@ -23,12 +23,12 @@ void check_dtype(const OpCall& call, DType t, DTypeSet allowed, std::string_view
 void check_same_dtype(const OpCall& call, size_t i, size_t j, std::string_view arg_i,
                       std::string_view arg_j);
 
-// Inference of a binary elementwise op: same dtype in `Set`, broadcast shapes; the
-// output is bool when BoolOutput, else the input dtype.
 // Throws InvalidArgumentError unless the call has exactly `count` inputs (an op run
 // through run_op by name, as graphs and tests may, can be given any number).
 void check_input_count(const OpCall& call, size_t count);
 
+// Inference of a binary elementwise op: same dtype in `Set`, broadcast shapes; the
+// output is bool when BoolOutput, else the input dtype.
 template <DTypeSet Set, bool BoolOutput = false>
 void infer_binary(const OpCall& call, OutputMetas& out) {
   check_input_count(call, 2);

@@ -31,19 +31,6 @@ void check_inputs(const OpCall& call, bool building) {
   }
 }
 
-// A new tensor of `input`'s layout on its storage: an output written into its buffer.
-Tensor alias_of(const Tensor& input) {
-  const TensorImpl& in = *input.impl();
-  auto impl = make_ref<TensorImpl>();
-  impl->dtype = in.dtype;
-  impl->shape = in.shape;
-  impl->strides = in.strides;
-  impl->offset = in.offset;
-  impl->device = in.device;
-  impl->storage = in.storage;
-  return Tensor(std::move(impl));
-}
-
 // `donor`: the input whose buffer output 0 may take (run_op_reusing), or null. Only
 // the executor's entry passes one; the public path instantiates Reusing = false.
 template <bool Reusing>
@@ -55,7 +42,7 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
     for (size_t i = 0; i < outputs.size(); ++i) {
       if constexpr (Reusing) {
         if (i == 0 && donor && detail::can_reuse_buffer(call.op, *donor, metas[0].dtype, metas[0].shape)) {
-          outputs[0] = alias_of(*donor);
+          outputs[0] = detail::make_view(*donor, donor->shape(), donor->strides(), donor->impl()->offset);
           continue;
         }
       }
@@ -100,6 +87,26 @@ void dispatch(const OpCall& call, SizeOutputs&& size_outputs, const Tensor* dono
   if (ctx.recorder) ctx.recorder->record(call, outputs);
 }
 
+// run_op_multi, and run_op_reusing when Reusing (output 0 may take `donor`'s buffer).
+template <bool Reusing>
+std::vector<Tensor> run_multi(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+                              const CallSite& where, const Tensor* donor = nullptr) {
+  std::vector<Tensor> outs;
+  try {
+    dispatch<Reusing>(
+        OpCall{op, inputs, attrs},
+        [&](size_t count) {
+          outs.resize(count);
+          return std::span<Tensor>(outs);
+        },
+        donor);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return outs;
+}
+
 }  // namespace
 
 Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, const CallSite& where) {
@@ -118,17 +125,7 @@ Tensor run_op(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attr
 
 std::vector<Tensor> run_op_multi(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
                                  const CallSite& where) {
-  std::vector<Tensor> outs;
-  try {
-    dispatch(OpCall{op, inputs, attrs}, [&](size_t count) {
-      outs.resize(count);
-      return std::span<Tensor>(outs);
-    });
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
-  }
-  return outs;
+  return run_multi<false>(op, inputs, attrs, where);
 }
 
 namespace detail {
@@ -141,23 +138,10 @@ bool can_reuse_buffer(const OpDef& op, const Tensor& input, DType dtype, const S
 
 std::vector<Tensor> run_op_reusing(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs, size_t donor,
                                    const CallSite& where) {
-  std::vector<Tensor> outs;
-  try {
-    if (donor >= inputs.size())
-      fail<InternalError>(op.name, ": run_op_reusing: input ", donor, " donated, but the op has ", inputs.size(),
-                          " inputs");
-    dispatch<true>(
-        OpCall{op, inputs, attrs},
-        [&](size_t count) {
-          outs.resize(count);
-          return std::span<Tensor>(outs);
-        },
-        &inputs[donor]);
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
-  }
-  return outs;
+  if (donor >= inputs.size())
+    fail<InternalError>(op.name, ": run_op_reusing: input ", donor, " donated, but the op has ", inputs.size(),
+                        " inputs");
+  return run_multi<true>(op, inputs, attrs, where, &inputs[donor]);
 }
 
 }  // namespace detail

@@ -391,10 +391,7 @@ void infer_tensor_scatter_nd_add(const OpCall& call, OutputMetas& out) {
 
 void tensor_scatter_nd_add_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
-  const Tensor tensor = detail::materialize(call.inputs[0]);
-  if (out.num_elements() > 0)
-    std::memcpy(out.impl()->storage->data(), tensor.raw_data(),
-                static_cast<size_t>(out.num_elements()) * size_of(out.dtype()));
+  detail::copy_elements(*call.inputs[0].impl(), *out.impl());
   scatter_add_into(out, call.inputs[1], call.inputs[2], call.op.name);
 }
 

@@ -189,6 +189,19 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// Every value of `program` computed op by op through public dispatch (so it runs in
+// graphs and under tapes): the inputs, then each instruction's result.
+std::vector<Tensor> run_one_by_one(const FusedProgram& program, std::span<const Tensor> inputs) {
+  std::vector<Tensor> values(inputs.begin(), inputs.end());
+  const CallSite here = CallSite::current();
+  for (const FusedInstruction& ins : program.instructions) {
+    Tensor operands[2];
+    for (size_t j = 0; j < ins.operands.size(); ++j) operands[j] = values[static_cast<size_t>(ins.operands[j])];
+    values.push_back(run_op(*ins.op, std::span<const Tensor>(operands, ins.operands.size()), {}, here));
+  }
+  return values;
+}
+
 // The gradient replays the program with the ops themselves (public dispatch, so it
 // runs in graphs and under outer tapes: higher orders work) and then runs each
 // instruction's own gradient function in reverse, as a tape would over the unfused
@@ -196,15 +209,12 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
 std::vector<Tensor> fused_grad(const GradCall& c) {
   const auto plan = detail::fused_plan(c.forward.attrs);
   const int64_t num_inputs = plan->num_inputs;
-  std::vector<Tensor> values(c.forward.inputs.begin(), c.forward.inputs.end());
-  std::vector<char> needs(values.size());
+  std::vector<Tensor> values = run_one_by_one(plan->program, c.forward.inputs);
+  std::vector<char> needs(static_cast<size_t>(num_inputs));
   for (int64_t i = 0; i < num_inputs; ++i) needs[i] = c.needs(i);
-  const CallSite here = CallSite::current();
-  for (const FusedStep& step : plan->steps) {
-    Tensor operands[2] = {values[step.operands[0]], values[step.operands[1]]};
-    values.push_back(run_op(*step.op, std::span<const Tensor>(operands, step.arity), {}, here));
+  for (const FusedStep& step : plan->steps)
     needs.push_back(needs[step.operands[0]] || (step.arity == 2 && needs[step.operands[1]]));
-  }
+  const CallSite here = CallSite::current();
   std::vector<Tensor> grads(values.size());
   auto accumulate = [&](int64_t v, const Tensor& g) {
     if (g.defined()) grads[v] = grads[v].defined() ? add(grads[v], g, here) : g;
@@ -245,7 +255,6 @@ namespace detail {
 constexpr int64_t kFuseFromElements = 1 << 15;
 
 Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor> inputs) {
-  const CallSite here = CallSite::current();
   const Tensor* largest = &inputs[0];
   for (const Tensor& t : inputs)
     if (t.num_elements() > largest->num_elements()) largest = &t;
@@ -253,14 +262,8 @@ Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor>
   for (const Tensor& t : inputs)
     fuse = fuse && !t.is_symbolic() && t.dtype() == largest->dtype() &&
            (t.shape() == largest->shape() || t.num_elements() == 1);
-  if (fuse) return fused_elementwise(program, inputs, here)[static_cast<size_t>(0)];
-  std::vector<Tensor> values(inputs.begin(), inputs.end());
-  for (const FusedInstruction& ins : program.instructions) {
-    Tensor operands[2] = {values[static_cast<size_t>(ins.operands[0])],
-                          ins.operands.size() > 1 ? values[static_cast<size_t>(ins.operands[1])] : Tensor()};
-    values.push_back(run_op(*ins.op, std::span<const Tensor>(operands, ins.operands.size()), {}, here));
-  }
-  return values[static_cast<size_t>(program.outputs.at(0))];
+  if (fuse) return fused_elementwise(program, inputs, CallSite::current())[0];
+  return run_one_by_one(program, inputs)[static_cast<size_t>(program.outputs.at(0))];
 }
 
 }  // namespace detail

@@ -313,6 +313,16 @@ double slice_cost(const ConvProblem& p, int64_t size) {
   return kNsPerMac * static_cast<double>(size * g.out_h * g.out_w) * static_cast<double>(g.k_h * g.k_w * p.c * p.o);
 }
 
+// Runs `reorder` from `src` (laid out as `from`) into `dst` (laid out as `to`) on this thread.
+void run_reorder(const dnnl::reorder& reorder, const memory::desc& from, const float* src, const memory::desc& to,
+                 float* dst) {
+  const dnnl::engine& eng = cpu_engine();
+  memory src_m(from, eng, const_cast<float*>(src)), dst_m(to, eng, dst);
+  dnnl::stream stream(eng);
+  reorder.execute(stream, src_m, dst_m);
+  stream.wait();
+}
+
 // Reorders the HWIO filter w into the primitive's layout, or returns w unchanged.
 struct Filter {
   std::vector<float> buffer;
@@ -323,15 +333,10 @@ void prepare_filter(const Plan& plan, const ConvProblem& p, const float* w, Filt
     f.data = w;
     return;
   }
-  const dnnl::engine& eng = cpu_engine();
   f.buffer.resize(plan.weights.get_size() / sizeof(float));
   Geometry geo;
   make_geometry(p, 1, geo);
-  memory from(geo.weights_hwio, eng, const_cast<float*>(w));
-  memory to(plan.weights, eng, f.buffer.data());
-  dnnl::stream stream(eng);
-  plan.weights_reorder->execute(stream, from, to);
-  stream.wait();
+  run_reorder(*plan.weights_reorder, geo.weights_hwio, w, plan.weights, f.buffer.data());
   f.data = f.buffer.data();
 }
 
@@ -413,13 +418,7 @@ bool onednn_conv2d_backprop_filter(const ConvProblem& p, const float* x, const f
         float* out = plan.weights_reorder ? raw.data() + i * blocked : hwio;
         run_slice(Kind::BackpropFilter, plan, p, s.length(i, p.n), x + s.begin(i) * x_image, out,
                   dy + s.begin(i) * y_image, scratch);
-        if (plan.weights_reorder) {
-          const dnnl::engine& eng = cpu_engine();
-          memory from(plan.weights, eng, out), to(geo.weights_hwio, eng, hwio);
-          dnnl::stream stream(eng);
-          plan.weights_reorder->execute(stream, from, to);
-          stream.wait();
-        }
+        if (plan.weights_reorder) run_reorder(*plan.weights_reorder, plan.weights, out, geo.weights_hwio, hwio);
       }
     });
   } catch (const dnnl::error&) {
