@@ -202,10 +202,24 @@ const FuzzOp kOps[] = {
       return ef::cumprod(x, s.in.axis(x.rank()), s.in.flag(), s.in.flag());
     }),
     // linear algebra
-    EF_FUZZ_OP("matmul", return ef::matmul(s.tensor(), s.tensor(), s.in.flag(), s.in.flag());),
+    EF_FUZZ_OP("matmul", {
+      const Tensor& a = s.tensor();
+      const Tensor& b = s.tensor();
+      const bool ta = s.in.flag(), tb = s.in.flag();
+      // Skipped when the products would take long: about |a| |b| / k multiply-adds,
+      // which for integers are plain loops, near 1 us each under the fuzzer's
+      // instrumentation (a 40 s input was found).
+      if (a.rank() >= 2 && b.rank() >= 2) {
+        const double k = static_cast<double>(std::max<int64_t>(1, ta ? a.dim(-2) : a.dim(-1)));
+        if (static_cast<double>(a.num_elements()) * static_cast<double>(b.num_elements()) / k > 2e6) return Tensor();
+      }
+      return ef::matmul(a, b, ta, tb);
+    }),
     EF_FUZZ_OP("tensordot", {
       const Tensor& a = s.tensor();
       const Tensor& b = s.tensor();
+      // As for matmul, but bounding |a| |b| itself (the contracted size comes later).
+      if (static_cast<double>(a.num_elements()) * static_cast<double>(b.num_elements()) > 2e6) return Tensor();
       if (s.in.flag()) return ef::tensordot(a, b, s.in.integer());
       return ef::tensordot(a, b, ef::TensordotAxes(s.in.axes(a.rank()), s.in.axes(b.rank())));
     }),
