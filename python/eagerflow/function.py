@@ -54,9 +54,16 @@ def _split(value, tensors, key):
         return value
     if isinstance(value, (list, tuple)):
         key.append(f"{type(value).__name__}{len(value)}(")
-        out = type(value)(_split(v, tensors, key) for v in value)
+        items = []
+        for v in value:  # tensors inline: a list of hundreds of them is common (L-BFGS history)
+            if type(v) is _core.Tensor:
+                tensors.append(v)
+                key.append("T")
+                items.append(_Slot(len(tensors) - 1))
+            else:
+                items.append(_split(v, tensors, key))
         key.append(")")
-        return out
+        return items if type(value) is list else type(value)(items)
     if isinstance(value, dict):
         key.append("dict(")
         out = {}
@@ -126,8 +133,7 @@ class Function:
         return body
 
     def _trace_key(self, key, tensors):
-        return key + "|" + ";".join(f"{t.dtype}{tuple(t.shape)}" for t in tensors) \
-            if self.input_signature is None else key + "|sig"
+        return key + "|" + _core._signature_key(tensors) if self.input_signature is None else key + "|sig"
 
     def __call__(self, *args, **kwargs):
         tensors, key = [], []
@@ -158,7 +164,7 @@ class Function:
         key = "".join(key)
         if not specs:
             specs = [TensorSpec(tuple(t.shape), t.dtype) for t in tensors]
-        trace_key = key + "|" + ";".join(f"{s.dtype}{s.shape}" for s in specs)
+        trace_key = key + "|" + _core._spec_signature_key(specs) if self.input_signature is None else key + "|sig"
         concrete = self._core.trace(specs, key, self._body(template, trace_key))
         return ConcreteFunction(concrete, self._structures.get(trace_key))
 

@@ -42,6 +42,15 @@ ef::Function::Body python_body(py::function body) {
   };
 }
 
+// The part of ef.function's trace key that the tensor arguments make: their dtypes and
+// shapes. Built here because formatting hundreds of tensors' shapes in Python costs
+// microseconds each, on every call (python/eagerflow/function.py).
+std::string signature_key(const std::vector<ef::TensorSpec>& specs) {
+  std::string key;
+  for (const ef::TensorSpec& s : specs) key.append(ef::name(s.dtype)).append(s.shape.to_string()).append(";");
+  return key;
+}
+
 py::list from_specs(const std::vector<ef::TensorSpec>& specs) {
   py::list out;
   for (const ef::TensorSpec& s : specs) out.append(py::make_tuple(s.dtype, shape_tuple(s.shape), s.name));
@@ -140,22 +149,24 @@ void bind_graph(py::module_& m) {
   // Which optimization passes traces get (include/eagerflow/graph/optimizer_options.h).
   py::class_<ef::GraphOptimizerOptions>(m, "GraphOptimizerOptions")
       .def(py::init([](bool constant_folding, bool common_subexpression_elimination, bool dead_code_elimination,
-                       bool algebraic_simplification, bool elementwise_fusion, int64_t max_folded_elements,
-                       bool in_place_reuse, bool parallel_execution) {
-             return ef::GraphOptimizerOptions{constant_folding,         common_subexpression_elimination,
-                                              dead_code_elimination,    algebraic_simplification,
-                                              elementwise_fusion,       max_folded_elements,
-                                              in_place_reuse,           parallel_execution};
+                       bool algebraic_simplification, bool elementwise_fusion, bool reduction_fusion,
+                       int64_t max_folded_elements, bool in_place_reuse, bool parallel_execution) {
+             return ef::GraphOptimizerOptions{constant_folding,      common_subexpression_elimination,
+                                              dead_code_elimination, algebraic_simplification,
+                                              elementwise_fusion,    reduction_fusion,
+                                              max_folded_elements,   in_place_reuse,
+                                              parallel_execution};
            }),
            "constant_folding"_a = true, "common_subexpression_elimination"_a = true, "dead_code_elimination"_a = true,
-           "algebraic_simplification"_a = true, "elementwise_fusion"_a = true, "max_folded_elements"_a = 100000,
-           "in_place_reuse"_a = true, "parallel_execution"_a = true)
+           "algebraic_simplification"_a = true, "elementwise_fusion"_a = true, "reduction_fusion"_a = true,
+           "max_folded_elements"_a = 100000, "in_place_reuse"_a = true, "parallel_execution"_a = true)
       .def_static("none", &ef::GraphOptimizerOptions::none)
       .def_readwrite("constant_folding", &ef::GraphOptimizerOptions::constant_folding)
       .def_readwrite("common_subexpression_elimination", &ef::GraphOptimizerOptions::common_subexpression_elimination)
       .def_readwrite("dead_code_elimination", &ef::GraphOptimizerOptions::dead_code_elimination)
       .def_readwrite("algebraic_simplification", &ef::GraphOptimizerOptions::algebraic_simplification)
       .def_readwrite("elementwise_fusion", &ef::GraphOptimizerOptions::elementwise_fusion)
+      .def_readwrite("reduction_fusion", &ef::GraphOptimizerOptions::reduction_fusion)
       .def_readwrite("max_folded_elements", &ef::GraphOptimizerOptions::max_folded_elements)
       .def_readwrite("in_place_reuse", &ef::GraphOptimizerOptions::in_place_reuse)
       .def_readwrite("parallel_execution", &ef::GraphOptimizerOptions::parallel_execution);
@@ -177,6 +188,13 @@ void bind_graph(py::module_& m) {
       })
       .def_property_readonly("trace_count", &ef::Function::trace_count)
       .def_property_readonly("name", &ef::Function::name);
+  m.def("_signature_key", [](const std::vector<ef::Tensor>& tensors) {
+    std::vector<ef::TensorSpec> specs;
+    specs.reserve(tensors.size());
+    for (const ef::Tensor& t : tensors) specs.push_back({t.dtype(), t.shape(), ""});
+    return signature_key(specs);
+  });
+  m.def("_spec_signature_key", [](py::handle specs) { return signature_key(to_specs(specs)); });
 }
 
 }  // namespace efpy

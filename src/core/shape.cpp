@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
+#include <ostream>
 
 #include "eagerflow/core/error.h"
 
@@ -21,16 +21,16 @@ int64_t Shape::num_elements() const {
   return n;
 }
 
+// Without a stream: function calls format every argument's shape into their cache key.
 std::string Shape::to_string() const {
-  std::ostringstream os;
-  os << "[";
+  std::string s = "[";
   for (int i = 0; i < rank(); ++i) {
-    if (i) os << ", ";
-    if (dims_[i] == kUnknownDim) os << "?";  // other negatives are errors to report as given
-    else os << dims_[i];
+    if (i) s += ", ";
+    if (dims_[i] == kUnknownDim) s += '?';  // other negatives are errors to report as given
+    else s += std::to_string(dims_[i]);
   }
-  os << "]";
-  return os.str();
+  s += ']';
+  return s;
 }
 
 std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << shape.to_string(); }

@@ -40,6 +40,29 @@ def test_switches(restore_options):
         ef.set_graph_optimizer_options(ef.GraphOptimizerOptions(max_folded_elements=-1))
 
 
+def test_reduction_fusion_sums_without_the_product(restore_options):
+    rng = np.random.default_rng(0)
+    a, b = (ef.constant(rng.standard_normal(50000).astype(np.float32)) for _ in range(2))
+    dot = ef.function(lambda u, v: ef.reduce_sum(u * v))
+    assert "fused_reduce_sum" in dot.get_concrete_function(a, b).optimized_graph.to_string()
+    assert dot(a, b).numpy() == ef.reduce_sum(a * b).numpy()  # bit for bit
+    np.testing.assert_allclose(dot(a, b).numpy(), np.dot(a.numpy().astype(np.float64), b.numpy()), rtol=1e-6)
+    ef.set_graph_optimizer_options(ef.GraphOptimizerOptions(reduction_fusion=False))
+    assert not ef.graph_optimizer_options().reduction_fusion
+    unfused = ef.function(lambda u, v: ef.reduce_sum(u * v))
+    assert "fused_reduce_sum" not in unfused.get_concrete_function(a, b).optimized_graph.to_string()
+    assert unfused(a, b).numpy() == dot(a, b).numpy()
+
+
+def test_structured_outputs_after_get_concrete_function_with_a_signature():
+    spec = [ef.TensorSpec(shape=(None,), dtype=ef.float32)]
+    f = ef.function(lambda x: {"double": x * 2.0, "pair": (x, x + 1.0)}, input_signature=spec)
+    f.get_concrete_function()
+    out = f(ef.constant([1.0, 2.0]))
+    np.testing.assert_array_equal(out["pair"][1].numpy(), [2, 3])
+    assert f.experimental_get_tracing_count() == 1
+
+
 def test_variables_keep_their_order(restore_options):
     v = ef.Variable(ef.constant([1.0, 2.0]))
 

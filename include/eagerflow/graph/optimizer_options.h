@@ -25,6 +25,10 @@ struct GraphOptimizerOptions {
   bool algebraic_simplification = true;
   // Chains of elementwise ops become one fused_elementwise node (one pass over memory).
   bool elementwise_fusion = true;
+  // A sum of all elements of an elementwise op or fused chain, reduce_sum(a * b), becomes
+  // one fused_reduce_sum node: the chain's values are summed block by block, never
+  // written out. Results are bit for bit the same.
+  bool reduction_fusion = true;
   // Constant folding skips ops whose result has more elements than this, so that folding
   // never makes a graph hold large tensors.
   int64_t max_folded_elements = 100000;
@@ -43,7 +47,7 @@ struct GraphOptimizerOptions {
   static GraphOptimizerOptions none() {
     GraphOptimizerOptions o;
     o.constant_folding = o.common_subexpression_elimination = o.dead_code_elimination = false;
-    o.algebraic_simplification = o.elementwise_fusion = false;
+    o.algebraic_simplification = o.elementwise_fusion = o.reduction_fusion = false;
     o.in_place_reuse = o.parallel_execution = false;
     return o;
   }

@@ -64,4 +64,16 @@ inline std::vector<Tensor> fused_elementwise(const FusedProgram& program, std::i
   return fused_elementwise(program, std::span<const Tensor>(inputs.begin(), inputs.size()), where);
 }
 
+// The sum of all elements of `program`'s output (it must have exactly one), as a scalar
+// of the inputs' dtype, without materializing the output: bit for bit
+// reduce_sum(fused_elementwise(program, inputs)[0]) at any thread count. Graph mode's
+// reduction fusion emits it for reduce_sum of an elementwise chain. Inputs and errors
+// as fused_elementwise's; differentiable.
+Tensor fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs,
+                        CallSite where = CallSite::current());
+inline Tensor fused_reduce_sum(const FusedProgram& program, std::initializer_list<Tensor> inputs,
+                               CallSite where = CallSite::current()) {
+  return fused_reduce_sum(program, std::span<const Tensor>(inputs.begin(), inputs.size()), where);
+}
+
 }  // namespace ef

@@ -25,9 +25,7 @@
 
 namespace ef::detail {
 
-namespace {
-
-bool fusible(const PassGraph& g, const Node& n) {
+bool fusible_elementwise(const PassGraph& g, const Node& n) {
   if (n.kind != NodeKind::kOp || !n.op->elementwise_block.fn || n.outputs.size() != 1 || n.stateful() ||
       n.op->traits.random || !n.control_inputs.empty())
     return false;
@@ -43,6 +41,8 @@ bool fusible(const PassGraph& g, const Node& n) {
   }
   return true;
 }
+
+namespace {
 
 // The fused node for `members` (increasing index order, the root last).
 Node fused_node(const PassGraph& g, const std::vector<int>& members, const std::vector<int>& group_of) {
@@ -97,7 +97,8 @@ bool elementwise_fusion(PassGraph& g) {
   bool changed = false;
   for (int root = static_cast<int>(count) - 1; root >= 0; --root) {
     const Node& r = g.node(root);
-    if (!live[static_cast<size_t>(root)] || group_of[static_cast<size_t>(root)] >= 0 || !fusible(g, r)) continue;
+    if (!live[static_cast<size_t>(root)] || group_of[static_cast<size_t>(root)] >= 0 || !fusible_elementwise(g, r))
+      continue;
     const DType dtype = r.outputs[0].dtype;
     const int64_t elements = r.outputs[0].shape.num_elements();
     group_of[static_cast<size_t>(root)] = root;
@@ -109,7 +110,7 @@ bool elementwise_fusion(PassGraph& g) {
       candidates.pop();
       if (group_of[static_cast<size_t>(p)] >= 0 || escapes[static_cast<size_t>(p)]) continue;
       const Node& pn = g.node(p);
-      if (!fusible(g, pn) || pn.outputs[0].dtype != dtype) continue;
+      if (!fusible_elementwise(g, pn) || pn.outputs[0].dtype != dtype) continue;
       const int64_t c = pn.outputs[0].shape.num_elements();
       if (c != elements && c != 1) continue;
       bool inside = true;

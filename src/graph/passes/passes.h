@@ -75,6 +75,13 @@ bool algebraic_simplification(PassGraph& g);
 // Replaces groups of fusible elementwise ops (one dtype, one element count or single
 // elements, intermediates used only inside the group) by one fused_elementwise node.
 bool elementwise_fusion(PassGraph& g);
+// Replaces reduce_sum over all elements of a fused_elementwise node or a fusible
+// elementwise op that nothing else reads by one fused_reduce_sum node.
+bool reduction_fusion(PassGraph& g);
+// Whether elementwise fusion can take node `n`: an op with a block function for its
+// dtype, one output, fully known shapes, each input of the output's element count or a
+// single element, not stateful or random, no control inputs.
+bool fusible_elementwise(const PassGraph& g, const Node& n);
 
 // The first `num_nodes` nodes of `graph` as a PassGraph.
 PassGraph pass_graph_of(const GraphState& graph, int num_nodes, std::span<const ValueRef> inputs,
@@ -91,7 +98,8 @@ struct OptimizedGraph {
 
 // Runs the passes `options` switch on over a copy of `g` (all of g's nodes). Folding
 // and simplification can enable each other and CSE, so those three repeat until
-// nothing changes (a few rounds at most); then dead code goes, then fusion.
+// nothing changes (a few rounds at most); then dead code goes, then elementwise and
+// reduction fusion.
 OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options);
 
 }  // namespace ef::detail

@@ -115,6 +115,7 @@ OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options) {
   }
   if (options.dead_code_elimination) dead_code_elimination(g);
   if (options.elementwise_fusion && elementwise_fusion(g) && options.dead_code_elimination) dead_code_elimination(g);
+  if (options.reduction_fusion && reduction_fusion(g) && options.dead_code_elimination) dead_code_elimination(g);
   keep_outputs_fresh(g, was_fresh, original);
 
   OptimizedGraph out;

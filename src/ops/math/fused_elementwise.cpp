@@ -1,22 +1,17 @@
 // fused_elementwise: a chain of elementwise ops (a FusedProgram, see fused_program.cpp
-// for its encoding) run as one pass over memory. The elements are cut into blocks of
-// kBlockBytes; the thread pool takes blocks, and within a block every instruction runs
-// in turn on small per-thread scratch buffers, which stay in L1/L2: inputs are read
-// once, outputs written once, and intermediates never reach main memory. Each
-// instruction is its op's own block function (Note [elementwise blocks] in op_def.h),
-// so values are bit for bit those of the ops run one by one.
+// for its encoding) run as one pass over memory: inputs are read once, outputs written
+// once, and intermediates never reach main memory. The thread pool takes blocks, each
+// run by run_fused_block (fused_run.h), so values are bit for bit those of the ops run
+// one by one.
 #include <algorithm>
 #include <cstring>
-#include <memory>
-#include <new>
 
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/stream_copy.h"
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/math.h"
-#include "ops/array/copy.h"
 #include "ops/math/fused_eval.h"
-#include "ops/math/fused_plan.h"
+#include "ops/math/fused_run.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -25,71 +20,10 @@ namespace {
 using detail::FusedPlan;
 using detail::FusedStep;
 
-// 16 KiB per buffer (4096 float32): a few live intermediates plus the input and output
-// streams of a block stay in L2. Measured with bench/cpp/ef_fusion_bench.cpp (8-op
-// chains, 1e6 and 1e7 float32): blocks of 2 to 32 KiB came within 10% of each other,
-// since each instruction's loads and stores hit L1/L2 whatever the size.
-constexpr int64_t kBlockBytes = 16384;
-
-// An input whose strides are all zero holds one element broadcast to its shape (a
-// broadcast_to view, as reduce_sum's gradient returns): the kernel reads that element.
-bool is_broadcast_element(const Tensor& t) {
-  if (t.num_elements() == 1) return true;
-  const Dims& strides = t.strides();
-  return std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 0; });
-}
-
-// Each input either has the output's elements (its shape is the output shape up to
-// leading 1s) or is a single element; in graph mode unknown dimensions pass.
-void check_input_shapes(const OpCall& call, const Shape& out) {
-  const int64_t n = out.num_elements();
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const Shape& s = call.inputs[i].shape();
-    const int64_t m = s.num_elements();
-    if (m == 1 || m == kUnknownDim || n == kUnknownDim || m == n) continue;
-    fail(call.op.name, ": input ", i, " has shape ", s, ", which is neither the output shape ", out,
-         " nor a single element; fused_elementwise broadcasts single elements only");
-  }
-}
-
 void infer_fused(const OpCall& call, OutputMetas& out) {
   const auto plan = detail::fused_plan(call.attrs);
-  const auto& in = call.inputs;
-  if (static_cast<int64_t>(in.size()) != plan->num_inputs)
-    fail(call.op.name, ": the program takes ", plan->num_inputs, " inputs, got ", in.size());
-  const DType dtype = in[0].dtype();
-  for (size_t i = 1; i < in.size(); ++i)
-    if (in[i].dtype() != dtype)
-      fail(call.op.name, ": inputs must share one dtype, but input 0 is ", dtype, " and input ", i, " is ",
-           in[i].dtype());
-  if (!cpu::contains(plan->dtypes & cpu::kFloatTypes, dtype))
-    fail(call.op.name, ": inputs are ", dtype, ", but the program computes only ",
-         detail::dtype_set_names(plan->dtypes & cpu::kFloatTypes));
-  Shape shape = in[0].shape();
-  for (size_t i = 1; i < in.size(); ++i) {
-    try {
-      shape = broadcast_shapes(shape, in[i].shape(), call.op.name);
-    } catch (const InvalidArgumentError&) {
-      fail(call.op.name, ": input ", i, " has shape ", in[i].shape(), ", which does not broadcast with ",
-           shape, " (the inputs before it)");
-    }
-  }
-  check_input_shapes(call, shape);
-  for (size_t j = 0; j < plan->outputs.size(); ++j) out.add(dtype, shape);
-}
-
-// Per-thread scratch for the intermediates of a block, 64-byte aligned, grown on demand.
-std::byte* scratch(size_t bytes) {
-  struct Free {
-    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
-  };
-  thread_local std::unique_ptr<std::byte[], Free> buffer;
-  thread_local size_t capacity = 0;
-  if (bytes > capacity) {
-    buffer.reset(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
-    capacity = bytes;
-  }
-  return buffer.get();
+  const Shape shape = detail::fused_output_shape(call, *plan);
+  for (size_t j = 0; j < plan->outputs.size(); ++j) out.add(call.inputs[0].dtype(), shape);
 }
 
 // Which outputs share the buffer of an input that a step reads after the
@@ -117,26 +51,9 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const FusedPlan& plan = *plan_ptr;
   const int64_t n = outputs[0].num_elements();
   if (n == 0) return;
-  const DType dtype = call.inputs[0].dtype();
-  const int64_t item = static_cast<int64_t>(size_of(dtype));
-  const int64_t num_values = plan.num_inputs + static_cast<int64_t>(plan.steps.size());
-
-  // Value v's data: a pointer to its element 0 (inputs), and whether it is one element
-  // broadcast. A step whose operands are all single elements computes one element.
-  std::vector<Tensor> inputs(call.inputs.begin(), call.inputs.end());
-  std::vector<const std::byte*> base(num_values, nullptr);
-  std::vector<char> single(num_values, 0);
-  for (int64_t i = 0; i < plan.num_inputs; ++i) {
-    Tensor& t = inputs[i];
-    single[i] = is_broadcast_element(t);
-    if (!single[i] && !t.is_contiguous()) t = detail::materialize(t);
-    base[i] = static_cast<const std::byte*>(t.impl()->storage->data()) + t.impl()->offset * item;
-  }
-  for (const FusedStep& step : plan.steps) {
-    bool all = true;
-    for (int j = 0; j < step.arity; ++j) all = all && single[step.operands[j]];
-    single[&step - plan.steps.data() + plan.num_inputs] = all;
-  }
+  const detail::FusedValues values = detail::prepare_fused_values(plan, call.inputs);
+  const int64_t item = values.item;
+  std::vector<const std::byte*> base(values.base);
   std::vector<std::byte*> out_data(outputs.size());
   for (size_t j = 0; j < outputs.size(); ++j)
     out_data[j] = static_cast<std::byte*>(outputs[j].impl()->storage->data()) + outputs[j].impl()->offset * item;
@@ -152,30 +69,20 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
       stream ? std::vector<char>(outputs.size(), 1) : staged_outputs(plan, base, out_data);
   const bool any_staged = std::find(staged.begin(), staged.end(), 1) != staged.end();
   const int64_t num_slots = plan.num_slots + (any_staged ? static_cast<int64_t>(outputs.size()) : 0);
-  const int64_t block = kBlockBytes / item;
+  const int64_t block = detail::kFusedBlockBytes / item;
   const int64_t blocks = (n + block - 1) / block;
   parallel_for(blocks, plan.cost_ns * static_cast<double>(block), [&](int64_t first, int64_t last) {
-    std::byte* slots = scratch(static_cast<size_t>(num_slots * kBlockBytes));
+    std::byte* slots = detail::fused_scratch(static_cast<size_t>(num_slots * detail::kFusedBlockBytes));
     auto out_at = [&](int output, int64_t start) {
-      return staged[output] ? slots + (plan.num_slots + output) * kBlockBytes : out_data[output] + start * item;
+      return staged[output] ? slots + (plan.num_slots + output) * detail::kFusedBlockBytes
+                            : out_data[output] + start * item;
     };
-    std::vector<const std::byte*> at(num_values);  // value pointers within the current block
+    std::vector<const std::byte*> at;
+    std::vector<std::byte*> out(outputs.size());
     for (int64_t b = first; b < last; ++b) {
       const int64_t start = b * block, len = std::min(block, n - start);
-      for (int64_t i = 0; i < plan.num_inputs; ++i) at[i] = single[i] ? base[i] : base[i] + start * item;
-      for (size_t k = 0; k < plan.steps.size(); ++k) {
-        const FusedStep& step = plan.steps[k];
-        const int64_t v = plan.num_inputs + static_cast<int64_t>(k);
-        std::byte* dst = step.output >= 0 ? out_at(step.output, start) : slots + step.slot * kBlockBytes;
-        // A step of single elements runs on one element, as the op would on its own.
-        const void* in[2] = {at[step.operands[0]], at[step.operands[1]]};
-        const bool in_single[2] = {!single[v] && single[step.operands[0]], !single[v] && single[step.operands[1]]};
-        step.op->elementwise_block.fn(dtype, single[v] ? 1 : len, dst, {in, static_cast<size_t>(step.arity)},
-                                      {in_single, static_cast<size_t>(step.arity)});
-        if (single[v] && step.output >= 0)  // an output that depends on single elements only
-          for (int64_t i = 1; i < len; ++i) std::memcpy(dst + i * item, dst, item);
-        at[v] = dst;
-      }
+      for (size_t j = 0; j < out.size(); ++j) out[j] = out_at(static_cast<int>(j), start);
+      detail::run_fused_block(plan, values, slots, start, len, out, at);
       for (auto [to, from] : plan.copies)
         std::memcpy(out_at(to, start), out_at(from, start), len * item);
       if (stream)

@@ -311,6 +311,45 @@ TEST(Passes, ElementwiseFusionLeavesOtherDtypesAndBroadcastsAlone) {
   EXPECT_EQ(count_ops(pg, "multiply"), 1);
 }
 
+TEST(Passes, ReductionFusionSumsProductsAndChainsInPlace) {
+  Graph g;
+  Tensor a, b, dot, chained, partial, shared, kept;
+  {
+    Graph::Scope scope(g);
+    a = placeholder(DType::Float32, {20000}, "a");
+    b = placeholder(DType::Float32, {20000}, "b");
+    dot = reduce_sum(a * b);                         // one op: fused into the sum
+    chained = reduce_sum(tanh(a * 0.5f + b) - a);    // a fused chain: fused into the sum
+    partial = reduce_sum(reshape(a * b, {100, 200}), {1});  // not every element: left alone
+    shared = a - b;
+    kept = reduce_sum(shared) + shared;              // the difference is read twice: left alone
+  }
+  PassGraph pg = pass_graph(g, {a, b}, {dot, chained, partial, kept});
+  const Tensor x = testing::iota({20000}) / 9000.f - 1.f, y = testing::iota({20000}) / 7000.f;
+  const std::vector<Tensor> want = run(pg, {x, y});
+  detail::elementwise_fusion(pg);
+  EXPECT_TRUE(detail::reduction_fusion(pg));
+  detail::dead_code_elimination(pg);
+  EXPECT_EQ(count_ops(pg, "fused_reduce_sum"), 2) << listing(pg);
+  EXPECT_EQ(count_ops(pg, "reduce_sum"), 2) << listing(pg);
+  const std::vector<Tensor> got = run(pg, {x, y});
+  for (size_t i = 0; i < got.size(); ++i) expect_identical(got[i], want[i]);
+  // A traced function gets it by default, and the switch turns it off.
+  auto dot_of = [](Tensor u, Tensor v) { return reduce_sum(u * v); };
+  auto optimized = [&] {
+    return Function([&](const std::vector<Tensor>& args) { return std::vector<Tensor>{dot_of(args[0], args[1])}; })
+        .get_concrete_function(std::vector<Tensor>{x, y})
+        .optimized_graph()
+        .to_string();
+  };
+  EXPECT_NE(optimized().find("fused_reduce_sum"), std::string::npos);
+  GraphOptimizerOptions off;
+  off.reduction_fusion = false;
+  OptionsScope scope(off);
+  EXPECT_EQ(optimized().find("fused_reduce_sum"), std::string::npos);
+  expect_identical(function(dot_of)(x, y), dot_of(x, y));
+}
+
 TEST(Passes, SwitchesTurnEachPassOff) {
   auto body = [](Tensor x) { return exp(x * 1.f) + exp(x * 1.f) + (constant(2.f) * 3.f); };
   const Tensor in = constant({0.5f, -1.f});
@@ -326,10 +365,10 @@ TEST(Passes, SwitchesTurnEachPassOff) {
     EXPECT_EQ(cf.optimized_graph().to_string(), cf.graph().to_string());
     expect_identical(f(in), body(in));
   }
-  for (int off = 0; off < 5; ++off) {
+  for (int off = 0; off < 6; ++off) {
     GraphOptimizerOptions o;
-    bool* flags[] = {&o.constant_folding, &o.common_subexpression_elimination, &o.dead_code_elimination,
-                     &o.algebraic_simplification, &o.elementwise_fusion};
+    bool* flags[] = {&o.constant_folding,         &o.common_subexpression_elimination, &o.dead_code_elimination,
+                     &o.algebraic_simplification, &o.elementwise_fusion,               &o.reduction_fusion};
     *flags[off] = false;
     OptionsScope scope(o);
     auto f = function(body);
