@@ -9,7 +9,7 @@ Python-level cases (eagerflow's package against PyTorch's Python API, in one pro
 bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder, and
 bench/python/bench_training.py the seconds per epoch and peak memory of the Fashion-MNIST
 examples' training loop, and bench/python/bench_function.py traced functions against eager
-code (an elementwise chain, the L-BFGS two-loop recursion).
+code (elementwise chains, the L-BFGS two-loop recursion).
 """
 import argparse
 import json
@@ -30,9 +30,10 @@ FAMILIES = {
     "peak_rss": ("MB", None),  # bench/python/bench_training.py: peak resident set growth (bytes)
     # bench/python/bench_function.py: ef.function (or our eager code) against PyTorch eager
     "chain": ("us/call", None),
+    "arith": ("us/call", None),
     "two_loop": ("us/call", None),
     "branches": ("us/call", None),
-    "copy": ("us/call", None),
+    "pass": ("us/call", None),
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
