@@ -18,10 +18,11 @@
 
 // Note [graph execution]: execute() runs the nodes its fetches and targets need.
 //
-// Last use. Each node's outputs are dropped as soon as the last node reading them has
-// taken them as inputs (fetched values are kept to the end), so a value's buffer goes
-// back to the caching allocator, and to the next op that allocates, while the run goes
-// on.
+// Last use. Each output is dropped as soon as the last node reading it has taken it as
+// an input (fetched values are kept to the end), so a value's buffer goes back to the
+// caching allocator, and to the next op that allocates, while the run goes on. Outputs
+// of one node go separately: fused_reduce_sum's kept output can be overwritten in place
+// by the next update while its sum is still to be fetched.
 //
 // Note [in-place reuse]: an elementwise op whose op allows it (OpTraits::in_place: the
 // unary_op/binary_op builders, whose row loops have no __restrict pointers, and
@@ -212,7 +213,9 @@ class Execution {
     values_.resize(n_);
     fed_.assign(n_, 0);
     needed_.assign(n_, 0);
-    uses_.assign(n_, 0);
+    first_output_.resize(n_ + 1, 0);
+    for (size_t i = 0; i < n_; ++i) first_output_[i + 1] = first_output_[i] + graph.nodes[i].outputs.size();
+    uses_.assign(first_output_[n_], 0);
     const GraphOptimizerOptions options = graph_optimizer_options();
     const Context& ctx = Context::current();
     reuse_ = options.in_place_reuse && !ctx.recorder;
@@ -235,6 +238,9 @@ class Execution {
     return values_[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)];
   }
   bool runs(size_t i) const { return needed_[i] && !fed_[i]; }
+  // Each output's place in uses_: outputs of one node are released one by one, so a
+  // multi-output node's output can be reused in place while another is still needed.
+  size_t slot(const ValueRef& r) const { return first_output_[static_cast<size_t>(r.node)] + static_cast<size_t>(r.index); }
 
   // Feeds, the nodes to run and their readers.
   void plan(std::span<const ValueRef> fetches, std::span<const int> targets, std::span<const Feed> feeds) {
@@ -265,8 +271,8 @@ class Execution {
     }
     for (size_t i = 0; i < n_; ++i)
       if (runs(i))
-        for (const ValueRef& in : graph_.nodes[i].inputs) ++uses_[static_cast<size_t>(in.node)];
-    for (const ValueRef& r : fetches) ++uses_[static_cast<size_t>(r.node)];  // kept to the end
+        for (const ValueRef& in : graph_.nodes[i].inputs) ++uses_[slot(in)];
+    for (const ValueRef& r : fetches) ++uses_[slot(r)];  // kept to the end
   }
 
   // Node i's inputs, into `inputs`; values at their last use leave `values_` (Note
@@ -276,7 +282,7 @@ class Execution {
     inputs.clear();
     for (const ValueRef& in : node.inputs) inputs.push_back(value(in));
     for (const ValueRef& in : node.inputs)
-      if (--uses_[static_cast<size_t>(in.node)] == 0) values_[static_cast<size_t>(in.node)].clear();
+      if (--uses_[slot(in)] == 0) values_[static_cast<size_t>(in.node)][static_cast<size_t>(in.index)] = Tensor();
     if (!reuse_ || node.kind != NodeKind::kOp || !node.op->traits.in_place || node.outputs.empty()) return -1;
     for (size_t k = 0; k < inputs.size(); ++k) {
       const TensorImpl* impl = inputs[k].impl();
@@ -448,7 +454,8 @@ class Execution {
   bool reuse_ = false, parallel_ = false;
   std::vector<std::vector<Tensor>> values_;  // by node; fed outputs first
   std::vector<char> fed_, needed_;
-  std::vector<int> uses_;                    // readers left, per node
+  std::vector<size_t> first_output_;         // slot of each node's output 0 (slot())
+  std::vector<int> uses_;                    // readers left, per node output
   std::vector<std::vector<int>> waits_for_;  // run_scheduled's dependencies
 };
 

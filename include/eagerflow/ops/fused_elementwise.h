@@ -64,15 +64,18 @@ inline std::vector<Tensor> fused_elementwise(const FusedProgram& program, std::i
   return fused_elementwise(program, std::span<const Tensor>(inputs.begin(), inputs.size()), where);
 }
 
-// The sum of all elements of `program`'s output (it must have exactly one), as a scalar
-// of the inputs' dtype, without materializing the output: bit for bit
-// reduce_sum(fused_elementwise(program, inputs)[0]) at any thread count. Graph mode's
-// reduction fusion emits it for reduce_sum of an elementwise chain. Inputs and errors
-// as fused_elementwise's; differentiable.
-Tensor fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs,
-                        CallSite where = CallSite::current());
-inline Tensor fused_reduce_sum(const FusedProgram& program, std::initializer_list<Tensor> inputs,
-                               CallSite where = CallSite::current()) {
+// Runs `program` like fused_elementwise but sums its last output instead of returning
+// it: returns the other outputs (as fused_elementwise would), then the sum of all
+// elements of the last one, a scalar of the inputs' dtype, which is never materialized.
+// The sum is bit for bit reduce_sum(fused_elementwise(program, inputs).back()) at any
+// thread count. Graph mode's reduction fusion emits it for reduce_sum of an elementwise
+// chain. Inputs and errors as fused_elementwise's; differentiable.
+//   ef::FusedProgram dot;  dot.num_inputs = 2;  dot.outputs = {dot.add("multiply", {0, 1})};
+//   ef::Tensor d = ef::fused_reduce_sum(dot, {a, b})[0];   // sum(a * b)
+std::vector<Tensor> fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs,
+                                     CallSite where = CallSite::current());
+inline std::vector<Tensor> fused_reduce_sum(const FusedProgram& program, std::initializer_list<Tensor> inputs,
+                                            CallSite where = CallSite::current()) {
   return fused_reduce_sum(program, std::span<const Tensor>(inputs.begin(), inputs.size()), where);
 }
 

@@ -26,26 +26,6 @@ void infer_fused(const OpCall& call, OutputMetas& out) {
   for (size_t j = 0; j < plan->outputs.size(); ++j) out.add(call.inputs[0].dtype(), shape);
 }
 
-// Which outputs share the buffer of an input that a step reads after the
-// step writing the output: written directly, they would overwrite elements that step
-// still reads. A step reading the input it writes over is fine (Note [rows may alias]
-// in backends/cpu/elementwise.h). Outputs are fresh buffers or an input's very buffer.
-std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
-                                 std::span<std::byte* const> out_data) {
-  std::vector<char> staged(out_data.size(), 0);
-  std::vector<int64_t> last_read(static_cast<size_t>(plan.num_inputs), -1);
-  for (size_t k = 0; k < plan.steps.size(); ++k)
-    for (int j = 0; j < plan.steps[k].arity; ++j)
-      if (plan.steps[k].operands[j] < plan.num_inputs) last_read[plan.steps[k].operands[j]] = static_cast<int64_t>(k);
-  for (size_t k = 0; k < plan.steps.size(); ++k) {
-    const int output = plan.steps[k].output;
-    if (output < 0) continue;
-    for (int64_t i = 0; i < plan.num_inputs; ++i)
-      if (base[i] == out_data[output] && last_read[i] > static_cast<int64_t>(k)) staged[output] = 1;
-  }
-  return staged;
-}
-
 void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const auto plan_ptr = detail::fused_plan(call.attrs);
   const FusedPlan& plan = *plan_ptr;
@@ -66,7 +46,7 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   // before a later step's read of that input is staged in scratch too, and copied out
   // once the block is done.
   const std::vector<char> staged =
-      stream ? std::vector<char>(outputs.size(), 1) : staged_outputs(plan, base, out_data);
+      stream ? std::vector<char>(outputs.size(), 1) : detail::staged_outputs(plan, base, out_data);
   const bool any_staged = std::find(staged.begin(), staged.end(), 1) != staged.end();
   const int64_t num_slots = plan.num_slots + (any_staged ? static_cast<int64_t>(outputs.size()) : 0);
   const int64_t block = detail::kFusedBlockBytes / item;

@@ -1,8 +1,11 @@
-// fused_reduce_sum: the sum of all elements of a FusedProgram's single output, without
+// fused_reduce_sum: the sum of all elements of a FusedProgram's last output, without
 // materializing that output: each block's values land in a per-thread staging buffer
-// and are summed there. Graph mode's reduction-fusion pass emits it for
-// reduce_sum(elementwise chain), e.g. the dot products sum(a * b) of the L-BFGS two-loop
-// recursion, which would otherwise write and read back a full-size product.
+// and are summed there. The program's other outputs are written out as
+// fused_elementwise writes them. Graph mode's reduction-fusion pass emits it for
+// reduce_sum(elementwise chain), e.g. the dot products sum(a * b) of the L-BFGS
+// two-loop recursion, which would otherwise write and read back a full-size product;
+// with other outputs, for a chain whose result is both kept and summed (q' = q - a * y
+// and then sum(s * q')).
 //
 // Note [fused sums are reduce_sum's bits]: reduce_sum sums a contiguous tensor in
 // blocks of cpu::kReduceBlock elements, each block by SumR::row, and adds the blocks'
@@ -11,6 +14,7 @@
 // values are those of the ops one by one (Note [elementwise blocks]), so the result is
 // bit for bit reduce_sum of the unfused chain, at any thread count.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 
 #include "backends/cpu/elementwise.h"
@@ -25,31 +29,41 @@ namespace {
 
 void infer_fused_reduce_sum(const OpCall& call, OutputMetas& out) {
   const auto plan = detail::fused_plan(call.attrs);
-  if (plan->outputs.size() != 1)
-    fail(call.op.name, ": the program must have exactly one output (the values summed), got ",
-         plan->outputs.size());
-  detail::fused_output_shape(call, *plan);
+  const Shape shape = detail::fused_output_shape(call, *plan);
+  for (size_t j = 0; j + 1 < plan->outputs.size(); ++j) out.add(call.inputs[0].dtype(), shape);
   out.add(call.inputs[0].dtype(), Shape{});
 }
 
+// Runs the program over n elements: outputs but the last to `kept` (n elements each;
+// staged[j]: through scratch, see staged_outputs), the last one's sum to *result.
 template <class T>
-void sum_program(const detail::FusedPlan& plan, const detail::FusedValues& values, int64_t n, T* result) {
+void sum_program(const detail::FusedPlan& plan, const detail::FusedValues& values, int64_t n,
+                 std::span<std::byte* const> kept, const std::vector<char>& staged, T* result) {
   using Acc = typename detail::SumR<T>::Acc;
   const int64_t item = values.item;
   const int64_t block = detail::kFusedBlockBytes / item;
   const int64_t blocks = (n + cpu::kReduceBlock - 1) / cpu::kReduceBlock;
+  const int64_t num_slots = plan.num_slots + static_cast<int64_t>(kept.size());
   std::unique_ptr<Acc[]> partial(new Acc[static_cast<size_t>(blocks)]);
   const double cost = (plan.cost_ns + cpu::kReduceElementNs) * static_cast<double>(cpu::kReduceBlock);
   parallel_for(blocks, cost, [&](int64_t first, int64_t last) {
     std::byte* slots = detail::fused_scratch(
-        static_cast<size_t>(plan.num_slots * detail::kFusedBlockBytes + cpu::kReduceBlock * item));
-    std::byte* staging = slots + plan.num_slots * detail::kFusedBlockBytes;
+        static_cast<size_t>(num_slots * detail::kFusedBlockBytes + cpu::kReduceBlock * item));
+    std::byte* staging = slots + num_slots * detail::kFusedBlockBytes;
     std::vector<const std::byte*> at;
+    std::vector<std::byte*> out(kept.size() + 1);
     for (int64_t k = first; k < last; ++k) {
       const int64_t begin = k * cpu::kReduceBlock, end = std::min(n, begin + cpu::kReduceBlock);
       for (int64_t start = begin; start < end; start += block) {
-        std::byte* out[1] = {staging + (start - begin) * item};
-        detail::run_fused_block(plan, values, slots, start, std::min(block, end - start), out, at);
+        const int64_t len = std::min(block, end - start);
+        for (size_t j = 0; j < kept.size(); ++j)
+          out[j] = staged[j] ? slots + (plan.num_slots + static_cast<int64_t>(j)) * detail::kFusedBlockBytes
+                             : kept[j] + start * item;
+        out.back() = staging + (start - begin) * item;
+        detail::run_fused_block(plan, values, slots, start, len, out, at);
+        for (auto [to, from] : plan.copies) std::memcpy(out[to], out[from], len * item);
+        for (size_t j = 0; j < kept.size(); ++j)
+          if (staged[j]) std::memcpy(kept[j] + start * item, out[j], len * item);
       }
       partial[k] = detail::SumR<T>::row(reinterpret_cast<const T*>(staging), end - begin, 1);
     }
@@ -65,28 +79,38 @@ void fused_reduce_sum_cpu(const OpCall& call, std::span<Tensor> outputs) {
   for (const Tensor& t : call.inputs) n = std::max(n, t.num_elements());
   for (const Tensor& t : call.inputs) n = t.num_elements() == 0 ? 0 : n;
   const detail::FusedValues values = detail::prepare_fused_values(*plan, call.inputs);
+  // The kept outputs, then a null stand-in for the summed one (never an input's buffer).
+  std::vector<std::byte*> out_data(outputs.size(), nullptr);
+  for (size_t j = 0; j + 1 < outputs.size(); ++j)
+    out_data[j] = static_cast<std::byte*>(outputs[j].impl()->storage->data()) + outputs[j].impl()->offset * values.item;
+  const std::vector<char> staged = detail::staged_outputs(*plan, values.base, out_data);
   cpu::dispatch_in<cpu::kFloatTypes>(values.dtype, call.op.name, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* result = cpu::typed_output<T>(outputs[0]);
+    T* result = cpu::typed_output<T>(outputs.back());
     if (n == 0) *result = T(0);
-    else sum_program<T>(*plan, values, n, result);
+    else sum_program<T>(*plan, values, n, std::span<std::byte* const>(out_data).first(outputs.size() - 1), staged,
+                        result);
   });
 }
 
-// The gradient is reduce_sum's gradient (the incoming gradient broadcast to the
-// program's output) fed to fused_elementwise's, which replays the instructions' own
-// gradients: both run with public ops, so higher orders work.
+// The gradient is fused_elementwise's (which replays the instructions' own gradients)
+// with, for the summed output, reduce_sum's gradient (the incoming gradient broadcast
+// to the program's output shape). Both run with public ops, so higher orders work.
 std::vector<Tensor> fused_reduce_sum_grad(const GradCall& c) {
   static const OpDef& sum = find_op("reduce_sum");
   static const OpDef& fused = find_op("fused_elementwise");
-  const Tensor values = fused_elementwise(fused_program_from_attrs(c.forward.attrs), c.forward.inputs)[0];
-  Dims all_axes;
-  for (int i = 0; i < values.rank(); ++i) all_axes.push_back(i);
-  const Attrs sum_attrs{all_axes, false};
-  const OpCall sum_call{sum, {&values, 1}, sum_attrs};
-  const Tensor values_grad = sum.gradient(GradCall{sum_call, c.outputs, c.output_grads})[0];
+  const std::vector<Tensor> values = fused_elementwise(fused_program_from_attrs(c.forward.attrs), c.forward.inputs);
+  std::vector<Tensor> grads(c.output_grads.begin(), c.output_grads.end());
+  const Tensor& summed = values.back();
+  if (grads.back().defined()) {
+    Dims all_axes;
+    for (int i = 0; i < summed.rank(); ++i) all_axes.push_back(i);
+    const Attrs sum_attrs{all_axes, false};
+    const OpCall sum_call{sum, {&summed, 1}, sum_attrs};
+    grads.back() = sum.gradient(GradCall{sum_call, c.outputs.last(1), c.output_grads.last(1)})[0];
+  }
   const OpCall fused_call{fused, c.forward.inputs, c.forward.attrs};
-  return fused.gradient(GradCall{fused_call, {&values, 1}, {&values_grad, 1}, c.needs_grad});
+  return fused.gradient(GradCall{fused_call, values, grads, c.needs_grad});
 }
 
 const OpDef& kFusedReduceSum = define_op({
@@ -96,12 +120,14 @@ const OpDef& kFusedReduceSum = define_op({
     .kernels = {fused_reduce_sum_cpu},
     .gradient = fused_reduce_sum_grad,
     .gradient_uses = kGradientReadsInputs,
-    .traits = {.reduction = true},
+    // Output 0 is a kept output, staged when a later step reads the input it overwrites,
+    // or the sum, written once every element has been read.
+    .traits = {.reduction = true, .in_place = true},
 });
 
 }  // namespace
 
-Tensor fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs, CallSite where) {
+std::vector<Tensor> fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs, CallSite where) {
   Attrs attrs;
   try {
     attrs = fused_program_to_attrs(program);
@@ -109,7 +135,7 @@ Tensor fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inp
     e.add_call_site(where);
     throw;
   }
-  return run_op(kFusedReduceSum, inputs, attrs, where);
+  return run_op_multi(kFusedReduceSum, inputs, attrs, where);
 }
 
 }  // namespace ef

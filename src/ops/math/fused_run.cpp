@@ -85,6 +85,22 @@ FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> 
   return v;
 }
 
+std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
+                                 std::span<std::byte* const> out_data) {
+  std::vector<char> staged(out_data.size(), 0);
+  std::vector<int64_t> last_read(static_cast<size_t>(plan.num_inputs), -1);
+  for (size_t k = 0; k < plan.steps.size(); ++k)
+    for (int j = 0; j < plan.steps[k].arity; ++j)
+      if (plan.steps[k].operands[j] < plan.num_inputs) last_read[plan.steps[k].operands[j]] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const int output = plan.steps[k].output;
+    if (output < 0) continue;
+    for (int64_t i = 0; i < plan.num_inputs; ++i)
+      if (base[i] == out_data[output] && last_read[i] > static_cast<int64_t>(k)) staged[output] = 1;
+  }
+  return staged;
+}
+
 std::byte* fused_scratch(size_t bytes) {
   struct Free {
     void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }

@@ -37,6 +37,14 @@ struct FusedValues {
 };
 FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> inputs);
 
+// Which outputs must be staged in scratch and copied out after each block: those
+// written into the buffer of an input (the graph executor's in-place reuse,
+// OpTraits::in_place) that a later step still reads. A step reading the input it
+// writes over is fine (Note [rows may alias] in backends/cpu/elementwise.h). Outputs are
+// fresh buffers or an input's very buffer; a null output is never staged.
+std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
+                                 std::span<std::byte* const> out_data);
+
 // Per-thread scratch, 64-byte aligned, grown on demand.
 std::byte* fused_scratch(size_t bytes);
 

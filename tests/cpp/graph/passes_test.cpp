@@ -350,6 +350,44 @@ TEST(Passes, ReductionFusionSumsProductsAndChainsInPlace) {
   expect_identical(function(dot_of)(x, y), dot_of(x, y));
 }
 
+TEST(Passes, ReductionFusionJoinsTheProducerOfWhatItSums) {
+  // Steps of the L-BFGS two-loop recursion: each update q' = q - al * y is kept and
+  // summed against the next s in the same pass. The executor writes q2 over q1's buffer
+  // (in-place reuse), and the last sum, of q2 * q1, reads q1 after q2 is written: the
+  // kernel stages q2 for it.
+  Graph g;
+  Tensor q, y1, y2, s1, s2, out;
+  {
+    Graph::Scope scope(g);
+    q = placeholder(DType::Float32, {30000}, "q");
+    y1 = placeholder(DType::Float32, {30000}, "y1");
+    y2 = placeholder(DType::Float32, {30000}, "y2");
+    s1 = placeholder(DType::Float32, {30000}, "s1");
+    s2 = placeholder(DType::Float32, {30000}, "s2");
+    Tensor q1 = q - reduce_sum(s1 * q) * 0.5f * y1;
+    Tensor q2 = q1 - reduce_sum(s2 * q1) * 0.25f * y2;
+    out = q2 * reduce_sum(q2 * q1);
+  }
+  PassGraph pg = pass_graph(g, {q, y1, y2, s1, s2}, {out});
+  std::vector<Tensor> values;
+  for (int k = 0; k < 5; ++k) values.push_back(testing::iota({30000}) / (3000.f + 1000.f * k) - 1.f);
+  const Tensor want = run(pg, values)[0];
+  detail::elementwise_fusion(pg);
+  EXPECT_TRUE(detail::reduction_fusion(pg));
+  detail::dead_code_elimination(pg);
+  // q is a placeholder, so the first sum stands alone; the others join q1's and q2's updates.
+  EXPECT_EQ(count_ops(pg, "fused_reduce_sum"), 3) << listing(pg);
+  EXPECT_EQ(count_ops(pg, "reduce_sum"), 0) << listing(pg);
+  int two_outputs = 0;
+  for (const detail::Node& n : pg.nodes) two_outputs += n.kind == detail::NodeKind::kOp && n.outputs.size() == 2;
+  EXPECT_EQ(two_outputs, 2) << listing(pg);
+  expect_identical(run(pg, values)[0], want);
+  GraphOptimizerOptions no_reuse;
+  no_reuse.in_place_reuse = false;
+  OptionsScope scope(no_reuse);
+  expect_identical(run(pg, values)[0], want);
+}
+
 TEST(Passes, SwitchesTurnEachPassOff) {
   auto body = [](Tensor x) { return exp(x * 1.f) + exp(x * 1.f) + (constant(2.f) * 3.f); };
   const Tensor in = constant({0.5f, -1.f});

@@ -1,7 +1,9 @@
-// fused_reduce_sum: bit for bit reduce_sum of the unfused chain (sizes around the
-// reduction block, scalar, non-contiguous and empty inputs, float32 and float64, 1 and
-// 2 threads), gradients at first and second order, and its errors.
+// fused_reduce_sum: bit for bit reduce_sum of the unfused chain, and the kept outputs
+// bit for bit fused_elementwise's (sizes around the reduction block, scalar,
+// non-contiguous and empty inputs, float32 and float64, 1 and 2 threads), gradients at
+// first and second order, and its errors.
 #include "test_util.h"
+#include "graph/graph_test_util.h"
 
 #include <eagerflow/ops/fused_elementwise.h>
 #include <eagerflow/runtime/dispatch.h>
@@ -33,12 +35,17 @@ FusedProgram chain() {
   return p;
 }
 
-// The same bits as reduce_sum over the chain computed op by op.
+// The same bits as fused_elementwise for the kept outputs and as reduce_sum over the
+// last output.
 void expect_same_as_unfused(const FusedProgram& p, const std::vector<Tensor>& inputs, const std::string& what) {
-  const Tensor want = reduce_sum(fused_elementwise(p, inputs)[0]);
+  const std::vector<Tensor> values = fused_elementwise(p, inputs);
+  const Tensor want = reduce_sum(values.back());
   for (int threads : {1, 2}) {
     with_threads(threads, [&] {
-      const Tensor got = fused_reduce_sum(p, inputs);
+      const std::vector<Tensor> outputs = fused_reduce_sum(p, inputs);
+      ASSERT_EQ(outputs.size(), values.size());
+      for (size_t j = 0; j + 1 < values.size(); ++j) testing::expect_identical(outputs[j], values[j]);
+      const Tensor& got = outputs.back();
       testing::expect_meta(got, Shape{}, want.dtype());
       const double g = got.item<double>(), w = want.item<double>();
       EXPECT_TRUE(g == w || (std::isnan(g) && std::isnan(w)))
@@ -68,22 +75,44 @@ TEST(FusedReduceSum, ShapesScalarsAndViews) {
   expect_same_as_unfused(dot, {values_in({}, DType::Float32, 4), values_in({}, DType::Float32, 5)}, "scalars");
   // An empty program output sums to zero.
   const Tensor empty = zeros({0, 3}, DType::Float64);
-  testing::expect_values(fused_reduce_sum(dot, {empty, empty}), {0.0});
+  testing::expect_values(fused_reduce_sum(dot, {empty, empty})[0], {0.0});
+}
+
+TEST(FusedReduceSum, KeptOutputsBesideTheSum) {
+  // q' = q - a * y, kept, and sum(s * q'): one step of the L-BFGS two-loop recursion.
+  FusedProgram step;
+  step.num_inputs = 4;  // q, a, y, s
+  const int64_t q2 = step.add("subtract", {0, step.add("multiply", {1, 2})});
+  step.outputs = {q2, step.add("multiply", {3, q2})};
+  for (int64_t n : {3, 16384, 153664}) {
+    const std::vector<Tensor> inputs = {values_in({n}, DType::Float32, 1), values_in({}, DType::Float32, 2),
+                                        values_in({n}, DType::Float32, 3), values_in({n}, DType::Float32, 4)};
+    expect_same_as_unfused(step, inputs, "two-loop step, n " + std::to_string(n));
+  }
+  // One value both kept and summed, listed twice.
+  FusedProgram twice;
+  twice.num_inputs = 1;
+  const int64_t e = twice.add("exp", {0});
+  twice.outputs = {e, e};
+  expect_same_as_unfused(twice, {values_in({5000}, DType::Float64, 5)}, "one value twice");
 }
 
 TEST(FusedReduceSum, Gradients) {
-  auto f = [](const std::vector<Tensor>& in) { return fused_reduce_sum(chain(), in); };
-  testing::expect_gradients(f, {testing::rand64({3, 4}, 1), testing::rand64({3, 4}, 2), testing::rand64({}, 3)});
+  auto f = [](const std::vector<Tensor>& in) { return fused_reduce_sum(chain(), in)[0]; };
+  const std::vector<Tensor> args = {testing::rand64({3, 4}, 1), testing::rand64({3, 4}, 2), testing::rand64({}, 3)};
+  testing::expect_gradients(f, args);
+  // With a kept output: gradients flow through both.
+  FusedProgram p = chain();
+  p.outputs = {5, 6};  // value 5 is tanh(x * a + b), kept; value 6 is summed
+  auto g = [&](const std::vector<Tensor>& in) {
+    const std::vector<Tensor> out = fused_reduce_sum(p, in);
+    return reduce_sum(square(out[0])) + 2.0 * out[1];
+  };
+  testing::expect_gradients(g, args);
 }
 
 TEST(FusedReduceSum, Errors) {
-  FusedProgram two;
-  two.num_inputs = 1;
-  const int64_t e = two.add("exp", {0});
-  two.outputs = {e, two.add("negative", {e})};
   const Tensor x = values_in({4}, DType::Float32, 1);
-  EXPECT_ERROR(fused_reduce_sum(two, {x}), InvalidArgumentError, "fused_reduce_sum",
-               "exactly one output", "got 2");
   EXPECT_ERROR(fused_reduce_sum(chain(), {x, x}), InvalidArgumentError, "fused_reduce_sum", "takes 3 inputs, got 2");
   EXPECT_ERROR(fused_reduce_sum(chain(), {x, values_in({5}, DType::Float32, 2), x}), InvalidArgumentError,
                "fused_reduce_sum", "input 1 has shape [5]");
