@@ -78,14 +78,16 @@ inline constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23
 // subnormal results), NaN for NaN.
 [[gnu::always_inline]] inline float exp(float x) {
   using namespace detail;
-  // e^104 overflows and e^-104 rounds to 0, so clamping x there changes no result, and
-  // keeps n within [-150, 150], which the scaling below handles. NaN fails both
-  // comparisons and flows through to the result.
-  float xc = select(x < -104.0f, -104.0f, x);
-  xc = select(xc > 104.0f, 104.0f, xc);
-  const float t = shift_by_log2e(xc);
+  // e^-104 rounds to 0, so clamping x there changes no result (NaN fails the comparison
+  // and flows through to the result). Above, n is clamped to 150 instead, by an integer
+  // min on t's bit pattern (cheaper than a float compare and select; positive floats
+  // order like their patterns): e^x overflows for n >= 129 anyway, and r = x - 150 ln 2
+  // is then >= 0, so 1 + q >= 1 and (1 + q) 2^150 is +inf, also for x = +inf.
+  const float xc = select(x < -104.0f, -104.0f, x);
+  constexpr int32_t kMaxT = std::bit_cast<int32_t>(kShifter + 150.0f);
+  const float t = std::bit_cast<float>(std::min(std::bit_cast<int32_t>(shift_by_log2e(xc)), kMaxT));
   const float q = expm1_reduced(xc, t - kShifter);
-  // (1 + q) 2^n in two steps of about 2^(n/2) (both normal floats), since 2^n itself is
+  // n is in [-150, 150]. (1 + q) 2^n in two steps of about 2^(n/2) (normal floats), since 2^n is
   // not a float for n outside [-126, 127]: the first step is exact, the second rounds
   // once, so results round correctly into the subnormal range and overflow to +inf.
   const int32_t n = shift_n(t);
