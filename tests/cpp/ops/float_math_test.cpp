@@ -166,6 +166,22 @@ TEST(FloatMath, SpecialValues) {
   }
 }
 
+// The functions are inline straight-line code, so an element gets the same bits
+// whether it lands in a vector lane or in the loop's scalar remainder: computed on a
+// slice starting 1 to 8 elements later, every element keeps its value.
+TEST(FloatMath, SameBitsInEveryLoopPosition) {
+  const Tensor x = random::uniform({1003}, -30, 30, DType::Float32, 7);
+  for (const auto& op : {exp_op, tanh_op, sigmoid_op}) {
+    const std::vector<float> full = op(x).to_vector<float>();
+    for (int64_t offset = 1; offset <= 8; ++offset) {
+      const std::vector<float> part = op(slice(x, {offset}, {1003 - offset})).to_vector<float>();
+      for (size_t i = 0; i < part.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(part[i]), std::bit_cast<uint32_t>(full[i + offset]))
+            << "element " << i + offset << " at offset " << offset;
+    }
+  }
+}
+
 // Float64 keeps libm: double-precision results (within libmvec's 4 ulp), not float ones.
 TEST(FloatMath, Float64StaysDoublePrecision) {
   const std::vector<double> x = {-700.0, -3.5, -0.25, 0.0, 1e-300, 0.5, 2.0, 20.0, 700.0};
