@@ -1,5 +1,6 @@
 // Our own float32 exp and tanh (Note [vector math] in vector_math.h says why), and
-// vm::exp / vm::tanh, which pick them for float and keep libm for double:
+// vm::exp / vm::exp_nonpositive / vm::tanh, which pick them for float and keep libm for
+// double:
 //   struct TanhFn { template <class T> T operator()(T a) const { return cpu::vm::tanh(a); } };
 // Every function here is straight-line code (selects, no branches, no calls), so GCC
 // vectorizes the `#pragma omp simd` row loops that call them (backends/cpu/elementwise.h),
@@ -72,6 +73,18 @@ inline constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23
   return mul_add(p, r * r, r);
 }
 
+// (1 + q) 2^n = e^x for t = shift_by_log2e(x), where the callers' clamps keep n within
+// [-150, 150]. 2^n is not a float for n outside [-126, 127], so it is applied in two
+// steps of about 2^(n/2) (normal floats): the first is exact, the second rounds once,
+// so results round correctly into the subnormal range and overflow to +inf.
+[[gnu::always_inline]] inline float exp_scaled(float x, float t) {
+  const float q = expm1_reduced(x, t - kShifter);
+  const int32_t n = shift_n(t);
+  const int32_t n1 = n >> 1;  // floor(n / 2) (C++20 shifts are arithmetic)
+  const float s1 = pow2i(n1);
+  return mul_add(q, s1, s1) * pow2i(n - n1);
+}
+
 }  // namespace detail
 
 // e^x for float32, within 2 ulp; +inf above ~88.72, 0 below ~-103.97 (through the
@@ -86,14 +99,15 @@ inline constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23
   const float xc = select(x < -104.0f, -104.0f, x);
   constexpr int32_t kMaxT = std::bit_cast<int32_t>(kShifter + 150.0f);
   const float t = std::bit_cast<float>(std::min(std::bit_cast<int32_t>(shift_by_log2e(xc)), kMaxT));
-  const float q = expm1_reduced(xc, t - kShifter);
-  // n is in [-150, 150]. (1 + q) 2^n in two steps of about 2^(n/2) (normal floats), since 2^n is
-  // not a float for n outside [-126, 127]: the first step is exact, the second rounds
-  // once, so results round correctly into the subnormal range and overflow to +inf.
-  const int32_t n = shift_n(t);
-  const int32_t n1 = n >> 1;  // floor(n / 2) (C++20 shifts are arithmetic)
-  const float s1 = pow2i(n1);
-  return mul_add(q, s1, s1) * pow2i(n - n1);
+  return exp_scaled(xc, t);
+}
+
+// e^x for x <= 0 (or NaN), as exp but without its upper clamp, which would lengthen the
+// chain of dependent operations: sigmoid's e^-|x| measured 10% faster with it.
+[[gnu::always_inline]] inline float exp_nonpositive(float x) {
+  using namespace detail;
+  const float xc = select(x < -104.0f, -104.0f, x);  // as in exp
+  return exp_scaled(xc, shift_by_log2e(xc));
 }
 
 // tanh(x) for float32, within 2 ulp; odd (tanh(-0) = -0), +-1 for large |x|, NaN for NaN.
@@ -120,6 +134,7 @@ inline constexpr float kShifter = 12582912.0f;  // 1.5 * 2^23
 
 // Double precision keeps libm (libmvec's vector versions inside simd loops).
 inline double exp(double x) { return std::exp(x); }
+inline double exp_nonpositive(double x) { return std::exp(x); }
 inline double tanh(double x) { return std::tanh(x); }
 
 }  // namespace ef::cpu::vm

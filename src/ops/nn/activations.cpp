@@ -24,7 +24,7 @@ using detail::unary_op;
 // if-converts and vectorizes it.)
 struct SigmoidFn {
   template <class T> T operator()(T x) const {
-    const T e = vm::exp(-std::fabs(x));
+    const T e = vm::exp_nonpositive(-std::fabs(x));
     return (x >= T(0) ? T(1) : e) / (T(1) + e);
   }
 };
