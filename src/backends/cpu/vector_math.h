@@ -4,6 +4,17 @@
 // vectorize `#pragma omp simd` loops that call std::exp & co. with those versions
 // (accuracy within 4 ulp) while every other function keeps strict semantics.
 // Include this before any loop that calls libm functions.
+//
+// float32 exp and tanh (and sigmoid, through exp) are ours instead: vm::exp and
+// vm::tanh in float_math.h, straight-line code that GCC inlines and vectorizes in the
+// same loops. Measured on 8-float AVX2 vectors (Zen 3, one thread, L1-resident data):
+// tanh 10.0 cycles per vector against libmvec's 17.9 (1.8x), exp 8.5 against 9.2,
+// sigmoid 10.4 against 10.4-10.7 (libmvec's expf is already lean; ours gains where the
+// surrounding loop lets it cut work, as tanh does). Accuracy, every float32 input
+// checked: tanh within 1.91 ulp, exp 1.02 ulp (libmvec: tanhf 1.02, expf 2.55 on a
+// sample); tests/cpp/ops/float_math_test.cpp keeps both within 2 ulp. Being inline,
+// they also give the same bits in the vector body and the scalar remainder of a loop,
+// which libmvec's vector and scalar versions need not. Double precision keeps libmvec.
 #pragma once
 
 #include <cmath>

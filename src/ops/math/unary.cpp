@@ -3,6 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backends/cpu/float_math.h"
 #include "eagerflow/ops/math.h"
 #include "ops/math/fused_eval.h"
 #include "ops/op_helpers.h"
@@ -43,7 +44,7 @@ struct SquareFn {
   }
 };
 struct ReciprocalFn { template <class T> T operator()(T a) const { return T(1) / a; } };
-struct ExpFn { template <class T> T operator()(T a) const { return std::exp(a); } };
+struct ExpFn { template <class T> T operator()(T a) const { return vm::exp(a); } };  // ours for float32
 struct Expm1Fn { template <class T> T operator()(T a) const { return std::expm1(a); } };
 struct LogFn { template <class T> T operator()(T a) const { return std::log(a); } };
 struct Log1pFn { template <class T> T operator()(T a) const { return std::log1p(a); } };
@@ -57,7 +58,7 @@ struct AcosFn { template <class T> T operator()(T a) const { return std::acos(a)
 struct AtanFn { template <class T> T operator()(T a) const { return std::atan(a); } };
 struct SinhFn { template <class T> T operator()(T a) const { return std::sinh(a); } };
 struct CoshFn { template <class T> T operator()(T a) const { return std::cosh(a); } };
-struct TanhFn { template <class T> T operator()(T a) const { return std::tanh(a); } };
+struct TanhFn { template <class T> T operator()(T a) const { return vm::tanh(a); } };  // ours for float32
 struct ErfFn { template <class T> T operator()(T a) const { return std::erf(a); } };
 struct FloorFn { template <class T> T operator()(T a) const { return std::floor(a); } };
 struct CeilFn { template <class T> T operator()(T a) const { return std::ceil(a); } };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "backends/cpu/float_math.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
@@ -23,7 +24,7 @@ using detail::unary_op;
 // if-converts and vectorizes it.)
 struct SigmoidFn {
   template <class T> T operator()(T x) const {
-    const T e = std::exp(-std::fabs(x));
+    const T e = vm::exp_nonpositive(-std::fabs(x));
     return (x >= T(0) ? T(1) : e) / (T(1) + e);
   }
 };
