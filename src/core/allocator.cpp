@@ -34,7 +34,11 @@ size_t default_cache_limit() {
 
 class CachingAllocator {
  public:
-  void* allocate(size_t nbytes) { return nbytes > kLargeRequest ? allocate_large(nbytes) : allocate_small(nbytes); }
+  void* allocate(size_t nbytes) {
+    // Beyond any machine's memory, and rounding it up to a size class would overflow.
+    if (nbytes > (SIZE_MAX >> 2)) fail<ResourceExhaustedError>("allocator: cannot allocate ", nbytes, " bytes");
+    return nbytes > kLargeRequest ? allocate_large(nbytes) : allocate_small(nbytes);
+  }
 
   // `nbytes` is the size the buffer was allocated with.
   void deallocate(void* p, size_t nbytes) {
@@ -49,6 +53,7 @@ class CachingAllocator {
       small.swap(small_free_);
       small_cached_ = 0;
       large_.unmap_free(SIZE_MAX);
+      live_peak_ = stats_.bytes_in_use;  // the footprint's target starts again from here
     }
     for (auto& [size, list] : small)
       for (void* p : list) std::free(p);
@@ -163,7 +168,7 @@ class CachingAllocator {
   size_t small_cached_ = 0;
   detail::BlockPool large_;
   AllocatorStats stats_;  // bytes_cached is computed when asked
-  size_t live_peak_ = 0;  // the most bytes ever in use: the footprint's target
+  size_t live_peak_ = 0;  // the most bytes in use since release_all: the footprint's target
   size_t limit_ = default_cache_limit();
 };
 
