@@ -126,7 +126,7 @@ size_t BlockPool::block_size(void* p) const { return blocks_.at(static_cast<char
 size_t BlockPool::unmap_free(size_t at_least) {
   size_t returned = 0;
   while (returned < at_least && !free_.empty()) {
-    BlockIt it = blocks_.find(std::prev(free_.end())->second);
+    BlockIt it = blocks_.find(free_.begin()->second);
     const size_t size = it->second.size;
     unmark_free(it);
     munmap(it->first, size);

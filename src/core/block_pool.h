@@ -36,8 +36,9 @@ class BlockPool {
   size_t give_back(void* p);
   // Bytes of the in-use block at `p`.
   size_t block_size(void* p) const;
-  // Returns free blocks to the system, largest first, until `at_least` bytes are
-  // returned or none is left; returns the bytes returned.
+  // Returns free blocks to the system, smallest first (the large ones serve the most
+  // requests), until `at_least` bytes are returned or none is left; returns the bytes
+  // returned.
   size_t unmap_free(size_t at_least);
 
   size_t free_bytes() const { return free_bytes_; }

@@ -126,23 +126,24 @@ TEST(BlockPool, NewBlockIsBuiltFromThePagesOfFreeBlocks) {
   pool.give_back(again);
 }
 
-TEST(BlockPool, UnmapFreeReturnsLargestBlocksFirst) {
+TEST(BlockPool, UnmapFreeReturnsSmallestBlocksFirst) {
   Pool pool;
   size_t recycled;
-  void* small = pool.map(kUnit, 0, &recycled);
-  void* in_use = pool.map(kUnit, 0, &recycled);
-  void* large = pool.map(4 * kUnit, 0, &recycled);
-  pool.give_back(small);
-  pool.give_back(large);  // may merge with `small` only if adjacent to it; in_use lies between or not
-  const size_t free_before = pool.free_bytes();
-  EXPECT_EQ(free_before, 5 * kUnit);
-  const size_t returned = pool.unmap_free(1);
-  EXPECT_GE(returned, 4 * kUnit);  // the largest free block went first
-  EXPECT_EQ(pool.free_bytes(), free_before - returned);
-  EXPECT_EQ(pool.mapped_bytes(), 6 * kUnit - returned);
-  EXPECT_EQ(pool.block_size(in_use), kUnit);
-  pool.give_back(in_use);
-  pool.unmap_free(SIZE_MAX);
+  std::vector<void*> blocks, keep;
+  for (size_t units : {4, 1, 2}) {
+    blocks.push_back(pool.map(units * kUnit, 0, &recycled));
+    keep.push_back(pool.map(kUnit, 0, &recycled));  // in use between them: no merging
+  }
+  for (void* p : blocks) pool.give_back(p);
+  EXPECT_EQ(pool.free_bytes(), 7 * kUnit);
+  EXPECT_EQ(pool.unmap_free(kUnit + 1), 3 * kUnit);  // the 1-unit block, then the 2-unit one
+  EXPECT_EQ(pool.free_bytes(), 4 * kUnit);
+  EXPECT_EQ(pool.mapped_bytes(), 7 * kUnit);
+  EXPECT_EQ(pool.take(4 * kUnit), blocks[0]);  // the largest stayed
+  EXPECT_EQ(pool.block_size(keep[1]), kUnit);
+  pool.give_back(blocks[0]);
+  for (void* p : keep) pool.give_back(p);
+  EXPECT_EQ(pool.unmap_free(SIZE_MAX), 7 * kUnit);
   EXPECT_EQ(pool.mapped_bytes(), 0u);
   EXPECT_EQ(pool.free_bytes(), 0u);
 }
