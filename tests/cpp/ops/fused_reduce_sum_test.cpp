@@ -55,9 +55,9 @@ void expect_same_as_unfused(const FusedProgram& p, const std::vector<Tensor>& in
 }
 
 TEST(FusedReduceSum, SameBitsAsReduceSumOfTheChain) {
-  // Around the reduction block (16384 elements) and the fused block (4096 float32).
+  // Around the reduction block (16384 elements) and the fused block (1024 float32).
   for (DType dtype : {DType::Float32, DType::Float64})
-    for (int64_t n : {1, 5, 4096, 16383, 16384, 16385, 153664, 300001}) {
+    for (int64_t n : {1, 5, 1024, 1025, 16383, 16384, 16385, 153664, 300001}) {
       const std::vector<Tensor> inputs = {values_in({n}, dtype, n), values_in({n}, dtype, n + 1),
                                           values_in({}, dtype, 3)};
       expect_same_as_unfused(chain(), inputs, "n " + std::to_string(n));
