@@ -36,6 +36,20 @@ inline void expect_values(const Tensor& t, const std::vector<double>& expected, 
   }
 }
 
+// Runs fn with the thread pool at `n` threads, then restores it.
+template <class Fn>
+void with_threads(int n, Fn fn) {
+  const int before = num_threads();
+  set_num_threads(n);
+  try {
+    fn();
+  } catch (...) {
+    set_num_threads(before);
+    throw;
+  }
+  set_num_threads(before);
+}
+
 // 0, 1, 2, ... in `shape` (row-major), of `dtype`.
 inline Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
   return reshape(range(0, shape.num_elements(), 1, dtype), shape);

@@ -156,14 +156,7 @@ Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor>
 }  // namespace detail
 
 std::vector<Tensor> fused_elementwise(const FusedProgram& program, std::span<const Tensor> inputs, CallSite where) {
-  Attrs attrs;
-  try {
-    attrs = fused_program_to_attrs(program);
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
-  }
-  return run_op_multi(kFusedElementwise, inputs, attrs, where);
+  return detail::run_fused_op(kFusedElementwise, program, inputs, where);
 }
 
 }  // namespace ef

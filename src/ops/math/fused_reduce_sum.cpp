@@ -128,14 +128,7 @@ const OpDef& kFusedReduceSum = define_op({
 }  // namespace
 
 std::vector<Tensor> fused_reduce_sum(const FusedProgram& program, std::span<const Tensor> inputs, CallSite where) {
-  Attrs attrs;
-  try {
-    attrs = fused_program_to_attrs(program);
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
-  }
-  return run_op_multi(kFusedReduceSum, inputs, attrs, where);
+  return detail::run_fused_op(kFusedReduceSum, program, inputs, where);
 }
 
 }  // namespace ef

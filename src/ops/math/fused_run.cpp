@@ -8,6 +8,7 @@
 
 #include "backends/cpu/elementwise.h"
 #include "ops/array/copy.h"
+#include "eagerflow/runtime/dispatch.h"
 #include "ops/op_helpers.h"
 
 namespace ef::detail {
@@ -99,6 +100,18 @@ std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byt
       if (base[i] == out_data[output] && last_read[i] > static_cast<int64_t>(k)) staged[output] = 1;
   }
   return staged;
+}
+
+std::vector<Tensor> run_fused_op(const OpDef& op, const FusedProgram& program, std::span<const Tensor> inputs,
+                                 CallSite where) {
+  Attrs attrs;
+  try {
+    attrs = fused_program_to_attrs(program);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return run_op_multi(op, inputs, attrs, where);
 }
 
 std::byte* fused_scratch(size_t bytes) {

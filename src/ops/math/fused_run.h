@@ -46,6 +46,11 @@ FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> 
 std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
                                  std::span<std::byte* const> out_data);
 
+// Runs `op` (fused_elementwise or fused_reduce_sum) with `program` as its attrs; an
+// invalid program's error carries `where`.
+std::vector<Tensor> run_fused_op(const OpDef& op, const FusedProgram& program, std::span<const Tensor> inputs,
+                                 CallSite where);
+
 // Per-thread scratch, 64-byte aligned, grown on demand.
 std::byte* fused_scratch(size_t bytes);
 

@@ -14,19 +14,7 @@ namespace {
 
 using testing::expect_meta;
 
-// Runs fn with the thread pool at `n` threads, then restores it.
-template <class Fn>
-void with_threads(int n, Fn fn) {
-  const int before = num_threads();
-  set_num_threads(n);
-  try {
-    fn();
-  } catch (...) {
-    set_num_threads(before);
-    throw;
-  }
-  set_num_threads(before);
-}
+using testing::with_threads;
 
 // The program run op by op through the ops' own public dispatch: the reference.
 std::vector<Tensor> run_unfused(const FusedProgram& p, std::span<const Tensor> inputs) {

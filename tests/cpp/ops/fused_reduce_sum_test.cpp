@@ -11,19 +11,7 @@
 namespace ef {
 namespace {
 
-// Runs fn with the thread pool at `n` threads, then restores it.
-template <class Fn>
-void with_threads(int n, Fn fn) {
-  const int before = num_threads();
-  set_num_threads(n);
-  try {
-    fn();
-  } catch (...) {
-    set_num_threads(before);
-    throw;
-  }
-  set_num_threads(before);
-}
+using testing::with_threads;
 
 Tensor values_in(const Shape& shape, DType dtype, int64_t seed) { return random::uniform(shape, -2, 2, dtype, seed); }
 
