@@ -91,18 +91,13 @@ def main():
     for n in (10 ** 6, 10 ** 7):
         x_np = rng.standard_normal(n).astype(np.float32)
         x_ef, x_torch = ef.constant(x_np), torch.from_numpy(x_np)
-        traced = ef.function(chain_ef)
-        torch_time = median_time(lambda: chain_torch(x_torch), args.repetitions)
-        results[f"chain/function/{n:.0e}"] = {
-            "eagerflow": median_time(lambda: traced(x_ef), args.repetitions), "pytorch": torch_time}
-        results[f"chain/eager/{n:.0e}"] = {
-            "eagerflow": median_time(lambda: chain_ef(x_ef), args.repetitions), "pytorch": torch_time}
-        traced_arith = ef.function(arith)
-        torch_time = median_time(lambda: arith(x_torch), args.repetitions)
-        results[f"arith/function/{n:.0e}"] = {
-            "eagerflow": median_time(lambda: traced_arith(x_ef), args.repetitions), "pytorch": torch_time}
-        results[f"arith/eager/{n:.0e}"] = {
-            "eagerflow": median_time(lambda: arith(x_ef), args.repetitions), "pytorch": torch_time}
+        for name, ef_fn, torch_fn in (("chain", chain_ef, chain_torch), ("arith", arith, arith)):
+            traced = ef.function(ef_fn)
+            torch_time = median_time(lambda: torch_fn(x_torch), args.repetitions)
+            results[f"{name}/function/{n:.0e}"] = {
+                "eagerflow": median_time(lambda: traced(x_ef), args.repetitions), "pytorch": torch_time}
+            results[f"{name}/eager/{n:.0e}"] = {
+                "eagerflow": median_time(lambda: ef_fn(x_ef), args.repetitions), "pytorch": torch_time}
         out_torch = torch.empty_like(x_torch)
         results[f"pass/{n:.0e}"] = {
             "eagerflow": median_time(lambda: -x_ef, args.repetitions),

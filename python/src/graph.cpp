@@ -42,15 +42,6 @@ ef::Function::Body python_body(py::function body) {
   };
 }
 
-// The part of ef.function's trace key that the tensor arguments make: their dtypes and
-// shapes. Built here because formatting hundreds of tensors' shapes in Python costs
-// microseconds each, on every call (python/eagerflow/function.py).
-std::string signature_key(const std::vector<ef::TensorSpec>& specs) {
-  std::string key;
-  for (const ef::TensorSpec& s : specs) key.append(ef::name(s.dtype)).append(s.shape.to_string()).append(";");
-  return key;
-}
-
 py::list from_specs(const std::vector<ef::TensorSpec>& specs) {
   py::list out;
   for (const ef::TensorSpec& s : specs) out.append(py::make_tuple(s.dtype, shape_tuple(s.shape), s.name));
@@ -188,13 +179,15 @@ void bind_graph(py::module_& m) {
       })
       .def_property_readonly("trace_count", &ef::Function::trace_count)
       .def_property_readonly("name", &ef::Function::name);
+  // ef.function's trace keys (python/eagerflow/function.py), built here because
+  // formatting hundreds of shapes in Python costs microseconds each, on every call.
   m.def("_signature_key", [](const std::vector<ef::Tensor>& tensors) {
     std::vector<ef::TensorSpec> specs;
     specs.reserve(tensors.size());
     for (const ef::Tensor& t : tensors) specs.push_back({t.dtype(), t.shape(), ""});
-    return signature_key(specs);
+    return ef::detail::signature_key(specs);
   });
-  m.def("_spec_signature_key", [](py::handle specs) { return signature_key(to_specs(specs)); });
+  m.def("_spec_signature_key", [](py::handle specs) { return ef::detail::signature_key(to_specs(specs)); });
 }
 
 }  // namespace efpy

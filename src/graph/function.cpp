@@ -52,6 +52,16 @@ namespace {
 
 std::string spec_string(const TensorSpec& s) { return meta_string({s.dtype, s.shape}); }
 
+}  // namespace
+
+std::string signature_key(const std::vector<TensorSpec>& specs) {
+  std::string key;
+  for (const TensorSpec& s : specs) key.append(spec_string(s)).append(";");
+  return key;
+}
+
+namespace {
+
 std::vector<Feed> input_feeds(const std::vector<ValueRef>& inputs, const std::vector<Tensor>& args) {
   std::vector<Feed> feeds;
   feeds.reserve(args.size());
@@ -248,8 +258,7 @@ const std::string& Function::name() const { return cache_->name; }
 
 ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std::string& static_key,
                                  const Body& body) const {
-  std::string key = static_key + "|";
-  for (const TensorSpec& s : specs) key += detail::spec_string(s) + ";";
+  const std::string key = static_key + "|" + detail::signature_key(specs);
   {
     std::lock_guard<std::mutex> lock(cache_->mutex);
     if (auto it = cache_->traces.find(key); it != cache_->traces.end()) return it->second;

@@ -87,14 +87,7 @@ ControlFlowInputs split_control_inputs(const Node& node, std::span<const Tensor>
   return {inputs.first(leading), inputs.subspan(leading, first), inputs.subspan(leading + first)};
 }
 
-std::string meta_string(const TensorMeta& meta) {
-  std::string s = std::string(name(meta.dtype)) + "[";
-  for (int i = 0; i < meta.shape.rank(); ++i) {
-    if (i) s += ", ";
-    s += meta.shape[i] == kUnknownDim ? "?" : std::to_string(meta.shape[i]);
-  }
-  return s + "]";
-}
+std::string meta_string(const TensorMeta& meta) { return std::string(name(meta.dtype)) + meta.shape.to_string(); }
 
 namespace {
 

@@ -110,6 +110,10 @@ class Function {
 
 namespace detail {
 
+// The part of a trace's cache key that the tensor arguments make: each one's dtype and
+// shape ("float32[2, ?];"). Python's ef.function files output structures under it too.
+std::string signature_key(const std::vector<TensorSpec>& specs);
+
 // Argument handling of the typed front end (TypedFunction): tensors are traced,
 // Variables are captured by identity, numbers, bools and strings are part of the key.
 inline void add_argument(const Tensor& t, std::vector<Tensor>& tensors, std::string&) { tensors.push_back(t); }

@@ -50,21 +50,16 @@ Node fused_node(const PassGraph& g, const std::vector<int>& members, const std::
   const int root = members.back();
   FusedProgram program;
   std::vector<ValueRef> externals;
-  auto external_index = [&](ValueRef r) {
-    for (size_t i = 0; i < externals.size(); ++i)
-      if (externals[i] == r) return static_cast<int64_t>(i);
-    externals.push_back(r);
-    return static_cast<int64_t>(externals.size() - 1);
-  };
   for (int m : members)
     for (const ValueRef& in : g.node(m).inputs)
-      if (group_of[static_cast<size_t>(in.node)] != root) external_index(in);
+      if (group_of[static_cast<size_t>(in.node)] != root) input_index(externals, in);
   program.num_inputs = static_cast<int64_t>(externals.size());
   std::unordered_map<int, int64_t> value_of;  // member -> value index
   for (int m : members) {
     std::vector<int64_t> operands;
     for (const ValueRef& in : g.node(m).inputs)
-      operands.push_back(group_of[static_cast<size_t>(in.node)] == root ? value_of.at(in.node) : external_index(in));
+      operands.push_back(group_of[static_cast<size_t>(in.node)] == root ? value_of.at(in.node)
+                                                                         : input_index(externals, in));
     value_of[m] = program.add(*g.node(m).op, std::move(operands));
   }
   program.outputs = {value_of.at(root)};

@@ -19,6 +19,7 @@
 // runs only what outputs and stateful nodes need).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -60,6 +61,14 @@ class Replacements {
 // Which nodes run: those the outputs and targets need through inputs and control
 // inputs, plus the fed placeholders.
 std::vector<char> live_nodes(const PassGraph& g);
+
+// Index of `r` among a fused node's `inputs`, appended if new.
+inline int64_t input_index(std::vector<ValueRef>& inputs, ValueRef r) {
+  auto it = std::find(inputs.begin(), inputs.end(), r);
+  if (it != inputs.end()) return it - inputs.begin();
+  inputs.push_back(r);
+  return static_cast<int64_t>(inputs.size()) - 1;
+}
 
 // The passes. Each returns whether it changed `g`.
 // Ops whose inputs are all constants (not random, not stateful, one output of at most

@@ -48,22 +48,10 @@ bool as_piece(const PassGraph& g, const Node& n, Piece& piece) {
   if (!fusible_elementwise(g, n)) return false;
   piece = {};
   std::vector<int64_t> operands;
-  for (const ValueRef& in : n.inputs) {
-    auto it = std::find(piece.inputs.begin(), piece.inputs.end(), in);
-    operands.push_back(it - piece.inputs.begin());
-    if (it == piece.inputs.end()) piece.inputs.push_back(in);
-  }
+  for (const ValueRef& in : n.inputs) operands.push_back(input_index(piece.inputs, in));
   piece.program.num_inputs = static_cast<int64_t>(piece.inputs.size());
   piece.program.outputs = {piece.program.add(*n.op, std::move(operands))};
   return true;
-}
-
-// Index of `r` among `inputs`, appended if new.
-int64_t input_index(std::vector<ValueRef>& inputs, ValueRef r) {
-  auto it = std::find(inputs.begin(), inputs.end(), r);
-  if (it != inputs.end()) return it - inputs.begin();
-  inputs.push_back(r);
-  return static_cast<int64_t>(inputs.size()) - 1;
 }
 
 // Appends `piece`'s instructions to `out` (whose inputs are final) and returns the value

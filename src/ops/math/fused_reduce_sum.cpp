@@ -75,9 +75,10 @@ void sum_program(const detail::FusedPlan& plan, const detail::FusedValues& value
 
 void fused_reduce_sum_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const auto plan = detail::fused_plan(call.attrs);
-  int64_t n = 1;  // the program's element count: every input has it or is one element
-  for (const Tensor& t : call.inputs) n = std::max(n, t.num_elements());
-  for (const Tensor& t : call.inputs) n = t.num_elements() == 0 ? 0 : n;
+  // The program's element count: every input has it or is one element (inference checked).
+  int64_t n = 1;
+  for (const Tensor& t : call.inputs)
+    if (t.num_elements() != 1) n = t.num_elements();
   const detail::FusedValues values = detail::prepare_fused_values(*plan, call.inputs);
   // The kept outputs, then a null stand-in for the summed one (never an input's buffer).
   std::vector<std::byte*> out_data(outputs.size(), nullptr);
