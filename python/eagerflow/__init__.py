@@ -41,6 +41,7 @@ from eagerflow.graph import (  # noqa: F401
     Graph, Operation, Session, get_default_graph, global_variables_initializer, gradients, placeholder,
 )
 from eagerflow._core import GraphOptimizerOptions, graph_optimizer_options, set_graph_optimizer_options  # noqa: F401
+from eagerflow._core import compile_fused_kernels, set_compile_fused_kernels  # noqa: F401
 from eagerflow.autodiff import (  # noqa: F401
     GradientTape, UnconnectedGradients, custom_gradient, grad, gradients_function,
     implicit_gradients, implicit_value_and_gradients, stop_gradient, value_and_gradients_function,

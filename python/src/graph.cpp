@@ -163,6 +163,9 @@ void bind_graph(py::module_& m) {
       .def_readwrite("parallel_execution", &ef::GraphOptimizerOptions::parallel_execution);
   m.def("graph_optimizer_options", &ef::graph_optimizer_options);
   m.def("set_graph_optimizer_options", &ef::set_graph_optimizer_options, "options"_a);
+  m.def("set_compile_fused_kernels", &ef::set_compile_fused_kernels, "enabled"_a,
+        "Run fused elementwise chains as kernels compiled for them (Note [compiled fused kernels]).");
+  m.def("compile_fused_kernels", &ef::compile_fused_kernels);
 
   // The body takes and returns flat lists of tensors; the package handles structure.
   py::class_<ef::Function>(m, "_Function")

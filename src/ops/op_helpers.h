@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/elementwise.h"
+#include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/runtime/dispatch.h"
 #include "eagerflow/runtime/op_def.h"
 
@@ -45,6 +46,21 @@ void infer_unary(const OpCall& call, OutputMetas& out) {
   out.add(BoolOutput ? DType::Bool : call.inputs[0].dtype(), call.inputs[0].shape());
 }
 
+// F's qualified name, "ef::cpu::functors::TanhFn", when F is one of the shared
+// functors of backends/cpu/elementwise_functors.h, else empty: compiled fused kernels
+// name the functor in the code they generate (Note [compiled fused kernels]).
+template <class F>
+constexpr std::string_view shared_functor_name() {
+  constexpr std::string_view kPrefix = "ef::cpu::functors::";
+  // GCC: "... [with F = ef::cpu::functors::TanhFn; ...]"; clang: "... [F = ef::cpu::functors::TanhFn]".
+  std::string_view s = __PRETTY_FUNCTION__;
+  const size_t at = s.find("F = ");
+  if (at == std::string_view::npos) return {};
+  s.remove_prefix(at + 4);
+  s = s.substr(0, s.find_first_of(";]"));
+  return s.starts_with(kPrefix) ? s : std::string_view{};
+}
+
 // The block function of functor F (Note [elementwise blocks] in op_def.h), for the
 // float dtypes of Set. Left empty (not fusible) for bool outputs, functors that read
 // attrs (a fused program carries no per-instruction attrs), and integer dtypes (whose
@@ -55,8 +71,13 @@ ElementwiseBlock elementwise_block_of() {
   if constexpr (BoolOutput || fusible == 0 || std::is_constructible_v<F, const Attrs&>) {
     return {};
   } else {
+    constexpr std::string_view functor = shared_functor_name<F>();
+    constexpr DTypeSet compiled =
+        functor.empty() ? 0
+                        : (cpu::functors::calls_libm<F, float>() ? 0 : cpu::dtype_bit(DType::Float32)) |
+                              (cpu::functors::calls_libm<F, double>() ? 0 : cpu::dtype_bit(DType::Float64));
     return {cpu::elementwise_block<F, fusible, Arity>, Arity, fusible,
-            Expensive ? cpu::kExpensiveElementNs : cpu::kCheapElementNs};
+            Expensive ? cpu::kExpensiveElementNs : cpu::kCheapElementNs, functor, compiled & fusible};
   }
 }
 

@@ -79,4 +79,15 @@ inline std::vector<Tensor> fused_reduce_sum(const FusedProgram& program, std::in
   return fused_reduce_sum(program, std::span<const Tensor>(inputs.begin(), inputs.size()), where);
 }
 
+// Compiled fused kernels (Note [compiled fused kernels] in src/ops/math/fused_compile.cpp):
+// when on, fused_elementwise and fused_reduce_sum run each program as one loop generated
+// for it, which keeps every intermediate in a register, compiled with the C++ compiler
+// that built the library at the program's first run (about a second) and cached on disk
+// ($EF_KERNEL_CACHE_DIR, else ~/.cache/eagerflow/kernels). Results are bit for bit the
+// same. Off by default (as TensorFlow's XLA JIT); the environment variable
+// EF_COMPILE_FUSED_KERNELS=1 turns it on at startup. Without a working compiler, fused
+// ops keep running interpreted, and the first failure is reported on stderr.
+void set_compile_fused_kernels(bool enabled);
+bool compile_fused_kernels();
+
 }  // namespace ef

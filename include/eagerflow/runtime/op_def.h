@@ -144,6 +144,11 @@ struct ElementwiseBlock {
   int arity = 0;                    // number of inputs fn reads
   uint32_t dtypes = 0;              // bit i set: fn computes DType i (output dtype = input dtype)
   double cost_ns = 0;               // rough time per element, for threading decisions
+  // The functor's qualified name when it is one of src/backends/cpu/elementwise_functors.h,
+  // which compiled fused kernels call (Note [compiled fused kernels]), else empty; and the
+  // dtypes in which they may call it (those it computes without libm).
+  std::string_view functor;
+  uint32_t compiled_dtypes = 0;
 };
 
 class OpDef {

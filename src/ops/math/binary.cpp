@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "ops/op_helpers.h"
@@ -14,99 +15,8 @@ namespace ef {
 namespace {
 
 using namespace cpu;
+using namespace cpu::functors;
 using detail::binary_op;
-
-// Integer arithmetic wraps on overflow (as TensorFlow's does) instead of being
-// undefined behaviour: it is computed on the unsigned type.
-template <class T, class Op>
-T wrapping(T a, T b, Op op) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
-  } else {
-    return op(a, b);
-  }
-}
-
-struct AddFn { template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::plus<>{}); } };
-struct SubtractFn { template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::minus<>{}); } };
-struct MultiplyFn {
-  template <class T> T operator()(T a, T b) const { return wrapping(a, b, std::multiplies<>{}); }
-};
-struct SquaredDifferenceFn {
-  template <class T> T operator()(T a, T b) const {
-    T d = wrapping(a, b, std::minus<>{});
-    return wrapping(d, d, std::multiplies<>{});
-  }
-};
-
-// Integer division and modulo: divisors are checked for zero before the kernel runs
-// (see checked_division_kernel), and x / -1 is computed as a wrapping negation because
-// INT_MIN / -1 traps on x86.
-template <class T>
-T wrapping_negate(T a) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(U(0) - static_cast<U>(a));
-}
-
-struct DivideFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return b == -1 ? wrapping_negate(a) : a / b;
-    else return a / b;
-  }
-};
-struct FloorDivFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      if (b == -1) return wrapping_negate(a);
-      T q = a / b;
-      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-    } else {
-      return std::floor(a / b);
-    }
-  }
-};
-struct FloorModFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      if (b == -1) return 0;
-      T r = a % b;
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    } else {
-      T r = std::fmod(a, b);
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    }
-  }
-};
-struct PowFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {
-      // Exponents are non-negative (checked before the kernel); wrap like C unsigned math.
-      using U = std::make_unsigned_t<T>;
-      U result = 1, base = static_cast<U>(a);
-      for (T e = b; e > 0; e >>= 1) {
-        if (e & 1) result *= base;
-        base *= base;
-      }
-      return static_cast<T>(result);
-    } else {
-      return std::pow(a, b);
-    }
-  }
-};
-// NaN propagates through maximum and minimum, as in TensorFlow and PyTorch.
-struct MaximumFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) return (a > b || a != a) ? a : b;
-    else return a > b ? a : b;
-  }
-};
-struct MinimumFn {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>) return (a < b || a != a) ? a : b;
-    else return a < b ? a : b;
-  }
-};
 
 struct EqualFn { template <class T> bool operator()(T a, T b) const { return a == b; } };
 struct NotEqualFn { template <class T> bool operator()(T a, T b) const { return a != b; } };

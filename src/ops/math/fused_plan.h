@@ -23,6 +23,9 @@ struct FusedStep {
   int slot = -1;
 };
 
+struct CompiledKernelCache;  // fused_compile.cpp
+std::shared_ptr<CompiledKernelCache> new_compiled_kernel_cache();
+
 struct FusedPlan {
   FusedProgram program;  // as decoded, for the gradient and for printing
   int64_t num_inputs = 0;
@@ -33,6 +36,8 @@ struct FusedPlan {
   int num_slots = 0;     // scratch buffers a block needs (intermediates live at once)
   double cost_ns = 0;    // per element, all steps together
   uint32_t dtypes = ~0u;  // dtypes every step supports (bit i: DType i)
+  // This plan's compiled kernels, per dtype and single values (fused_compile.h).
+  std::shared_ptr<CompiledKernelCache> compiled = new_compiled_kernel_cache();
 };
 
 // The validated plan of `attrs`. Decoding looks ops up by name, so the last few plans

@@ -83,6 +83,7 @@ FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> 
     for (int j = 0; j < step.arity; ++j) all = all && v.single[step.operands[j]];
     v.single[plan.num_inputs + static_cast<int64_t>(k)] = all;
   }
+  v.kernel = compiled_fused_kernel(plan, v.dtype, v.single);
   return v;
 }
 
@@ -133,6 +134,10 @@ void run_fused_block(const FusedPlan& plan, const FusedValues& values, std::byte
   const auto& single = values.single;
   at.resize(single.size());
   for (int64_t i = 0; i < plan.num_inputs; ++i) at[i] = single[i] ? values.base[i] : values.base[i] + start * item;
+  if (values.kernel) {
+    values.kernel(len, reinterpret_cast<const void* const*>(at.data()), reinterpret_cast<void* const*>(out.data()));
+    return;
+  }
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const FusedStep& step = plan.steps[k];
     const int64_t v = plan.num_inputs + static_cast<int64_t>(k);

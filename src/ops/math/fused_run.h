@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "ops/math/fused_compile.h"
 #include "ops/math/fused_plan.h"
 
 namespace ef::detail {
@@ -35,6 +36,7 @@ struct FusedValues {
   std::vector<char> single;
   DType dtype = DType::Float32;
   int64_t item = 0;  // bytes per element
+  CompiledFusedFn kernel = nullptr;  // the plan compiled, when compile_fused_kernels() is on
 };
 FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> inputs);
 
@@ -55,7 +57,8 @@ std::vector<Tensor> run_fused_op(const OpDef& op, const FusedProgram& program, s
 std::byte* fused_scratch(size_t bytes);
 
 // Runs every step over elements [start, start + len): intermediates go to their slot in
-// `slots` (kFusedBlockBytes each), output j to out[j], which receives len elements.
+// `slots` (kFusedBlockBytes each), output j to out[j], which receives len elements. With
+// a compiled kernel, that kernel computes the block instead, slots unused.
 // `at` (one entry per value) is the caller's, reused from block to block.
 void run_fused_block(const FusedPlan& plan, const FusedValues& values, std::byte* slots, int64_t start,
                      int64_t len, std::span<std::byte* const> out, std::vector<const std::byte*>& at);

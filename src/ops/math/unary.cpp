@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "backends/cpu/float_math.h"
+#include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/math.h"
 #include "ops/math/fused_eval.h"
 #include "ops/op_helpers.h"
@@ -12,58 +12,9 @@ namespace ef {
 namespace {
 
 using namespace cpu;
+using namespace cpu::functors;
 using detail::unary_op;
 
-template <class T>
-T wrap_negate(T a) {
-  if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(U(0) - static_cast<U>(a));  // INT_MIN stays INT_MIN, as in TensorFlow
-  } else {
-    return -a;
-  }
-}
-
-struct NegativeFn { template <class T> T operator()(T a) const { return wrap_negate(a); } };
-struct AbsFn { template <class T> T operator()(T a) const { return a < 0 ? wrap_negate(a) : a; } };
-struct SignFn {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_floating_point_v<T>)
-      if (a != a) return a;  // sign(NaN) is NaN
-    return static_cast<T>((a > 0) - (a < 0));
-  }
-};
-struct SquareFn {
-  template <class T> T operator()(T a) const {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(a) * static_cast<U>(a));
-    } else {
-      return a * a;
-    }
-  }
-};
-struct ReciprocalFn { template <class T> T operator()(T a) const { return T(1) / a; } };
-struct ExpFn { template <class T> T operator()(T a) const { return vm::exp(a); } };  // ours for float32
-struct Expm1Fn { template <class T> T operator()(T a) const { return std::expm1(a); } };
-struct LogFn { template <class T> T operator()(T a) const { return std::log(a); } };
-struct Log1pFn { template <class T> T operator()(T a) const { return std::log1p(a); } };
-struct SqrtFn { template <class T> T operator()(T a) const { return std::sqrt(a); } };
-struct RsqrtFn { template <class T> T operator()(T a) const { return T(1) / std::sqrt(a); } };
-struct SinFn { template <class T> T operator()(T a) const { return std::sin(a); } };
-struct CosFn { template <class T> T operator()(T a) const { return std::cos(a); } };
-struct TanFn { template <class T> T operator()(T a) const { return std::tan(a); } };
-struct AsinFn { template <class T> T operator()(T a) const { return std::asin(a); } };
-struct AcosFn { template <class T> T operator()(T a) const { return std::acos(a); } };
-struct AtanFn { template <class T> T operator()(T a) const { return std::atan(a); } };
-struct SinhFn { template <class T> T operator()(T a) const { return std::sinh(a); } };
-struct CoshFn { template <class T> T operator()(T a) const { return std::cosh(a); } };
-struct TanhFn { template <class T> T operator()(T a) const { return vm::tanh(a); } };  // ours for float32
-struct ErfFn { template <class T> T operator()(T a) const { return std::erf(a); } };
-struct FloorFn { template <class T> T operator()(T a) const { return std::floor(a); } };
-struct CeilFn { template <class T> T operator()(T a) const { return std::ceil(a); } };
-// nearbyint rounds half to even in the default rounding mode (TensorFlow's round).
-struct RoundFn { template <class T> T operator()(T a) const { return std::nearbyint(a); } };
 struct IsNanFn { template <class T> bool operator()(T a) const { return a != a; } };
 struct IsInfFn { template <class T> bool operator()(T a) const { return std::isinf(a); } };
 struct IsFiniteFn { template <class T> bool operator()(T a) const { return std::isfinite(a); } };

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "backends/cpu/float_math.h"
+#include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
@@ -16,39 +16,14 @@ namespace ef {
 namespace {
 
 using namespace cpu;
+using namespace cpu::functors;
 using detail::unary_op;
 
-// sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, where e = exp(-|x|):
-// exp never overflows, and sigmoid(-100) keeps its tiny value instead of rounding to 0
-// through 1 - sigmoid(100). (Written with the select in the numerator so that GCC
-// if-converts and vectorizes it.)
-struct SigmoidFn {
-  template <class T> T operator()(T x) const {
-    const T e = vm::exp_nonpositive(-std::fabs(x));
-    return (x >= T(0) ? T(1) : e) / (T(1) + e);
-  }
-};
-// NaN propagates (x != x), as in PyTorch and TensorFlow's relu.
-struct ReluFn { template <class T> T operator()(T x) const { return (x > T(0) || x != x) ? x : T(0); } };
-struct Relu6Fn {
-  template <class T> T operator()(T x) const {
-    return x != x ? x : (x < T(0) ? T(0) : (x > T(6) ? T(6) : x));  // one select chain: vectorizes
-  }
-};
 enum LeakyReluAttr { kAlpha };
 struct LeakyReluFn {
   explicit LeakyReluFn(const Attrs& attrs) : alpha(attrs.get_float(kAlpha)) {}
   template <class T> T operator()(T x) const { return x > T(0) ? x : static_cast<T>(alpha) * x; }
   double alpha;
-};
-struct EluFn { template <class T> T operator()(T x) const { return x > T(0) ? x : std::expm1(x); } };
-// The constants of Klambauer et al. (2017), as in TensorFlow.
-constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
-constexpr double kSeluScale = 1.0507009873554804934193349852946;
-struct SeluFn {
-  template <class T> T operator()(T x) const {
-    return static_cast<T>(kSeluScale) * (x > T(0) ? x : static_cast<T>(kSeluAlpha) * std::expm1(x));
-  }
 };
 enum GeluAttr { kApproximate };
 struct GeluFn {
@@ -63,14 +38,6 @@ struct GeluFn {
   }
   bool approximate;
 };
-// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows, and for very
-// negative x the result is exp(x) to full precision (log1p of a tiny value).
-struct SoftplusFn {
-  template <class T> T operator()(T x) const {
-    return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
-  }
-};
-struct SoftsignFn { template <class T> T operator()(T x) const { return x / (T(1) + std::fabs(x)); } };
 
 constexpr bool kExpensive = true;
 

@@ -4,6 +4,7 @@
 // temporaries: on the sparse-autoencoder L-BFGS benchmark (bench/python/bench_lbfgs.py,
 // 60000 x 784 activations of 188 MB) that was two extra allocations and passes per
 // iteration. The functor computes the composite's expression, so results are unchanged.
+#include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
@@ -12,12 +13,7 @@
 namespace ef {
 namespace {
 
-struct SigmoidGradFn {
-  template <class T>
-  T operator()(T y, T dy) const {
-    return dy * (y * (T(1) - y));
-  }
-};
+using cpu::functors::SigmoidGradFn;
 
 // d/dy [dy y (1 - y)] = dy (1 - 2y), and d/d(dy) = y (1 - y): with upstream g,
 // g dy (1 - 2y) and sigmoid_grad(y, g). (Broadcast inputs are reduced by the tape.)
