@@ -1,5 +1,7 @@
 """Graph optimization passes from Python: the options, and optimized traces giving the
 same values as unoptimized ones and as eager code."""
+import shutil
+
 import numpy as np
 import pytest
 
@@ -52,6 +54,25 @@ def test_reduction_fusion_sums_without_the_product(restore_options):
     unfused = ef.function(lambda u, v: ef.reduce_sum(u * v))
     assert "fused_reduce_sum" not in unfused.get_concrete_function(a, b).optimized_graph.to_string()
     assert unfused(a, b).numpy() == dot(a, b).numpy()
+
+
+def test_compiled_fused_kernels_give_the_same_bits(tmp_path, monkeypatch):
+    """Note [compiled fused kernels]: the chain compiled gives the interpreter's bits; the
+    kernel lands in EF_KERNEL_CACHE_DIR."""
+    if not shutil.which("c++") and not shutil.which("g++"):
+        pytest.skip("no C++ compiler on this machine")
+    monkeypatch.setenv("EF_KERNEL_CACHE_DIR", str(tmp_path))
+    f = ef.function(lambda x: (x * 1.5 + 0.5) * ef.tanh(x) - ef.square(x) / (x * x + 1.0))
+    x = ef.constant(np.random.default_rng(1).uniform(-3, 3, 10007).astype(np.float32))
+    assert not ef.compile_fused_kernels()
+    interpreted = f(x).numpy()
+    ef.set_compile_fused_kernels(True)
+    try:
+        compiled = f(x).numpy()
+    finally:
+        ef.set_compile_fused_kernels(False)
+    np.testing.assert_array_equal(compiled, interpreted)
+    assert list(tmp_path.glob("fused-*.so")), "no kernel was compiled"
 
 
 def test_structured_outputs_after_get_concrete_function_with_a_signature():

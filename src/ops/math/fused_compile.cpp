@@ -33,6 +33,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,7 +112,14 @@ fs::path cache_dir() {
   if (const char* env = std::getenv("EF_KERNEL_CACHE_DIR"); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "eagerflow" / "kernels";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "eagerflow" / "kernels";
-  return fs::temp_directory_path() / ("eagerflow-kernels-" + std::to_string(getuid()));
+  // The shared temporary directory: only a directory of our own, closed to other users
+  // (who could otherwise plant a kernel there), is used.
+  const fs::path dir = fs::temp_directory_path() / ("eagerflow-kernels-" + std::to_string(getuid()));
+  ::mkdir(dir.c_str(), 0700);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+    throw std::runtime_error(dir.string() + " is not a directory of this user's alone");
+  return dir;
 }
 
 // Writes `text` to `path` through a temporary file and a rename, so that processes
