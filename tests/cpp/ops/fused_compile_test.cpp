@@ -22,23 +22,18 @@ namespace {
 namespace fs = std::filesystem;
 using testing::with_threads;
 
-// Kernels go to a fresh directory per test process, so every run compiles them.
+// Kernels go to a directory in the build tree, shared by the test processes: the
+// functors' precompiled header is built once, and a clean build compiles every kernel.
 class FusedCompile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fs::temp_directory_path() / ("ef-kernels-test-" + std::to_string(::getpid()));
-    ::setenv("EF_KERNEL_CACHE_DIR", dir_.c_str(), 1);
-  }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
+    ::setenv("EF_KERNEL_CACHE_DIR", (fs::current_path() / "fused-kernel-cache").c_str(), 1);
   }
   void SetUp() override {
     const std::string cxx(detail::kernel_compiler());
     if (!fs::exists(cxx)) GTEST_SKIP() << "the library's compiler " << cxx << " is not on this machine";
   }
   void TearDown() override { set_compile_fused_kernels(false); }
-  static inline fs::path dir_;
 };
 
 // The program's outputs interpreted, then compiled: identical bits (NaN matches NaN).
