@@ -111,13 +111,13 @@ def _flatten_outputs(result, leaves):
 class Function:
     """A Python function traced into graphs (see the module docstring)."""
 
-    def __init__(self, python_function, input_signature=None, name=None, autograph=True):
+    def __init__(self, python_function, input_signature=None, name=None, autograph=True, jit_compile=False):
         self.python_function = python_function
         self._autograph = autograph
         self._converted = None
         self.input_signature = list(input_signature) if input_signature is not None else None
         self.__name__ = name or getattr(python_function, "__name__", "function")
-        self._core = _core._Function(self.__name__, self.input_signature)
+        self._core = _core._Function(self.__name__, self.input_signature, jit_compile)
         self._structures = {}  # output structure per trace key
         functools.update_wrapper(self, python_function)
 
@@ -216,10 +216,13 @@ class ConcreteFunction:
         return self._concrete.graph.to_string()
 
 
-def function(func=None, input_signature=None, name=None, autograph=True):
+def function(func=None, input_signature=None, name=None, autograph=True, jit_compile=False):
     """Decorator (or function) turning `func` into a traced ef.Function. With
     `autograph` (the default), `if` and `while` statements on tensors become ef.cond and
-    ef.while_loop (see eagerflow/autograph.py)."""
+    ef.while_loop (see eagerflow/autograph.py). With `jit_compile` (as in TensorFlow),
+    its fused elementwise chains run as kernels compiled for them at their first call
+    (ef.set_compile_fused_kernels does that for every fused op)."""
+    options = dict(input_signature=input_signature, name=name, autograph=autograph, jit_compile=jit_compile)
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name, autograph=autograph)
-    return Function(func, input_signature=input_signature, name=name, autograph=autograph)
+        return lambda f: Function(f, **options)
+    return Function(func, **options)

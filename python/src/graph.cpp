@@ -141,16 +141,25 @@ void bind_graph(py::module_& m) {
   py::class_<ef::GraphOptimizerOptions>(m, "GraphOptimizerOptions")
       .def(py::init([](bool constant_folding, bool common_subexpression_elimination, bool dead_code_elimination,
                        bool algebraic_simplification, bool elementwise_fusion, bool reduction_fusion,
-                       int64_t max_folded_elements, bool in_place_reuse, bool parallel_execution) {
-             return ef::GraphOptimizerOptions{constant_folding,      common_subexpression_elimination,
-                                              dead_code_elimination, algebraic_simplification,
-                                              elementwise_fusion,    reduction_fusion,
-                                              max_folded_elements,   in_place_reuse,
-                                              parallel_execution};
+                       bool compile_fused_kernels, int64_t max_folded_elements, bool in_place_reuse,
+                       bool parallel_execution) {
+             ef::GraphOptimizerOptions o;
+             o.constant_folding = constant_folding;
+             o.common_subexpression_elimination = common_subexpression_elimination;
+             o.dead_code_elimination = dead_code_elimination;
+             o.algebraic_simplification = algebraic_simplification;
+             o.elementwise_fusion = elementwise_fusion;
+             o.reduction_fusion = reduction_fusion;
+             o.compile_fused_kernels = compile_fused_kernels;
+             o.max_folded_elements = max_folded_elements;
+             o.in_place_reuse = in_place_reuse;
+             o.parallel_execution = parallel_execution;
+             return o;
            }),
            "constant_folding"_a = true, "common_subexpression_elimination"_a = true, "dead_code_elimination"_a = true,
            "algebraic_simplification"_a = true, "elementwise_fusion"_a = true, "reduction_fusion"_a = true,
-           "max_folded_elements"_a = 100000, "in_place_reuse"_a = true, "parallel_execution"_a = true)
+           "compile_fused_kernels"_a = false, "max_folded_elements"_a = 100000, "in_place_reuse"_a = true,
+           "parallel_execution"_a = true)
       .def_static("none", &ef::GraphOptimizerOptions::none)
       .def_readwrite("constant_folding", &ef::GraphOptimizerOptions::constant_folding)
       .def_readwrite("common_subexpression_elimination", &ef::GraphOptimizerOptions::common_subexpression_elimination)
@@ -158,6 +167,7 @@ void bind_graph(py::module_& m) {
       .def_readwrite("algebraic_simplification", &ef::GraphOptimizerOptions::algebraic_simplification)
       .def_readwrite("elementwise_fusion", &ef::GraphOptimizerOptions::elementwise_fusion)
       .def_readwrite("reduction_fusion", &ef::GraphOptimizerOptions::reduction_fusion)
+      .def_readwrite("compile_fused_kernels", &ef::GraphOptimizerOptions::compile_fused_kernels)
       .def_readwrite("max_folded_elements", &ef::GraphOptimizerOptions::max_folded_elements)
       .def_readwrite("in_place_reuse", &ef::GraphOptimizerOptions::in_place_reuse)
       .def_readwrite("parallel_execution", &ef::GraphOptimizerOptions::parallel_execution);
@@ -169,12 +179,12 @@ void bind_graph(py::module_& m) {
 
   // The body takes and returns flat lists of tensors; the package handles structure.
   py::class_<ef::Function>(m, "_Function")
-      .def(py::init([](std::string name, py::handle input_signature) {
+      .def(py::init([](std::string name, py::handle input_signature, bool jit_compile) {
              std::optional<std::vector<ef::TensorSpec>> sig;
              if (!input_signature.is_none()) sig = to_specs(input_signature);
-             return ef::Function(ef::Function::Body{}, std::move(name), std::move(sig));
+             return ef::Function(ef::Function::Body{}, std::move(name), std::move(sig), jit_compile);
            }),
-           "name"_a, "input_signature"_a = py::none())
+           "name"_a, "input_signature"_a = py::none(), "jit_compile"_a = false)
       .def("call", [](const ef::Function& f, const std::vector<ef::Tensor>& tensors, const std::string& key,
                       py::function body) { return f.call(tensors, key, python_body(std::move(body)), kPython); })
       .def("trace", [](const ef::Function& f, py::handle specs, const std::string& key, py::function body) {

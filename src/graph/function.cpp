@@ -34,6 +34,7 @@ struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionStat
   std::vector<ValueRef> outputs;
   std::vector<int> stateful;  // run on every call
   int forward_nodes = 0;
+  bool jit_compile = false;  // Function's: fused nodes of the optimized copy run compiled
 
   std::mutex gradient_mutex;
   std::unique_ptr<TraceGradient> gradient;
@@ -135,8 +136,10 @@ void ConcreteFunctionState::build_gradient() {
 const OptimizedGraph& ConcreteFunctionState::optimized_graph() {
   std::call_once(optimize_once, [&] {
     std::lock_guard<std::mutex> lock(gradient_mutex);  // gradient_graph() appends to `graph`
+    GraphOptimizerOptions options = graph_optimizer_options();
+    options.compile_fused_kernels = options.compile_fused_kernels || jit_compile;
     optimized = std::make_unique<const OptimizedGraph>(
-        optimize(pass_graph_of(*graph, forward_nodes, input_refs, outputs, stateful), graph_optimizer_options()));
+        optimize(pass_graph_of(*graph, forward_nodes, input_refs, outputs, stateful), options));
   });
   return *optimized;
 }
@@ -242,11 +245,14 @@ struct Function::Cache {
   std::mutex mutex;
   std::unordered_map<std::string, ConcreteFunction> traces;
   int trace_count = 0;
+  bool jit_compile = false;
 };
 
-Function::Function(Body body, std::string name, std::optional<std::vector<TensorSpec>> input_signature)
+Function::Function(Body body, std::string name, std::optional<std::vector<TensorSpec>> input_signature,
+                   bool jit_compile)
     : body_(std::move(body)), cache_(std::make_shared<Cache>()) {
   cache_->name = std::move(name);
+  cache_->jit_compile = jit_compile;
   if (input_signature)
     for (const TensorSpec& s : *input_signature)
       validate_shape(s.shape, cache_->name, "input_signature", size_of(s.dtype), /*allow_unknown=*/true);
@@ -268,6 +274,7 @@ ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std
          "Python); trace it by calling it with its arguments");
   auto st = std::make_shared<detail::ConcreteFunctionState>();
   st->name = cache_->name;
+  st->jit_compile = cache_->jit_compile;
   st->inputs = specs;
   st->graph = std::make_shared<detail::GraphState>();
   st->graph->is_function = true;

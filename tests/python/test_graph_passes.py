@@ -73,6 +73,10 @@ def test_compiled_fused_kernels_give_the_same_bits(tmp_path, monkeypatch):
         ef.set_compile_fused_kernels(False)
     np.testing.assert_array_equal(compiled, interpreted)
     assert list(tmp_path.glob("fused-*.so")), "no kernel was compiled"
+    # Per function, as TensorFlow's jit_compile: its fused nodes are marked.
+    jit = ef.function(lambda x: ef.tanh(x * 2.0) + x * x, jit_compile=True)
+    assert "compiled=true" in jit.get_concrete_function(x).optimized_graph.to_string()
+    np.testing.assert_array_equal(jit(x).numpy(), ef.function(lambda x: ef.tanh(x * 2.0) + x * x)(x).numpy())
 
 
 def test_structured_outputs_after_get_concrete_function_with_a_signature():

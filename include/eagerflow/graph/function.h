@@ -79,9 +79,11 @@ class Function {
  public:
   using Body = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
-  // `body` may be empty when every call passes its own (call, trace).
+  // `body` may be empty when every call passes its own (call, trace). With `jit_compile`
+  // (TensorFlow's tf.function(jit_compile=True)), the fused nodes of its optimized traces
+  // run as kernels compiled for them (GraphOptimizerOptions::compile_fused_kernels).
   explicit Function(Body body, std::string name = "function",
-                    std::optional<std::vector<TensorSpec>> input_signature = std::nullopt);
+                    std::optional<std::vector<TensorSpec>> input_signature = std::nullopt, bool jit_compile = false);
 
   // Calls the function: traces on a new signature, then runs the trace.
   std::vector<Tensor> operator()(const std::vector<Tensor>& args, CallSite where = CallSite::current()) const {
@@ -171,8 +173,9 @@ R unflatten_result(std::vector<Tensor> v) {
 template <class F>
 class TypedFunction {
  public:
-  TypedFunction(F f, std::string name, std::optional<std::vector<TensorSpec>> signature)
-      : f_(std::make_shared<F>(std::move(f))), function_(Function::Body{}, std::move(name), std::move(signature)) {}
+  TypedFunction(F f, std::string name, std::optional<std::vector<TensorSpec>> signature, bool jit_compile = false)
+      : f_(std::make_shared<F>(std::move(f))),
+        function_(Function::Body{}, std::move(name), std::move(signature), jit_compile) {}
 
   template <class... Args>
   auto operator()(Args&&... args) const {
@@ -198,11 +201,14 @@ class TypedFunction {
   Function function_;
 };
 
-// Wraps `f` so that it runs as a traced graph (Note [function tracing]).
+// Wraps `f` so that it runs as a traced graph (Note [function tracing]); `jit_compile`
+// as for Function.
 template <class F>
 TypedFunction<std::decay_t<F>> function(F&& f, std::string name = "function",
-                                        std::optional<std::vector<TensorSpec>> input_signature = std::nullopt) {
-  return TypedFunction<std::decay_t<F>>(std::forward<F>(f), std::move(name), std::move(input_signature));
+                                        std::optional<std::vector<TensorSpec>> input_signature = std::nullopt,
+                                        bool jit_compile = false) {
+  return TypedFunction<std::decay_t<F>>(std::forward<F>(f), std::move(name), std::move(input_signature),
+                                        jit_compile);
 }
 
 }  // namespace ef

@@ -29,6 +29,10 @@ struct GraphOptimizerOptions {
   // one fused_reduce_sum node: the chain's values are summed block by block, never
   // written out. Results are bit for bit the same.
   bool reduction_fusion = true;
+  // Fused nodes run as kernels compiled for their programs (Note [compiled fused kernels]
+  // in src/ops/math/fused_compile.cpp): FusedProgram::compiled. Off by default; what
+  // function(..., jit_compile = true) turns on for its traces.
+  bool compile_fused_kernels = false;
   // Constant folding skips ops whose result has more elements than this, so that folding
   // never makes a graph hold large tensors.
   int64_t max_folded_elements = 100000;

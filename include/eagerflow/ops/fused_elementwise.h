@@ -39,6 +39,9 @@ struct FusedProgram {
   int64_t num_inputs = 0;
   std::vector<FusedInstruction> instructions;
   std::vector<int64_t> outputs;
+  // Run as a compiled kernel even while set_compile_fused_kernels is off (below): what
+  // ef.function(jit_compile=True) asks of its fused nodes.
+  bool compiled = false;
 
   // Appends `op` applied to `operands` and returns the index of its result.
   int64_t add(const OpDef& op, std::vector<int64_t> operands);

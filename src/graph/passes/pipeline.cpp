@@ -2,6 +2,7 @@
 // redirecting uses, running the switched-on passes, and the process-wide options.
 #include <mutex>
 
+#include "eagerflow/ops/fused_elementwise.h"
 #include "graph/passes/passes.h"
 
 namespace ef {
@@ -100,6 +101,17 @@ void keep_outputs_fresh(PassGraph& g, const std::vector<char>& was_fresh, const 
   }
 }
 
+// Fused nodes marked to run as compiled kernels (GraphOptimizerOptions::compile_fused_kernels).
+void mark_compiled(PassGraph& g) {
+  for (Node& n : g.nodes) {
+    if (n.kind != NodeKind::kOp || !n.op || (n.op->name != "fused_elementwise" && n.op->name != "fused_reduce_sum"))
+      continue;
+    FusedProgram program = fused_program_from_attrs(n.attrs);
+    program.compiled = true;
+    n.attrs = fused_program_to_attrs(program);
+  }
+}
+
 }  // namespace
 
 OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options) {
@@ -116,6 +128,7 @@ OptimizedGraph optimize(PassGraph g, const GraphOptimizerOptions& options) {
   if (options.dead_code_elimination) dead_code_elimination(g);
   if (options.elementwise_fusion && elementwise_fusion(g) && options.dead_code_elimination) dead_code_elimination(g);
   if (options.reduction_fusion && reduction_fusion(g) && options.dead_code_elimination) dead_code_elimination(g);
+  if (options.compile_fused_kernels) mark_compiled(g);
   keep_outputs_fresh(g, was_fresh, original);
 
   OptimizedGraph out;

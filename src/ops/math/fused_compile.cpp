@@ -283,10 +283,10 @@ std::string fused_kernel_source(const FusedPlan& plan, DType dtype, std::span<co
 }
 
 CompiledFusedFn compiled_fused_kernel(const FusedPlan& plan, DType dtype, std::span<const char> single) {
-  if (!compile_fused_kernels() || !plan.compiled) return nullptr;
+  if (!compile_fused_kernels() && !plan.program.compiled) return nullptr;
   std::string key(1, static_cast<char>(dtype));
   key.append(single.begin(), single.end());
-  CompiledKernelCache& cache = *plan.compiled;
+  CompiledKernelCache& cache = *plan.kernel_cache;
   {
     std::lock_guard lock(cache.mutex);
     for (const auto& [k, fn] : cache.kernels)

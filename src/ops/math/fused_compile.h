@@ -18,7 +18,8 @@ using CompiledFusedFn = void (*)(int64_t n, const void* const* in, void* const* 
 
 // The kernel of `plan` for `dtype` and the values that are single elements (one entry
 // per value, as FusedValues::single), compiled on first use and cached in memory and
-// on disk. Null when compilation is off (set_compile_fused_kernels), a step's op is not
+// on disk. Null when compilation is off (set_compile_fused_kernels, and the program is
+// not FusedProgram::compiled), a step's op is not
 // compiled in `dtype` (ElementwiseBlock::compiled_dtypes: no shared functor, or libm), or
 // compiling failed (reported once on stderr); callers then interpret the plan.
 CompiledFusedFn compiled_fused_kernel(const FusedPlan& plan, DType dtype, std::span<const char> single);

@@ -126,7 +126,7 @@ std::vector<Tensor> fused_grad(const GradCall& c) {
 
 const OpDef& kFusedElementwise = define_op({
     .name = "fused_elementwise",
-    .attr_names = {"ops", "operands", "outputs", "num_inputs"},
+    .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
     .infer = infer_fused,
     .kernels = {fused_cpu},
     .gradient = fused_grad,

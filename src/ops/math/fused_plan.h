@@ -12,7 +12,7 @@
 namespace ef::detail {
 
 // Positions of fused_elementwise's attrs.
-enum FusedAttr { kFusedOps, kFusedOperands, kFusedOutputs, kFusedNumInputs };
+enum FusedAttr { kFusedOps, kFusedOperands, kFusedOutputs, kFusedNumInputs, kFusedCompiled };
 
 struct FusedStep {
   const OpDef* op = nullptr;
@@ -37,7 +37,7 @@ struct FusedPlan {
   double cost_ns = 0;    // per element, all steps together
   uint32_t dtypes = ~0u;  // dtypes every step supports (bit i: DType i)
   // This plan's compiled kernels, per dtype and single values (fused_compile.h).
-  std::shared_ptr<CompiledKernelCache> compiled = new_compiled_kernel_cache();
+  std::shared_ptr<CompiledKernelCache> kernel_cache = new_compiled_kernel_cache();
 };
 
 // The validated plan of `attrs`. Decoding looks ops up by name, so the last few plans

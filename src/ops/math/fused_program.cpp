@@ -6,6 +6,7 @@
 //   operands    ints    every instruction's operands, in order:  [0, 1, 3, 2, 4]
 //   outputs     ints    value indices of the outputs:    [5]
 //   num_inputs  int                                      3
+//   compiled    bool   FusedProgram::compiled, only when true (listings stay short)
 #include <algorithm>
 #include <array>
 #include <string>
@@ -34,6 +35,7 @@ Attrs fused_program_to_attrs(const FusedProgram& program) {
     for (int64_t v : ins.operands) operands.push_back(v);
   }
   Dims outputs(program.outputs.begin(), program.outputs.end());
+  if (program.compiled) return Attrs{std::move(ops), std::move(operands), std::move(outputs), program.num_inputs, true};
   return Attrs{std::move(ops), std::move(operands), std::move(outputs), program.num_inputs};
 }
 
@@ -45,12 +47,13 @@ namespace {
 constexpr std::string_view kOp = "fused_elementwise";
 
 void check_attr_types(const Attrs& attrs) {
-  const bool ok = attrs.size() == 4 && std::holds_alternative<std::string>(attrs[kFusedOps]) &&
+  const bool ok = (attrs.size() == 4 || (attrs.size() == 5 && std::holds_alternative<bool>(attrs[kFusedCompiled]))) &&
+                  std::holds_alternative<std::string>(attrs[kFusedOps]) &&
                   std::holds_alternative<Dims>(attrs[kFusedOperands]) &&
                   std::holds_alternative<Dims>(attrs[kFusedOutputs]) &&
                   std::holds_alternative<int64_t>(attrs[kFusedNumInputs]);
   if (!ok)
-    fail(kOp, ": expected attrs (ops: string, operands: ints, outputs: ints, num_inputs: int), got ",
+    fail(kOp, ": expected attrs (ops: string, operands: ints, outputs: ints, num_inputs: int[, compiled: bool]), got ",
          attrs.size(), " attrs; build them with fused_program_to_attrs");
 }
 
@@ -93,6 +96,7 @@ FusedPlan decode(const Attrs& attrs) {
   if (names.empty()) fail(kOp, ": the program has no instructions");
 
   plan.program.num_inputs = plan.num_inputs;
+  plan.program.compiled = attrs.size() > kFusedCompiled && attrs.get_bool(kFusedCompiled);
   size_t cursor = 0;
   for (size_t k = 0; k < names.size(); ++k) {
     const OpDef& op = fusible_op(names[k], k);

@@ -116,7 +116,7 @@ std::vector<Tensor> fused_reduce_sum_grad(const GradCall& c) {
 
 const OpDef& kFusedReduceSum = define_op({
     .name = "fused_reduce_sum",
-    .attr_names = {"ops", "operands", "outputs", "num_inputs"},
+    .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
     .infer = infer_fused_reduce_sum,
     .kernels = {fused_reduce_sum_cpu},
     .gradient = fused_reduce_sum_grad,

@@ -164,6 +164,24 @@ TEST_F(FusedCompile, AFailingCompilerLeavesTheInterpreter) {
   else ::unsetenv("EF_CXX");
 }
 
+TEST_F(FusedCompile, JitCompiledFunctionsMarkTheirFusedNodes) {
+  // function(..., jit_compile = true): the optimized trace's fused nodes are marked
+  // `compiled` and run compiled while the process-wide switch stays off.
+  auto chain = [](const Tensor& x) { return tanh(x * 1.5 + 0.5) * sigmoid(x) - exp(-(x * x)) * 0.25; };
+  auto jit = function(chain, "jit_chain", std::nullopt, /*jit_compile=*/true);
+  auto plain = function(chain, "chain");
+  const Tensor x = test_values(30011, DType::Float32, 9);
+  ASSERT_FALSE(compile_fused_kernels());
+  const std::vector<double> got = jit(x).to_vector<double>(), want = plain(x).to_vector<double>();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) FAIL() << "element " << i;
+  const std::string listing = jit.untyped().get_concrete_function({x}).optimized_graph().to_string();
+  EXPECT_NE(listing.find("fused_elementwise"), std::string::npos) << listing;
+  EXPECT_NE(listing.find("compiled=true"), std::string::npos) << listing;
+  EXPECT_EQ(plain.untyped().get_concrete_function({x}).optimized_graph().to_string().find("compiled=true"),
+            std::string::npos);
+}
+
 TEST_F(FusedCompile, TheSwitch) {
   set_compile_fused_kernels(false);
   EXPECT_FALSE(compile_fused_kernels());
