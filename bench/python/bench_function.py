@@ -15,8 +15,8 @@
   which is bound by memory rather than by arithmetic.
 
 Prints JSON {case: {"eagerflow": s, "pytorch": s}}: for "CASE/function" eagerflow is the
-traced function's median time, for "CASE/compiled" the same function with its fused ops
-run as compiled kernels (ef.set_compile_fused_kernels; the warm-up call compiles them),
+traced function's median time, for "CASE/compiled" the same function made with
+jit_compile=True (its fused ops run as compiled kernels; the warm-up call compiles them),
 for "CASE/eager" our eager time; PyTorch is eager in all three.
 The reference for the chains is one read-and-write pass over N floats at this machine's
 memory bandwidth, "pass/N": eagerflow's negative (two threads, its output buffer reused
@@ -24,7 +24,6 @@ from the caching allocator) against torch.neg(x, out=buffer). A fresh NumPy copy
 that reference: its time is mostly the page faults of a new 40 MB buffer.
 """
 import argparse
-import contextlib
 import json
 import statistics
 import time
@@ -44,16 +43,6 @@ def median_time(fn, repetitions, inner=5):
             fn()
         times.append((time.perf_counter() - start) / inner)
     return statistics.median(times)
-
-
-@contextlib.contextmanager
-def compiled_kernels():
-    """Fused ops run as kernels compiled for their programs (ef.set_compile_fused_kernels)."""
-    ef.set_compile_fused_kernels(True)
-    try:
-        yield
-    finally:
-        ef.set_compile_fused_kernels(False)
 
 
 def chain_ef(x):
@@ -111,9 +100,9 @@ def main():
                 "eagerflow": median_time(lambda: traced(x_ef), args.repetitions), "pytorch": torch_time}
             results[f"{name}/eager/{n:.0e}"] = {
                 "eagerflow": median_time(lambda: ef_fn(x_ef), args.repetitions), "pytorch": torch_time}
-            with compiled_kernels():  # the warm-up call compiles the chain's kernel
-                results[f"{name}/compiled/{n:.0e}"] = {
-                    "eagerflow": median_time(lambda: traced(x_ef), args.repetitions), "pytorch": torch_time}
+            compiled = ef.function(ef_fn, jit_compile=True)  # the warm-up call compiles its kernel
+            results[f"{name}/compiled/{n:.0e}"] = {
+                "eagerflow": median_time(lambda: compiled(x_ef), args.repetitions), "pytorch": torch_time}
         out_torch = torch.empty_like(x_torch)
         results[f"pass/{n:.0e}"] = {
             "eagerflow": median_time(lambda: -x_ef, args.repetitions),
@@ -135,10 +124,10 @@ def main():
     results[f"two_loop/function/{history}"] = {
         "eagerflow": median_time(lambda: traced_two_loop(g_ef, dirs_ef, stps_ef, ro_ef), args.repetitions),
         "pytorch": torch_time}
-    with compiled_kernels():
-        results[f"two_loop/compiled/{history}"] = {
-            "eagerflow": median_time(lambda: traced_two_loop(g_ef, dirs_ef, stps_ef, ro_ef), args.repetitions),
-            "pytorch": torch_time}
+    compiled_two_loop = ef.function(lambda g, dirs, stps, ro: two_loop(ef, g, dirs, stps, ro, 1.0), jit_compile=True)
+    results[f"two_loop/compiled/{history}"] = {
+        "eagerflow": median_time(lambda: compiled_two_loop(g_ef, dirs_ef, stps_ef, ro_ef), args.repetitions),
+        "pytorch": torch_time}
     results[f"two_loop/eager/{history}"] = {
         "eagerflow": median_time(lambda: two_loop(ef, g_ef, dirs_ef, stps_ef, ro_ef, 1.0), args.repetitions),
         "pytorch": torch_time}

@@ -1,5 +1,6 @@
-// Binary elementwise ops: arithmetic, comparisons, logical. Each op is one functor;
-// src/backends/cpu/elementwise.h does dtypes, broadcasting, vectorization and threads.
+// Binary elementwise ops: arithmetic, comparisons, logical. Each op is one functor (the
+// arithmetic ones in backends/cpu/elementwise_functors.h, shared with compiled fused
+// kernels); src/backends/cpu/elementwise.h does dtypes, broadcasting, vectorization and threads.
 // Gradients: see the autodiff layer's slot in each OpDef (filled where the op is defined).
 #include <cmath>
 #include <functional>

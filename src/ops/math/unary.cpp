@@ -1,5 +1,6 @@
 // Unary elementwise math: arithmetic, transcendental, rounding, predicates, casts.
-// Each op is one functor; the CPU driver (backends/cpu/elementwise.h) does the rest.
+// Each op is one functor (those fused programs run are in backends/cpu/elementwise_functors.h,
+// the rest here); the CPU driver (backends/cpu/elementwise.h) does the rest.
 #include <cmath>
 #include <type_traits>
 

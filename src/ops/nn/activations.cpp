@@ -1,4 +1,5 @@
-// Activations: elementwise unary primitives, one functor each; the CPU driver
+// Activations: elementwise unary primitives, one functor each (in
+// backends/cpu/elementwise_functors.h, except those reading attrs); the CPU driver
 // (backends/cpu/elementwise.h) handles strides, vectorization and threads. They are
 // primitives rather than composites because each is a single pass over memory where a
 // composite would make several, and their stable forms need branch-free selects.
