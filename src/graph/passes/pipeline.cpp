@@ -104,7 +104,8 @@ void keep_outputs_fresh(PassGraph& g, const std::vector<char>& was_fresh, const 
 // Fused nodes marked to run as compiled kernels (GraphOptimizerOptions::compile_fused_kernels).
 void mark_compiled(PassGraph& g) {
   for (Node& n : g.nodes) {
-    if (n.kind != NodeKind::kOp || !n.op || (n.op->name != "fused_elementwise" && n.op->name != "fused_reduce_sum"))
+    if (n.kind != NodeKind::kOp || !n.op ||
+        (n.op->name != "fused_elementwise" && n.op->name != "fused_reduce_sum"))
       continue;
     FusedProgram program = fused_program_from_attrs(n.attrs);
     program.compiled = true;

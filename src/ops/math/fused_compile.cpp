@@ -78,7 +78,9 @@ struct CompiledKernelCache {
   std::vector<std::pair<std::string, CompiledFusedFn>> kernels;  // key: dtype and single values
 };
 
-std::shared_ptr<CompiledKernelCache> new_compiled_kernel_cache() { return std::make_shared<CompiledKernelCache>(); }
+std::shared_ptr<CompiledKernelCache> new_compiled_kernel_cache() {
+  return std::make_shared<CompiledKernelCache>();
+}
 
 namespace {
 
@@ -103,16 +105,18 @@ std::string compiler() {
 
 // Flags as in the library's build (CMakeLists.txt), plus -ffp-contract=off (the Note).
 std::vector<std::string> compile_flags() {
-  std::vector<std::string> flags = {"-O3", "-std=c++20", "-fPIC", "-shared", "-fno-math-errno",
-                                    "-fopenmp-simd", "-ffp-contract=off", "-w"};
+  std::vector<std::string> flags = {
+      "-O3", "-std=c++20", "-fPIC", "-shared", "-fno-math-errno", "-fopenmp-simd", "-ffp-contract=off", "-w"};
   if (!kernel_arch().empty()) flags.push_back("-march=" + std::string(kernel_arch()));
   return flags;
 }
 
 fs::path cache_dir() {
   if (const char* env = std::getenv("EF_KERNEL_CACHE_DIR"); env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "eagerflow" / "kernels";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "eagerflow" / "kernels";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "eagerflow" / "kernels";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "eagerflow" / "kernels";
   // The shared temporary directory: only a directory of our own, closed to other users
   // (who could otherwise plant a kernel there), is used.
   const fs::path dir = fs::temp_directory_path() / ("eagerflow-kernels-" + std::to_string(getuid()));
@@ -177,19 +181,21 @@ fs::path header_dir(const fs::path& dir, const std::string& cxx, const std::vect
     std::vector<std::string> args = {cxx};
     for (const std::string& f : flags)
       if (f != "-shared") args.push_back(f);
-    args.insert(args.end(), {"-I", include.string(), "-x", "c++-header", functors.string(), "-o", tmp.string()});
+    args.insert(args.end(),
+                {"-I", include.string(), "-x", "c++-header", functors.string(), "-o", tmp.string()});
     std::error_code ignored;
-    if (run_compiler(args, include / "pch.log") == 0) fs::rename(tmp, pch, ignored);
-    else fs::remove(tmp, ignored);
+    if (run_compiler(args, include / "pch.log") == 0)
+      fs::rename(tmp, pch, ignored);
+    else
+      fs::remove(tmp, ignored);
   }
   return include;
 }
 
 void report_once(const std::string& message) {
   static std::once_flag once;
-  std::call_once(once, [&] {
-    std::fprintf(stderr, "eagerflow: %s; fused ops run interpreted\n", message.c_str());
-  });
+  std::call_once(
+      once, [&] { std::fprintf(stderr, "eagerflow: %s; fused ops run interpreted\n", message.c_str()); });
 }
 
 // Compiles `source` (or finds it compiled on disk) and loads it; null on failure.
@@ -214,7 +220,8 @@ CompiledFusedFn load_kernel(const std::string& source) {
       const fs::path tmp = library.string() + ".tmp" + std::to_string(getpid());
       std::vector<std::string> args = {cxx};
       args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"-I", header_dir(dir, cxx, flags).string(), "-o", tmp.string(), cpp.string(), "-lmvec", "-lm"});
+      args.insert(args.end(), {"-I", header_dir(dir, cxx, flags).string(), "-o", tmp.string(), cpp.string(),
+                               "-lmvec", "-lm"});
       const int status = run_compiler(args, log);
       if (status != 0) {
         std::error_code ignored;
@@ -258,13 +265,16 @@ std::string fused_kernel_source(const FusedPlan& plan, DType dtype, std::span<co
   // Single elements (inputs, and steps that read only them) are computed once, as the
   // interpreter computes them: on one element.
   for (int64_t i = 0; i < plan.num_inputs; ++i)
-    if (single[i]) out << "  const T " << value(i) << " = *static_cast<const T*>(in[" << i << "]);\n";
-    else out << "  const T* in" << i << " = static_cast<const T*>(in[" << i << "]);\n";
+    if (single[i])
+      out << "  const T " << value(i) << " = *static_cast<const T*>(in[" << i << "]);\n";
+    else
+      out << "  const T* in" << i << " = static_cast<const T*>(in[" << i << "]);\n";
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     const int64_t v = plan.num_inputs + static_cast<int64_t>(k);
     if (single[v]) out << "  const T " << value(v) << " = " << call(plan.steps[k]) << ";\n";
     if (plan.steps[k].output >= 0)
-      out << "  T* out" << plan.steps[k].output << " = static_cast<T*>(out[" << plan.steps[k].output << "]);\n";
+      out << "  T* out" << plan.steps[k].output << " = static_cast<T*>(out[" << plan.steps[k].output
+          << "]);\n";
   }
   // Every input element is read before any output element is written: an output may be
   // an input's own buffer (in-place reuse), element for element.
@@ -277,7 +287,8 @@ std::string fused_kernel_source(const FusedPlan& plan, DType dtype, std::span<co
   }
   for (size_t k = 0; k < plan.steps.size(); ++k)
     if (plan.steps[k].output >= 0)
-      out << "    out" << plan.steps[k].output << "[i] = " << value(plan.num_inputs + static_cast<int64_t>(k)) << ";\n";
+      out << "    out" << plan.steps[k].output << "[i] = " << value(plan.num_inputs + static_cast<int64_t>(k))
+          << ";\n";
   out << "  }\n}\n";
   return out.str();
 }

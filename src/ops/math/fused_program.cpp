@@ -35,7 +35,8 @@ Attrs fused_program_to_attrs(const FusedProgram& program) {
     for (int64_t v : ins.operands) operands.push_back(v);
   }
   Dims outputs(program.outputs.begin(), program.outputs.end());
-  if (program.compiled) return Attrs{std::move(ops), std::move(operands), std::move(outputs), program.num_inputs, true};
+  if (program.compiled)
+    return Attrs{std::move(ops), std::move(operands), std::move(outputs), program.num_inputs, true};
   return Attrs{std::move(ops), std::move(operands), std::move(outputs), program.num_inputs};
 }
 
@@ -47,13 +48,16 @@ namespace {
 constexpr std::string_view kOp = "fused_elementwise";
 
 void check_attr_types(const Attrs& attrs) {
-  const bool ok = (attrs.size() == 4 || (attrs.size() == 5 && std::holds_alternative<bool>(attrs[kFusedCompiled]))) &&
-                  std::holds_alternative<std::string>(attrs[kFusedOps]) &&
-                  std::holds_alternative<Dims>(attrs[kFusedOperands]) &&
-                  std::holds_alternative<Dims>(attrs[kFusedOutputs]) &&
-                  std::holds_alternative<int64_t>(attrs[kFusedNumInputs]);
+  const bool ok =
+      (attrs.size() == 4 || (attrs.size() == 5 && std::holds_alternative<bool>(attrs[kFusedCompiled]))) &&
+      std::holds_alternative<std::string>(attrs[kFusedOps]) &&
+      std::holds_alternative<Dims>(attrs[kFusedOperands]) &&
+      std::holds_alternative<Dims>(attrs[kFusedOutputs]) &&
+      std::holds_alternative<int64_t>(attrs[kFusedNumInputs]);
   if (!ok)
-    fail(kOp, ": expected attrs (ops: string, operands: ints, outputs: ints, num_inputs: int[, compiled: bool]), got ",
+    fail(kOp,
+         ": expected attrs (ops: string, operands: ints, outputs: ints, num_inputs: int[, compiled: bool]), "
+         "got ",
          attrs.size(), " attrs; build them with fused_program_to_attrs");
 }
 

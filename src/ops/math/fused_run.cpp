@@ -135,7 +135,8 @@ void run_fused_block(const FusedPlan& plan, const FusedValues& values, std::byte
   at.resize(single.size());
   for (int64_t i = 0; i < plan.num_inputs; ++i) at[i] = single[i] ? values.base[i] : values.base[i] + start * item;
   if (values.kernel) {
-    values.kernel(len, reinterpret_cast<const void* const*>(at.data()), reinterpret_cast<void* const*>(out.data()));
+    values.kernel(len, reinterpret_cast<const void* const*>(at.data()),
+                  reinterpret_cast<void* const*>(out.data()));
     return;
   }
   for (size_t k = 0; k < plan.steps.size(); ++k) {

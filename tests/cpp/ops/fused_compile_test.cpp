@@ -37,8 +37,8 @@ class FusedCompile : public ::testing::Test {
 };
 
 // The program's outputs interpreted, then compiled: identical bits (NaN matches NaN).
-void expect_compiled_matches(const FusedProgram& p, const std::vector<Tensor>& inputs, const std::string& what,
-                             bool reduce = false) {
+void expect_compiled_matches(const FusedProgram& p, const std::vector<Tensor>& inputs,
+                             const std::string& what, bool reduce = false) {
   auto run = [&](bool compiled) {
     set_compile_fused_kernels(compiled);
     return reduce ? fused_reduce_sum(p, inputs) : fused_elementwise(p, inputs);
@@ -51,8 +51,8 @@ void expect_compiled_matches(const FusedProgram& p, const std::vector<Tensor>& i
     int mismatches = 0;
     for (size_t i = 0; i < g.size() && mismatches < 5; ++i) {
       if (g[i] == w[i] || (std::isnan(g[i]) && std::isnan(w[i]))) continue;
-      ADD_FAILURE() << what << ", output " << j << ", element " << i << ": compiled " << g[i] << ", interpreted "
-                    << w[i];
+      ADD_FAILURE() << what << ", output " << j << ", element " << i << ": compiled " << g[i]
+                    << ", interpreted " << w[i];
       ++mismatches;
     }
   }
@@ -109,15 +109,16 @@ TEST_F(FusedCompile, ChainsSingleElementsAndRepeatedOutputs) {
   p.num_inputs = 3;
   const int64_t t = p.add("tanh", {p.add("add", {p.add("multiply", {0, 1}), 2})});
   const int64_t e = p.add("exp", {p.add("negative", {p.add("multiply", {1, 1})})});
-  const int64_t y = p.add("subtract", {p.add("multiply", {t, p.add("sigmoid", {0})}), p.add("multiply", {e, 0})});
+  const int64_t y =
+      p.add("subtract", {p.add("multiply", {t, p.add("sigmoid", {0})}), p.add("multiply", {e, 0})});
   p.outputs = {y, e, y};
   for (DType dtype : {DType::Float32, DType::Float64})
     for (int threads : {1, 2})
       for (int64_t n : {1, 1023, 1025, 100003})
         with_threads(threads, [&] {
-          expect_compiled_matches(p, {test_values(n, dtype, n), scalar_tensor(0.75, dtype, "a"),
-                                      scalar_tensor(-0.5, dtype, "b")},
-                                  "chain, n " + std::to_string(n));
+          expect_compiled_matches(
+              p, {test_values(n, dtype, n), scalar_tensor(0.75, dtype, "a"), scalar_tensor(-0.5, dtype, "b")},
+              "chain, n " + std::to_string(n));
         });
 }
 
@@ -130,8 +131,9 @@ TEST_F(FusedCompile, ReduceSumMatchesTheInterpreter) {
   for (DType dtype : {DType::Float32, DType::Float64})
     for (int64_t n : {7, 153664})
       with_threads(2, [&] {
-        expect_compiled_matches(p, {test_values(n, dtype, 1), scalar_tensor(0.3, dtype, "a"),
-                                    test_values(n, dtype, 2), test_values(n, dtype, 3)},
+        expect_compiled_matches(p,
+                                {test_values(n, dtype, 1), scalar_tensor(0.3, dtype, "a"),
+                                 test_values(n, dtype, 2), test_values(n, dtype, 3)},
                                 "reduce, n " + std::to_string(n), /*reduce=*/true);
       });
 }
@@ -143,8 +145,8 @@ TEST_F(FusedCompile, TheSourceIsOneLoopOverTheFunctors) {
   const auto plan = detail::fused_plan(fused_program_to_attrs(p));
   const std::vector<char> single = {0, 1, 0, 0};  // x, then a single element, then the steps
   const std::string source = detail::fused_kernel_source(*plan, DType::Float32, single);
-  for (const char* line : {"using T = float;", "const T v1 = *static_cast<const T*>(in[1]);", "#pragma omp simd",
-                           "const T v2 = ef::cpu::functors::MultiplyFn{}(v0, v1);",
+  for (const char* line : {"using T = float;", "const T v1 = *static_cast<const T*>(in[1]);",
+                           "#pragma omp simd", "const T v2 = ef::cpu::functors::MultiplyFn{}(v0, v1);",
                            "const T v3 = ef::cpu::functors::TanhFn{}(v2);", "out0[i] = v3;"})
     EXPECT_NE(source.find(line), std::string::npos) << line << " not in\n" << source;
 }
@@ -160,8 +162,10 @@ TEST_F(FusedCompile, AFailingCompilerLeavesTheInterpreter) {
   const std::vector<char> single = {0, 0, 0};
   EXPECT_EQ(detail::compiled_fused_kernel(*plan, DType::Float32, single), nullptr);
   expect_compiled_matches(p, {test_values(3000, DType::Float32, 5)}, "with /bin/false as the compiler");
-  if (saved) ::setenv("EF_CXX", saved, 1);
-  else ::unsetenv("EF_CXX");
+  if (saved)
+    ::setenv("EF_CXX", saved, 1);
+  else
+    ::unsetenv("EF_CXX");
 }
 
 TEST_F(FusedCompile, JitCompiledFunctionsMarkTheirFusedNodes) {
