@@ -98,6 +98,10 @@ std::string hex(uint64_t h) {
   return buffer;
 }
 
+// `path` with a suffix naming this process: where a file is written before it is renamed
+// into place, so that processes compiling at the same time never see a half-written one.
+fs::path temporary_for(const fs::path& path) { return path.string() + ".tmp" + std::to_string(getpid()); }
+
 std::string compiler() {
   if (const char* env = std::getenv("EF_CXX"); env && *env) return env;
   return std::string(kernel_compiler());
@@ -127,10 +131,9 @@ fs::path cache_dir() {
   return dir;
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so that processes
-// compiling at the same time never see a half-written file.
+// Writes `text` to `path` through a temporary file and a rename.
 void write_file(const fs::path& path, std::string_view text) {
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(getpid());
+  const fs::path tmp = temporary_for(path);
   {
     std::ofstream out(tmp, std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -158,16 +161,23 @@ int run_compiler(const std::vector<std::string>& args, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// The embedded headers, written once under a directory named by the hash of their text,
-// the compiler and its flags, with the functors' header precompiled (elementwise_functors.h.gch,
-// which every kernel includes first): 0.2 s per kernel instead of 0.9, most of which is
-// parsing <cmath> and <functional>. Without the precompiled header (its build failed),
-// kernels compile from the text.
-fs::path header_dir(const fs::path& dir, const std::string& cxx, const std::vector<std::string>& flags) {
+// The hash of what every kernel is built with: the compiler, its flags and the embedded
+// headers' text.
+uint64_t toolchain_hash(const std::string& cxx, const std::vector<std::string>& flags) {
   uint64_t h = fnv1a(cxx);
   for (const std::string& f : flags) h = fnv1a(f, h);
   for (const KernelHeader& header : kernel_headers()) h = fnv1a(header.text, fnv1a(header.path, h));
-  const fs::path include = dir / ("include-" + hex(h));
+  return h;
+}
+
+// The embedded headers, written once under a directory named by the toolchain's hash,
+// with the functors' header precompiled (elementwise_functors.h.gch,
+// which every kernel includes first): 0.2 s per kernel instead of 0.9, most of which is
+// parsing <cmath> and <functional>. Without the precompiled header (its build failed),
+// kernels compile from the text.
+fs::path header_dir(const fs::path& dir, const std::string& cxx, const std::vector<std::string>& flags,
+                    uint64_t toolchain) {
+  const fs::path include = dir / ("include-" + hex(toolchain));
   for (const KernelHeader& header : kernel_headers()) {
     const fs::path path = include / header.path;
     if (fs::exists(path)) continue;
@@ -177,7 +187,7 @@ fs::path header_dir(const fs::path& dir, const std::string& cxx, const std::vect
   const fs::path functors = include / "backends/cpu/elementwise_functors.h";
   const fs::path pch = functors.string() + ".gch";
   if (!fs::exists(pch)) {
-    const fs::path tmp = pch.string() + ".tmp" + std::to_string(getpid());
+    const fs::path tmp = temporary_for(pch);
     std::vector<std::string> args = {cxx};
     for (const std::string& f : flags)
       if (f != "-shared") args.push_back(f);
@@ -204,9 +214,8 @@ CompiledFusedFn load_kernel(const std::string& source) {
   static std::map<uint64_t, CompiledFusedFn> loaded;
   const std::string cxx = compiler();
   const std::vector<std::string> flags = compile_flags();
-  uint64_t h = fnv1a(source, fnv1a(cxx));
-  for (const std::string& f : flags) h = fnv1a(f, h);
-  for (const KernelHeader& header : kernel_headers()) h = fnv1a(header.text, h);
+  const uint64_t toolchain = toolchain_hash(cxx, flags);
+  const uint64_t h = fnv1a(source, toolchain);
   std::lock_guard lock(mutex);
   if (auto it = loaded.find(h); it != loaded.end()) return it->second;
   CompiledFusedFn fn = nullptr;
@@ -217,11 +226,11 @@ CompiledFusedFn load_kernel(const std::string& source) {
     if (!fs::exists(library)) {
       const fs::path cpp = dir / ("fused-" + hex(h) + ".cpp"), log = dir / ("fused-" + hex(h) + ".log");
       write_file(cpp, source);
-      const fs::path tmp = library.string() + ".tmp" + std::to_string(getpid());
+      const fs::path tmp = temporary_for(library);
       std::vector<std::string> args = {cxx};
       args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"-I", header_dir(dir, cxx, flags).string(), "-o", tmp.string(), cpp.string(),
-                               "-lmvec", "-lm"});
+      args.insert(args.end(), {"-I", header_dir(dir, cxx, flags, toolchain).string(), "-o", tmp.string(),
+                               cpp.string(), "-lmvec", "-lm"});
       const int status = run_compiler(args, log);
       if (status != 0) {
         std::error_code ignored;

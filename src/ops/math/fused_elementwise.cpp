@@ -33,7 +33,6 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   if (n == 0) return;
   const detail::FusedValues values = detail::prepare_fused_values(plan, call.inputs);
   const int64_t item = values.item;
-  std::vector<const std::byte*> base(values.base);
   std::vector<std::byte*> out_data(outputs.size());
   for (size_t j = 0; j < outputs.size(); ++j)
     out_data[j] = static_cast<std::byte*>(outputs[j].impl()->storage->data()) + outputs[j].impl()->offset * item;
@@ -46,7 +45,7 @@ void fused_cpu(const OpCall& call, std::span<Tensor> outputs) {
   // before a later step's read of that input is staged in scratch too, and copied out
   // once the block is done.
   const std::vector<char> staged =
-      stream ? std::vector<char>(outputs.size(), 1) : detail::staged_outputs(plan, base, out_data);
+      stream ? std::vector<char>(outputs.size(), 1) : detail::staged_outputs(plan, values, out_data);
   const bool any_staged = std::find(staged.begin(), staged.end(), 1) != staged.end();
   const int64_t num_slots = plan.num_slots + (any_staged ? static_cast<int64_t>(outputs.size()) : 0);
   const int64_t block = detail::kFusedBlockBytes / item;

@@ -84,7 +84,7 @@ void fused_reduce_sum_cpu(const OpCall& call, std::span<Tensor> outputs) {
   std::vector<std::byte*> out_data(outputs.size(), nullptr);
   for (size_t j = 0; j + 1 < outputs.size(); ++j)
     out_data[j] = static_cast<std::byte*>(outputs[j].impl()->storage->data()) + outputs[j].impl()->offset * values.item;
-  const std::vector<char> staged = detail::staged_outputs(*plan, values.base, out_data);
+  const std::vector<char> staged = detail::staged_outputs(*plan, values, out_data);
   cpu::dispatch_in<cpu::kFloatTypes>(values.dtype, call.op.name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* result = cpu::typed_output<T>(outputs.back());

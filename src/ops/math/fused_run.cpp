@@ -87,9 +87,11 @@ FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> 
   return v;
 }
 
-std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
+std::vector<char> staged_outputs(const FusedPlan& plan, const FusedValues& values,
                                  std::span<std::byte* const> out_data) {
   std::vector<char> staged(out_data.size(), 0);
+  if (values.kernel) return staged;
+  const auto& base = values.base;
   std::vector<int64_t> last_read(static_cast<size_t>(plan.num_inputs), -1);
   for (size_t k = 0; k < plan.steps.size(); ++k)
     for (int j = 0; j < plan.steps[k].arity; ++j)

@@ -44,8 +44,9 @@ FusedValues prepare_fused_values(const FusedPlan& plan, std::span<const Tensor> 
 // written into the buffer of an input (the graph executor's in-place reuse,
 // OpTraits::in_place) that a later step still reads. A step reading the input it
 // writes over is fine (Note [rows may alias] in backends/cpu/elementwise.h). Outputs are
-// fresh buffers or an input's very buffer; a null output is never staged.
-std::vector<char> staged_outputs(const FusedPlan& plan, std::span<const std::byte* const> base,
+// fresh buffers or an input's very buffer; a null output is never staged. A compiled
+// kernel stages nothing: it reads every input element before writing any output element.
+std::vector<char> staged_outputs(const FusedPlan& plan, const FusedValues& values,
                                  std::span<std::byte* const> out_data);
 
 // Runs `op` (fused_elementwise or fused_reduce_sum) with `program` as its attrs; an
