@@ -38,7 +38,7 @@ from eagerflow.control_flow import cond, while_loop  # noqa: F401
 from eagerflow.printing import print  # noqa: F401,A001
 from eagerflow.function import ConcreteFunction, Function, TensorSpec, function  # noqa: F401
 from eagerflow.graph import (  # noqa: F401
-    Graph, Operation, Session, get_default_graph, global_variables_initializer, gradients, placeholder,
+    Graph, Operation, Session, get_default_graph, global_variables, global_variables_initializer, gradients, placeholder,
 )
 from eagerflow._core import GraphOptimizerOptions, graph_optimizer_options, set_graph_optimizer_options  # noqa: F401
 from eagerflow._core import compile_fused_kernels, set_compile_fused_kernels  # noqa: F401

@@ -94,11 +94,20 @@ class GradientTape:
                  unconnected_gradients=UnconnectedGradients.NONE):
         """d(target)/d(sources), shaped like `sources` (a tensor, variable, or nested structure).
 
-        A non-scalar target is summed, or weighted by `output_gradients`.
+        A non-scalar target is summed, or weighted by `output_gradients`; a target that
+        is a list, tuple or dict of tensors is differentiated as the sum of its entries.
         """
         tape = self._recording_tape("gradient")
         flat = _flatten(sources)
-        grads = tape.gradient(target, flat, output_gradients, _unconnected(unconnected_gradients))
+        structured = isinstance(target, (list, tuple, dict))
+        targets = _flatten(target) if structured else [target]
+        seeds = None
+        if output_gradients is not None:
+            seeds = _flatten(output_gradients) if structured else [output_gradients]
+        if seeds is not None and len(seeds) != len(targets):
+            raise ValueError("GradientTape.gradient: output_gradients has %d tensors but the target has %d"
+                             % (len(seeds), len(targets)))
+        grads = tape.gradient(targets, flat, seeds, _unconnected(unconnected_gradients))
         return _pack_like(sources, grads)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
@@ -132,60 +141,87 @@ def stop_gradient(input, name=None):  # noqa: A002 (TensorFlow's argument name)
     return _core.stop_gradient(input)
 
 
-def gradients_function(f, params=None):
+def _output_leaves(result):
+    """The tensors of f's result (a tensor or a nested list, tuple or dict of them) that
+    the transforms differentiate: the sum of all of them, as TensorFlow does. None
+    entries carry no gradient."""
+    return [leaf for leaf in _flatten(result) if leaf is not None]
+
+
+def gradients_function(f, params=None, unconnected_gradients=UnconnectedGradients.NONE):
     """A function returning the gradients of f with respect to its arguments
     (those at the positions in `params`, or all). Apply it to itself for higher order.
+
+    When f returns several tensors (a list, tuple or dict), the gradients are those of
+    their sum. An argument f does not depend on gets None (zeros with
+    ``unconnected_gradients=UnconnectedGradients.ZERO``).
     """
-    params = list(params or [])
-
-    @functools.wraps(f)
-    def gradients(*args):
-        return _core._gradients(lambda *xs: f(*xs), params, *args)
-
-    return gradients
+    return _drop_value(value_and_gradients_function(f, params, unconnected_gradients))
 
 
-def value_and_gradients_function(f, params=None):
+def value_and_gradients_function(f, params=None, unconnected_gradients=UnconnectedGradients.NONE):
     """Like gradients_function, returning (f(*args), gradients)."""
     params = list(params or [])
+    unconnected = _unconnected(unconnected_gradients)
 
     @functools.wraps(f)
     def value_and_gradients(*args):
-        return tuple(_core._value_and_gradients(lambda *xs: f(*xs), params, *args))
+        results = []
+
+        def leaves(*xs):
+            results.append(f(*xs))
+            return _output_leaves(results[-1])
+
+        grads = _core._function_gradients(leaves, params, unconnected, *args)
+        return results[-1], grads
 
     return value_and_gradients
 
 
+def _drop_value(value_and_gradients):
+    @functools.wraps(value_and_gradients)
+    def gradients(*args, **kwargs):
+        return value_and_gradients(*args, **kwargs)[1]
+
+    return gradients
+
+
 def grad(f):
-    """x ↦ d(sum f(x))/dx for f of one tensor; composes: grad(grad(f)) is the second derivative."""
+    """x ↦ d(sum f(x))/dx for f of one tensor; composes: grad(grad(f)) is the second derivative.
+
+    Where f does not depend on x the result is zeros (the derivative of a constant).
+    """
+    gradients = gradients_function(f, unconnected_gradients=UnconnectedGradients.ZERO)
 
     @functools.wraps(f)
     def derivative(x):
-        return _core._grad(lambda t: f(t), x)
+        return gradients(x)[0]
 
     return derivative
 
 
 def implicit_value_and_gradients(f):
     """A function returning (f(*args), [(gradient, variable), ...]) for every trainable
-    variable f reads while it runs."""
+    variable f reads while it runs (the gradients of the sum of f's outputs when it
+    returns several tensors)."""
 
     @functools.wraps(f)
     def value_and_gradients(*args, **kwargs):
-        return _core._implicit_value_and_gradients(lambda: f(*args, **kwargs))
+        results = []
+
+        def leaves():
+            results.append(f(*args, **kwargs))
+            return _output_leaves(results[-1])
+
+        _, pairs = _core._implicit_value_and_gradients(leaves)
+        return results[-1], pairs
 
     return value_and_gradients
 
 
 def implicit_gradients(f):
     """A function returning [(gradient, variable), ...] for every trainable variable f reads."""
-    value_and_gradients = implicit_value_and_gradients(f)
-
-    @functools.wraps(f)
-    def gradients(*args, **kwargs):
-        return value_and_gradients(*args, **kwargs)[1]
-
-    return gradients
+    return _drop_value(implicit_value_and_gradients(f))
 
 
 def custom_gradient(f):

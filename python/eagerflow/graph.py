@@ -60,6 +60,17 @@ def global_variables_initializer(graph=None):
     return _core._global_variables_initializer(graph)
 
 
+def global_variables(graph=None):
+    """The variables created in `graph` (default: the innermost `as_default()` or
+    Session block's graph), in creation order."""
+    graph = graph if graph is not None else get_default_graph()
+    if graph is None:
+        raise errors.InvalidArgumentError(
+            "global_variables: no default graph; call it inside `with graph.as_default():` or a Session "
+            "block, or pass the graph")
+    return _core._global_variables(graph)
+
+
 def gradients(ys, xs, grad_ys=None, unconnected_gradients="none"):
     """Symbolic gradients d(sum(ys * grad_ys))/d(xs) as new nodes of the graph of `ys`.
     Returns a list with one entry per x (None where y does not depend on x)."""
@@ -115,12 +126,15 @@ class Session:
         structure; `feed_dict` maps placeholders (or any tensor) to values."""
         leaves = []
         template = _flatten(fetches, leaves)
+        if any(isinstance(t, _core.Variable) for t in leaves):
+            with self.graph.as_default():  # a variable fetches its value, as in TensorFlow 1
+                leaves = [t.value() if isinstance(t, _core.Variable) else t for t in leaves]
         tensors = [t for t in leaves if not isinstance(t, Operation)]
         ops = [t for t in leaves if isinstance(t, Operation)]
         for t in tensors:
             if not isinstance(t, _core.Tensor):
                 raise errors.InvalidArgumentError(
-                    f"Session.run: cannot fetch {type(t).__name__}; fetch tensors or operations")
+                    f"Session.run: cannot fetch {type(t).__name__}; fetch tensors, variables or operations")
         feeds = list((feed_dict or {}).items())
         values = _core._session_run(self.graph, tensors, ops, feeds)
         it = iter(values)

@@ -35,13 +35,97 @@ class Checkpoint:
         return path
 
     def restore(self, path):
-        """Restores every object from ``path``; on any error nothing changes."""
+        """Restores every object from ``path`` now, in eager and graph mode alike; on any
+        error nothing changes. Returns a status with TensorFlow's methods
+        (``run_restore_ops(session)``, ``assert_consumed()``, ...)."""
         self._impl.restore(os.fspath(path))
-        return self
+        return CheckpointLoadStatus(self)
 
     def state(self):
         """The dict of key -> Tensor that save() writes."""
         return self._impl.state()
+
+
+class CheckpointLoadStatus:
+    """What ``Checkpoint.restore`` returns. The restore has already happened, with every
+    key of the file matched to an object and every object's variables found in the file
+    (anything else raises), so these methods, kept for programs written for TensorFlow,
+    have nothing left to do or check."""
+
+    def __init__(self, checkpoint):
+        self._checkpoint = checkpoint
+
+    def run_restore_ops(self, session=None):
+        """TensorFlow 1's graph-mode step; the values are already in the variables that
+        the session's graph reads."""
+        return self
+
+    def initialize_or_restore(self, session=None):
+        return self
+
+    def assert_consumed(self):
+        return self
+
+    def assert_existing_objects_matched(self):
+        return self
+
+    def assert_nontrivial_match(self):
+        return self
+
+    def expect_partial(self):
+        return self
+
+
+class Saver:
+    """TensorFlow 1's ``tf.train.Saver``: saves and restores variables by name.
+
+        saver = ef.train.Saver()          # every variable of the default graph
+        saver.save(sess, "model.safetensors")
+        saver.restore(sess, "model.safetensors")
+
+    ``var_list`` is a list of variables or a dict of name -> variable; by default the
+    variables created in the default graph. Repeated names get TensorFlow's suffixes
+    (``w``, ``w_1``, ...), in the order the list gives. The session is accepted for
+    TensorFlow's call style: the values go straight into the variables its graph reads.
+    """
+
+    def __init__(self, var_list=None):
+        if var_list is None:
+            from eagerflow.graph import global_variables
+            var_list = global_variables()
+        if isinstance(var_list, dict):
+            named = list(var_list.items())
+        else:
+            named, seen = [], {}
+            for v in var_list:
+                if not isinstance(v, _core.Variable):
+                    raise TypeError("Saver: var_list must hold Variables, got %s" % type(v).__name__)
+                count = seen.get(v.name, 0)
+                seen[v.name] = count + 1
+                named.append((v.name if count == 0 else "%s_%d" % (v.name, count), v))
+        if not named:
+            raise ValueError("Saver: no variables to save")
+        self._checkpoint = Checkpoint(variables=_NamedVariables(named))
+
+    def save(self, sess, save_path, global_step=None):
+        """Writes the variables to ``save_path`` (``save_path-<global_step>`` when given);
+        returns the path written."""
+        path = os.fspath(save_path)
+        if global_step is not None:
+            path = "%s-%d" % (path, int(global_step))
+        return self._checkpoint.save(path)
+
+    def restore(self, sess, save_path):
+        """Restores every variable from ``save_path``; on any error nothing changes."""
+        self._checkpoint.restore(save_path)
+
+
+class _NamedVariables:
+    def __init__(self, named):
+        self._named = named
+
+    def named_variables(self):
+        return list(self._named)
 
 
 class CheckpointManager:

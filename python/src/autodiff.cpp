@@ -30,7 +30,8 @@ std::vector<ef::GradientTape::Source> sources_of(const py::list& sources) {
   return out;
 }
 
-// A gradient function's result (a tensor, None, or a sequence of them) as a list.
+// A tensor, None, or a sequence of them, as a list (None: an undefined tensor); `what`
+// names the producer in the error when the count is not `expected` (0: any count).
 std::vector<ef::Tensor> tensors_of(py::handle result, size_t expected, const char* what) {
   std::vector<ef::Tensor> out;
   if (py::isinstance<py::list>(result) || py::isinstance<py::tuple>(result)) {
@@ -40,8 +41,8 @@ std::vector<ef::Tensor> tensors_of(py::handle result, size_t expected, const cha
     out.push_back(result.is_none() ? ef::Tensor() : to_tensor(result));
   }
   if (expected && out.size() != expected)
-    throw ef::InvalidArgumentError(std::string("custom_gradient: ") + what + " returned " + std::to_string(out.size()) +
-                                   " gradients; expected " + std::to_string(expected));
+    throw ef::InvalidArgumentError(std::string(what) + " gave " + std::to_string(out.size()) +
+                                   " tensors; expected " + std::to_string(expected));
   return out;
 }
 
@@ -61,20 +62,23 @@ py::object call_with_custom_gradient(py::function f, py::tuple args, py::functio
     auto grad_fn = std::make_shared<PyRef>(result[py::int_(1)]);
     const bool grad_fn_takes_variables = takes_variables(grad_fn->object).cast<bool>();
     single_output = !(py::isinstance<py::list>(outputs) || py::isinstance<py::tuple>(outputs));
-    std::vector<ef::Tensor> outs = tensors_of(outputs, 0, "the function");
+    std::vector<ef::Tensor> outs = tensors_of(outputs, 0, "custom_gradient: the function");
     const size_t n_inputs = in.size();
     ef::WithGradients r(outs, [grad_fn, grad_fn_takes_variables, n_inputs](const std::vector<ef::Tensor>& dys,
                                                                           const std::vector<ef::Variable>& variables) {
       py::gil_scoped_acquire gil;
       py::tuple py_dys(dys.size());
       for (size_t i = 0; i < dys.size(); ++i) py_dys[i] = py::cast(dys[i]);
-      if (!grad_fn_takes_variables) return tensors_of(grad_fn->object(*py_dys), 0, "grad_fn");
+      if (!grad_fn_takes_variables)
+        return tensors_of(grad_fn->object(*py_dys), 0, "custom_gradient: grad_fn");
       py::object result = grad_fn->object(*py_dys, "variables"_a = py::cast(variables));
       if (!py::isinstance<py::tuple>(result) || py::len(result) != 2)
         throw ef::InvalidArgumentError("custom_gradient: a grad_fn taking `variables` must return "
                                        "(input gradients, variable gradients)");
-      std::vector<ef::Tensor> grads = tensors_of(result[py::int_(0)], n_inputs, "grad_fn");
-      std::vector<ef::Tensor> var_grads = tensors_of(result[py::int_(1)], variables.size(), "grad_fn");
+      std::vector<ef::Tensor> grads =
+          tensors_of(result[py::int_(0)], n_inputs, "custom_gradient: grad_fn (input gradients)");
+      std::vector<ef::Tensor> var_grads =
+          tensors_of(result[py::int_(1)], variables.size(), "custom_gradient: grad_fn (variable gradients)");
       grads.insert(grads.end(), var_grads.begin(), var_grads.end());
       return grads;
     });
@@ -86,15 +90,24 @@ py::object call_with_custom_gradient(py::function f, py::tuple args, py::functio
   return py::cast(outputs);
 }
 
-// A Python callable of tensors as an ef::TensorFunction.
-ef::TensorFunction tensor_function(py::function f) {
+// A Python callable of tensors that returns the list of its outputs' leaves (the
+// package flattens nested results, python/eagerflow/autodiff.py) as an ef::TensorsFunction.
+ef::TensorsFunction tensors_function(py::function f) {
   auto shared = std::make_shared<PyRef>(std::move(f));
   return [shared](const std::vector<ef::Tensor>& args) {
     py::gil_scoped_acquire gil;
     py::tuple py_args(args.size());
     for (size_t i = 0; i < args.size(); ++i) py_args[i] = py::cast(args[i]);
-    return to_tensor(shared->object(*py_args));
+    std::vector<ef::Tensor> outputs;
+    for (py::handle leaf : owned_items(shared->object(*py_args))) outputs.push_back(to_tensor(leaf));
+    return outputs;
   };
+}
+
+py::list tensors_or_none(const std::vector<ef::Tensor>& tensors) {
+  py::list out;
+  for (const ef::Tensor& t : tensors) out.append(t.defined() ? py::cast(t) : py::none());
+  return out;
 }
 
 std::vector<ef::Tensor> tensor_args(const py::args& args) {
@@ -126,16 +139,26 @@ void bind_autodiff(py::module_& m) {
            "initial_value"_a, "trainable"_a = true, "name"_a = py::none(), "dtype"_a = py::none())
       .def("value", &ef::Variable::value)
       .def("read_value", &ef::Variable::value)
-      .def("assign", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign(x, kPython)); },
-           "value"_a, "read_value"_a = true)
-      .def("assign_add", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_add(x, kPython)); },
-           "delta"_a, "read_value"_a = true)
-      .def("assign_sub", [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_sub(x, kPython)); },
-           "delta"_a, "read_value"_a = true)
+      .def(
+          "assign",
+          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign(x, kPython)); },
+          "value"_a, "read_value"_a = true)
+      .def(
+          "assign_add",
+          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_add(x, kPython)); },
+          "delta"_a, "read_value"_a = true)
+      .def(
+          "assign_sub",
+          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_sub(x, kPython)); },
+          "delta"_a, "read_value"_a = true)
       .def_property_readonly("name", &ef::Variable::name)
       .def_property_readonly("trainable", &ef::Variable::trainable)
       .def_property_readonly("dtype", &ef::Variable::dtype)
-      .def("numpy", [](const ef::Variable& v) { return to_numpy(v.value()); })
+      .def("numpy",
+           [](const ef::Variable& v) {
+             ef::BuildScope eager(nullptr);  // the value now, also inside a graph block
+             return to_numpy(v.value());
+           })
       .def("__repr__", [](const ef::Variable& v) {
         const std::string head =
             "<ef.Variable '" + v.name() + "' shape=" + v.shape().to_string() + " dtype=" + std::string(ef::name(v.dtype()));
@@ -147,64 +170,70 @@ void bind_autodiff(py::module_& m) {
       .def(py::init<bool, bool>(), "persistent"_a = false, "watch_accessed_variables"_a = true)
       .def("stop", &ef::GradientTape::stop)
       .def("resume", &ef::GradientTape::resume)
-      .def("watch", [](ef::GradientTape& tape, py::handle x) {
-        if (py::isinstance<ef::Variable>(x)) tape.watch(x.cast<const ef::Variable&>());
-        else tape.watch(x.cast<const ef::Tensor&>());
-      })
+      .def("watch",
+           [](ef::GradientTape& tape, py::handle x) {
+             if (py::isinstance<ef::Variable>(x))
+               tape.watch(x.cast<const ef::Variable&>());
+             else
+               tape.watch(x.cast<const ef::Tensor&>());
+           })
       .def("watched_variables", &ef::GradientTape::watched_variables)
       .def("reset", &ef::GradientTape::reset)
       .def(
           "gradient",
-          [](ef::GradientTape& tape, TensorArg target, py::list sources, py::handle output_gradient,
+          // targets: the leaves of the target structure; output_gradients: None or one
+          // per target (None for ones).
+          [](ef::GradientTape& tape, py::list targets, py::list sources, py::handle output_gradients,
              const std::string& unconnected) {
-            ef::Tensor seed = output_gradient.is_none() ? ef::Tensor() : to_tensor(output_gradient);
+            std::vector<ef::Tensor> flat_targets, seeds;
+            for (py::handle t : targets) flat_targets.push_back(to_tensor(t));
+            if (!output_gradients.is_none())
+              seeds = tensors_of(output_gradients, flat_targets.size(), "gradient: output_gradients");
             std::vector<ef::GradientTape::Source> flat = sources_of(sources);
             std::vector<ef::Tensor> grads;
             {
               // Python gradient functions (custom_gradient) take the GIL back themselves.
               py::gil_scoped_release release;
-              grads = tape.gradient(target, flat, seed, unconnected_of(unconnected), kPython);
+              grads = tape.gradient(flat_targets, flat, seeds, unconnected_of(unconnected), kPython);
             }
-            py::list out;
-            for (const ef::Tensor& g : grads) out.append(g.defined() ? py::cast(g) : py::none());
-            return out;
+            return tensors_or_none(grads);
           },
-          "target"_a, "sources"_a, "output_gradients"_a = py::none(), "unconnected_gradients"_a = "none")
+          "targets"_a, "sources"_a, "output_gradients"_a = py::none(), "unconnected_gradients"_a = "none")
       .def(
           "jacobian",
-          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected) -> py::object {
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source,
+             const std::string& unconnected) -> py::object {
             ef::Tensor j = tape.jacobian(target, source, unconnected_of(unconnected), kPython);
             return j.defined() ? py::cast(j) : py::none();
           },
           "target"_a, "source"_a, "unconnected_gradients"_a = "none")
       .def(
           "batch_jacobian",
-          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected) -> py::object {
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source,
+             const std::string& unconnected) -> py::object {
             ef::Tensor j = tape.batch_jacobian(target, source, unconnected_of(unconnected), kPython);
             return j.defined() ? py::cast(j) : py::none();
           },
           "target"_a, "source"_a, "unconnected_gradients"_a = "none")
-      .def("_pause", [](ef::GradientTape& tape) { return new ef::GradientTape::StopRecording(tape.stop_recording()); },
-           py::return_value_policy::take_ownership);
+      .def(
+          "_pause",
+          [](ef::GradientTape& tape) { return new ef::GradientTape::StopRecording(tape.stop_recording()); },
+          py::return_value_policy::take_ownership);
   py::class_<ef::GradientTape::StopRecording>(m, "_StopRecording");
 
   m.def("stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); }, "input"_a,
         "name"_a = py::none());
   m.def("_call_with_custom_gradient", &call_with_custom_gradient);
-  m.def("_gradients", [](py::function f, std::vector<int> params, py::args args) {
-    return ef::gradients_function(tensor_function(std::move(f)), std::move(params))(tensor_args(args));
-  });
-  m.def("_value_and_gradients", [](py::function f, std::vector<int> params, py::args args) {
-    return ef::value_and_gradients_function(tensor_function(std::move(f)), std::move(params))(tensor_args(args));
-  });
-  m.def("_grad", [](py::function f, TensorArg x) {
-    ef::TensorFunction as_tensors = tensor_function(std::move(f));
-    return ef::grad([as_tensors](const ef::Tensor& t) { return as_tensors({t}); })(x);
-  });
+  m.def("_function_gradients",
+        [](py::function f, std::vector<int> params, const std::string& unconnected, py::args args) {
+          return tensors_or_none(ef::gradients_function(tensors_function(std::move(f)), std::move(params),
+                                                        unconnected_of(unconnected))(tensor_args(args)));
+        });
   m.def("_implicit_value_and_gradients", [](py::function f) {
-    auto shared = std::make_shared<PyRef>(std::move(f));
-    auto [value, grads] = ef::implicit_value_and_gradients([shared] { return to_tensor(shared->object()); })();
-    return py::make_tuple(value, pairs_of(grads));
+    ef::TensorsFunction as_tensors = tensors_function(std::move(f));
+    auto [values, grads] = ef::implicit_value_and_gradients(
+        std::function<std::vector<ef::Tensor>()>([&as_tensors] { return as_tensors({}); }))();
+    return py::make_tuple(values, pairs_of(grads));
   });
 }
 

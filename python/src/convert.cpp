@@ -40,8 +40,47 @@ py::module_& numpy() {
   return *np;
 }
 
+bool is_list_or_tuple(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
+
+bool is_tensor_or_variable(py::handle obj) {
+  if (PyFloat_Check(obj.ptr()) || PyLong_Check(obj.ptr())) return false;  // the common case, cheaply
+  return tensor_ptr(obj) || py::isinstance<ef::Tensor>(obj) || py::isinstance<ef::Variable>(obj);
+}
+
+// The first tensor or variable in a (nested) list or tuple, depth first; None if none.
+py::handle first_tensor(py::handle obj) {
+  if (!is_list_or_tuple(obj)) return is_tensor_or_variable(obj) ? obj : py::handle();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(obj.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (py::handle found = first_tensor(items[i])) return found;
+  return py::handle();
+}
+
+// A list or tuple that holds tensors, as their stack (Note [Python conversions]): the
+// result stays connected to the tapes that watch its items, and symbolic in a graph.
+// Python numbers among the tensors take the dtype of the first tensor; tensors of
+// different dtypes are stack's error, never a silent cast.
+ef::Tensor stacked(py::handle seq, ef::DType number_dtype) {
+  std::vector<ef::Tensor> items;
+  for (py::handle item : owned_items(seq)) {
+    if (is_tensor_or_variable(item))
+      items.push_back(to_tensor(item));
+    else if (is_list_or_tuple(item) && first_tensor(item))
+      items.push_back(stacked(item, number_dtype));
+    else
+      items.push_back(to_tensor(item, number_dtype));
+  }
+  return ef::stack(items, 0);
+}
+
 // Python scalars and (nested) sequences, through NumPy, with TensorFlow's defaults.
 ef::Tensor from_python(py::handle obj) {
+  if (is_list_or_tuple(obj)) {
+    if (py::handle tensor = first_tensor(obj))
+      return stacked(obj, py::isinstance<ef::Variable>(tensor) ? tensor.cast<const ef::Variable&>().dtype()
+                                                               : tensor.cast<const ef::Tensor&>().dtype());
+  }
   py::array array = numpy().attr("asarray")(obj);
   const char kind = array.dtype().kind();
   if (kind == 'f') array = array.attr("astype")("float32");
@@ -193,7 +232,12 @@ py::array to_numpy(const ef::Tensor& t) {
   }
   // The capsule owns a reference to the tensor: the array keeps its memory alive.
   py::capsule owner(new ef::Tensor(t), [](void* p) { delete static_cast<ef::Tensor*>(p); });
-  return py::array(numpy_dtype(t.dtype()), shape, strides, t.raw_data(), owner);
+  py::array view(numpy_dtype(t.dtype()), shape, strides, t.raw_data(), owner);
+  // Read-only, as NumPy makes memory it does not own: tensors are immutable, and a
+  // write here would change values that tapes, graphs and other tensors still hold.
+  // np.array(t) gives a writable copy.
+  py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return view;
 }
 
 }  // namespace efpy

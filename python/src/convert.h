@@ -5,7 +5,9 @@
 // Python scalars and nested lists take TensorFlow's defaults (float → float32,
 // int → int32, or int64 when a value needs it, bool → bool). As the operand of a
 // binary op a Python number stays a number and takes the other operand's dtype
-// (`x + 1` keeps x's dtype), as in TensorFlow.
+// (`x + 1` keeps x's dtype), as in TensorFlow. A list or tuple that holds tensors or
+// variables becomes their `stack`, never a NumPy copy: a copy would cut the gradient
+// silently (`ef.constant([x, y])` under a tape), and symbolic tensors have no values.
 #pragma once
 
 #include <pybind11/numpy.h>

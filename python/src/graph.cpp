@@ -80,6 +80,8 @@ void bind_graph(py::module_& m) {
     return graph.is_none() ? ef::global_variables_initializer() : ef::global_variables_initializer(graph.cast<ef::Graph>());
   });
 
+  m.def("_global_variables", [](const ef::Graph& graph) { return ef::global_variables(graph); });
+
   // Feeds arrive as (placeholder, value) pairs; values convert to the key's dtype.
   m.def("_session_run", [](const ef::Graph& graph, const std::vector<ef::Tensor>& fetches,
                            const std::vector<ef::Operation>& targets, py::list feeds) {

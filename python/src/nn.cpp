@@ -37,13 +37,27 @@ class PyLayer : public nn::Layer {
     py::gil_scoped_acquire gil;
     py::function override = py::get_override(static_cast<const nn::Layer*>(this), "call");
     if (!override) throw ef::UnimplementedError("layer '" + name() + "' defines no call(inputs, training)");
-    py::object out = override(inputs, training);
+    if (!call_takes_training_) call_takes_training_ = takes_training(override);
+    py::object out = *call_takes_training_ ? override(inputs, "training"_a = training) : override(inputs);
     // One tensor out (Layer's contract in C++); a list would otherwise be stacked silently.
     if (py::isinstance<py::list>(out) || py::isinstance<py::tuple>(out) || out.is_none())
       throw py::type_error("layer '" + name() + "': call() must return one tensor, got " +
                            std::string(py::str(py::type::of(out).attr("__name__"))));
     return to_tensor(out);
   }
+
+ private:
+  // Keras passes `training` only to a call() that declares it (or takes **kwargs): the
+  // seeds' models define call(self, input).
+  static bool takes_training(const py::function& call) {
+    py::object parameters = py::module_::import("inspect").attr("signature")(call).attr("parameters");
+    if (parameters.contains("training")) return true;
+    for (py::handle p : parameters.attr("values")())
+      if (p.attr("kind").equal(py::module_::import("inspect").attr("Parameter").attr("VAR_KEYWORD")))
+        return true;
+    return false;
+  }
+  std::optional<bool> call_takes_training_;
 };
 
 // None (linear), a Keras name, or a Python function of a tensor.

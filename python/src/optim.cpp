@@ -75,16 +75,21 @@ void bind_optim(py::module_& m) {
       .def("apply_gradients", &apply_gradients, "grads_and_vars"_a)
       .def(
           "minimize",
-          [](optim::Optimizer& opt, py::function loss, std::vector<ef::Variable> var_list) {
-            return opt.minimize([&] { return to_tensor(loss()); }, var_list, kPython);
+          // Without var_list: every trainable variable the loss reads, as TensorFlow's eager optimizers.
+          [](optim::Optimizer& opt, py::function loss, std::optional<std::vector<ef::Variable>> var_list) {
+            if (!var_list) return opt.minimize([&] { return to_tensor(loss()); }, kPython);
+            return opt.minimize([&] { return to_tensor(loss()); }, *var_list, kPython);
           },
-          "loss"_a, "var_list"_a)
+          "loss"_a, "var_list"_a = py::none())
       .def_property_readonly("iterations", &optim::Optimizer::iterations)
       .def_property_readonly("learning_rate", &optim::Optimizer::current_learning_rate)
       .def_property_readonly("name", &optim::Optimizer::name)
-      .def("get_slot", [](const optim::Optimizer& opt, const ef::Variable& v, const std::string& name) {
-        return opt.slot(v, name);
-      }, "var"_a, "slot_name"_a)
+      .def(
+          "get_slot",
+          [](const optim::Optimizer& opt, const ef::Variable& v, const std::string& name) {
+            return opt.slot(v, name);
+          },
+          "var"_a, "slot_name"_a)
       .def("variables", &optim::Optimizer::slot_variables);
 
   py::class_<optim::SGD, optim::Optimizer>(m, "SGD").def(

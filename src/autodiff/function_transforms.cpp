@@ -20,28 +20,39 @@ std::vector<size_t> selected(const std::vector<int>& params, size_t count) {
   return out;
 }
 
-std::pair<Tensor, std::vector<Tensor>> value_and_gradients(const TensorFunction& f, const std::vector<int>& params,
-                                                           const std::vector<Tensor>& args) {
-  std::vector<size_t> which = selected(params, args.size());
-  std::vector<Tensor> sources;
-  for (size_t i : which) sources.push_back(args[i]);
+// f's outputs and the gradients of their sum with respect to the selected arguments.
+std::pair<std::vector<Tensor>, std::vector<Tensor>> value_and_gradients(const TensorsFunction& f,
+                                                                        const std::vector<int>& params,
+                                                                        UnconnectedGradients unconnected,
+                                                                        const std::vector<Tensor>& args) {
+  std::vector<GradientTape::Source> sources;
+  for (size_t i : selected(params, args.size())) sources.emplace_back(args[i]);
   GradientTape tape;
-  for (const Tensor& s : sources) tape.watch(s);
-  Tensor value = f(args);
-  std::vector<Tensor> grads = tape.gradient(value, sources, Tensor(), UnconnectedGradients::Zero);
-  return {value, grads};
+  for (const GradientTape::Source& s : sources) tape.watch(std::get<Tensor>(s));
+  std::vector<Tensor> values = f(args);
+  std::vector<Tensor> grads = tape.gradient(values, sources, {}, unconnected);
+  return {std::move(values), std::move(grads)};
 }
 
-std::pair<Tensor, VariableGradients> implicit_value_and_gradients_of(const std::function<Tensor()>& f) {
+TensorsFunction as_tensors_function(TensorFunction f) {
+  return [f = std::move(f)](const std::vector<Tensor>& args) { return std::vector<Tensor>{f(args)}; };
+}
+
+template <typename Value>
+std::pair<Value, VariableGradients> implicit_value_and_gradients_of(const std::function<Value()>& f) {
   GradientTape tape;
-  Tensor value = f();
+  Value value = f();
   std::vector<Variable> variables = tape.watched_variables();
   if (variables.empty())
     fail("implicit_gradients: the function read no trainable variables, so there is nothing to differentiate");
-  std::vector<Tensor> grads = tape.gradient(value, variables);
+  std::vector<Tensor> grads;
+  if constexpr (std::is_same_v<Value, Tensor>)
+    grads = tape.gradient(value, variables);
+  else
+    grads = tape.gradient(value, std::vector<GradientTape::Source>(variables.begin(), variables.end()));
   VariableGradients pairs;
   for (size_t i = 0; i < variables.size(); ++i) pairs.emplace_back(grads[i], variables[i]);
-  return {value, std::move(pairs)};
+  return {std::move(value), std::move(pairs)};
 }
 
 }  // namespace
@@ -55,15 +66,31 @@ UnaryFunction grad(UnaryFunction f) {
   };
 }
 
-GradientsFunction gradients_function(TensorFunction f, std::vector<int> params) {
-  return [f = std::move(f), params = std::move(params)](const std::vector<Tensor>& args) {
-    return value_and_gradients(f, params, args).second;
+GradientsFunction gradients_function(TensorsFunction f, std::vector<int> params,
+                                     UnconnectedGradients unconnected) {
+  return [f = std::move(f), params = std::move(params), unconnected](const std::vector<Tensor>& args) {
+    return value_and_gradients(f, params, unconnected, args).second;
   };
 }
 
-ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::vector<int> params) {
-  return [f = std::move(f), params = std::move(params)](const std::vector<Tensor>& args) {
-    return value_and_gradients(f, params, args);
+GradientsFunction gradients_function(TensorFunction f, std::vector<int> params,
+                                     UnconnectedGradients unconnected) {
+  return gradients_function(as_tensors_function(std::move(f)), std::move(params), unconnected);
+}
+
+std::function<std::pair<std::vector<Tensor>, std::vector<Tensor>>(const std::vector<Tensor>&)>
+value_and_gradients_function(TensorsFunction f, std::vector<int> params, UnconnectedGradients unconnected) {
+  return [f = std::move(f), params = std::move(params), unconnected](const std::vector<Tensor>& args) {
+    return value_and_gradients(f, params, unconnected, args);
+  };
+}
+
+ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::vector<int> params,
+                                                       UnconnectedGradients unconnected) {
+  return [f = as_tensors_function(std::move(f)), params = std::move(params),
+          unconnected](const std::vector<Tensor>& args) {
+    auto [values, grads] = value_and_gradients(f, params, unconnected, args);
+    return std::pair<Tensor, std::vector<Tensor>>(values[0], std::move(grads));
   };
 }
 
@@ -71,10 +98,15 @@ std::function<std::pair<Tensor, VariableGradients>()> implicit_value_and_gradien
   return [f = std::move(f)] { return implicit_value_and_gradients_of(f); };
 }
 
+std::function<std::pair<std::vector<Tensor>, VariableGradients>()> implicit_value_and_gradients(
+    std::function<std::vector<Tensor>()> f) {
+  return [f = std::move(f)] { return implicit_value_and_gradients_of(f); };
+}
+
 std::function<std::pair<Tensor, VariableGradients>(const std::vector<Tensor>&)> implicit_value_and_gradients(
     TensorFunction f) {
   return [f = std::move(f)](const std::vector<Tensor>& args) {
-    return implicit_value_and_gradients_of([&] { return f(args); });
+    return implicit_value_and_gradients_of(std::function<Tensor()>([&] { return f(args); }));
   };
 }
 
@@ -82,9 +114,13 @@ std::function<VariableGradients()> implicit_gradients(std::function<Tensor()> f)
   return [f = std::move(f)] { return implicit_value_and_gradients_of(f).second; };
 }
 
+std::function<VariableGradients()> implicit_gradients(std::function<std::vector<Tensor>()> f) {
+  return [f = std::move(f)] { return implicit_value_and_gradients_of(f).second; };
+}
+
 std::function<VariableGradients(const std::vector<Tensor>&)> implicit_gradients(TensorFunction f) {
   return [f = std::move(f)](const std::vector<Tensor>& args) {
-    return implicit_value_and_gradients_of([&] { return f(args); }).second;
+    return implicit_value_and_gradients_of(std::function<Tensor()>([&] { return f(args); })).second;
   };
 }
 

@@ -213,18 +213,21 @@ void GradientTape::reset() {
   impl_->used = false;
 }
 
-void GradientTape::check_usable(const Tensor& target, std::span<const Tensor> sources, const char* what) const {
+void GradientTape::check_usable(std::span<const Tensor> targets, std::span<const Tensor> sources,
+                                const char* what) const {
   if (impl_->used)
     fail<FailedPreconditionError>(
         what, ": this GradientTape was already used to compute a gradient and has released what it "
         "recorded; create it with GradientTape(/*persistent=*/true) to call gradient() more than once");
-  if (!target.defined()) fail(what, ": the target is an undefined tensor");
+  for (const Tensor& target : targets)
+    if (!target.defined()) fail(what, ": the target is an undefined tensor");
   for (size_t i = 0; i < sources.size(); ++i) check_source(sources[i], i, what);
 }
 
-std::vector<Tensor> GradientTape::backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
-                                           UnconnectedGradients unconnected, bool last_use) {
-  if (!is_floating(target.dtype())) {
+std::vector<Tensor> GradientTape::backprop(std::span<const Tensor> targets, std::span<const Tensor> seeds,
+                                           std::span<const Tensor> sources, UnconnectedGradients unconnected,
+                                           bool last_use) {
+  if (targets.empty()) {
     std::vector<detail::TapeEntry> none;
     return detail::backprop(none, {}, {}, sources, unconnected);
   }
@@ -232,8 +235,8 @@ std::vector<Tensor> GradientTape::backprop(const Tensor& target, const Tensor& s
   // This tape must not record its own gradient computation; outer tapes do.
   impl_->paused = true;
   try {
-    std::vector<Tensor> grads = detail::backprop(impl_->entries, std::span<const Tensor>(&target, 1),
-                                                 std::span<const Tensor>(&seed, 1), sources, unconnected, release);
+    std::vector<Tensor> grads =
+        detail::backprop(impl_->entries, targets, seeds, sources, unconnected, release);
     impl_->paused = false;
     return grads;
   } catch (...) {
@@ -252,18 +255,36 @@ void GradientTape::release_if_not_persistent() {
   impl_->used = true;
 }
 
+std::vector<Tensor> GradientTape::tensor_gradients(std::span<const Tensor> targets,
+                                                   std::span<const Tensor> sources,
+                                                   std::span<const Tensor> output_gradients,
+                                                   UnconnectedGradients unconnected) {
+  check_usable(targets, sources, "gradient");
+  if (!output_gradients.empty() && output_gradients.size() != targets.size())
+    fail("gradient: ", output_gradients.size(), " output gradients for ", targets.size(), " targets");
+  std::vector<Tensor> float_targets, seeds;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Tensor seed = output_gradients.empty() ? Tensor() : output_gradients[i];
+    if (seed.defined() && seed.shape() != targets[i].shape())
+      fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ",
+           targets[i].shape());
+    if (!is_floating(targets[i].dtype())) continue;  // no gradient flows from integers
+    float_targets.push_back(targets[i]);
+    seeds.push_back(seed.defined() ? seed : ones_like(targets[i]));
+  }
+  std::vector<Tensor> grads = backprop(float_targets, seeds, sources, unconnected, /*last_use=*/true);
+  release_if_not_persistent();
+  return grads;
+}
+
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, std::span<const Tensor> sources,
                                            const Tensor& output_gradient, UnconnectedGradients unconnected,
                                            CallSite where) {
   try {
-    check_usable(target, sources, "gradient");
-    Tensor seed = output_gradient;
-    if (seed.defined() && seed.shape() != target.shape())
-      fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ", target.shape());
-    if (!seed.defined() && is_floating(target.dtype())) seed = ones_like(target);
-    std::vector<Tensor> grads = backprop(target, seed, sources, unconnected, /*last_use=*/true);
-    release_if_not_persistent();
-    return grads;
+    return tensor_gradients(
+        std::span<const Tensor>(&target, 1), sources,
+        output_gradient.defined() ? std::span<const Tensor>(&output_gradient, 1) : std::span<const Tensor>(),
+        unconnected);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -290,7 +311,8 @@ Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source
   std::vector<Tensor> rows;
   bool any_connected = false;
   for (const Tensor& seed : seeds) {
-    rows.push_back(backprop(target, seed, std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0]);
+    rows.push_back(backprop(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&seed, 1),
+                            std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0]);
     any_connected = any_connected || rows.back().defined();
   }
   release_if_not_persistent();
@@ -307,7 +329,7 @@ Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source
 Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
                               CallSite where) {
   try {
-    check_usable(target, std::span<const Tensor>(&source, 1), "jacobian");
+    check_usable(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&source, 1), "jacobian");
     const int64_t n = target.shape().num_elements();
     // Row i of the flattened target: seed a one-hot at i.
     std::vector<Tensor> seeds;
@@ -325,7 +347,7 @@ Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, Unconn
 Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
                                     CallSite where) {
   try {
-    check_usable(target, std::span<const Tensor>(&source, 1), "batch_jacobian");
+    check_usable(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&source, 1), "batch_jacobian");
     if (target.rank() < 1 || source.rank() < 1 || target.shape()[0] != source.shape()[0])
       fail("batch_jacobian: the target (shape ", target.shape(), ") and the source (shape ", source.shape(),
            ") need the same first (batch) dimension");
@@ -361,33 +383,50 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Source>& sources,
                                            const Tensor& output_gradient, UnconnectedGradients unconnected,
                                            CallSite where) {
-  // A variable's gradient is the sum over every tensor read from it: differentiate
-  // with respect to all of them, then add up.
-  std::vector<Tensor> flat;
-  std::vector<size_t> first(sources.size() + 1, 0);
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (const Tensor* t = std::get_if<Tensor>(&sources[i])) {
-      flat.push_back(*t);
-    } else {
-      auto it = impl_->reads.find(std::get<Variable>(sources[i]).key());
-      if (it != impl_->reads.end()) flat.insert(flat.end(), it->second.begin(), it->second.end());
+  return gradient(
+      std::span<const Tensor>(&target, 1), sources,
+      output_gradient.defined() ? std::span<const Tensor>(&output_gradient, 1) : std::span<const Tensor>(),
+      unconnected, where);
+}
+
+std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
+                                           const std::vector<Source>& sources,
+                                           std::span<const Tensor> output_gradients,
+                                           UnconnectedGradients unconnected, CallSite where) {
+  try {
+    // A variable's gradient is the sum over every tensor read from it: differentiate
+    // with respect to all of them, then add up.
+    std::vector<Tensor> flat;
+    std::vector<size_t> first(sources.size() + 1, 0);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (const Tensor* t = std::get_if<Tensor>(&sources[i])) {
+        flat.push_back(*t);
+      } else {
+        auto it = impl_->reads.find(std::get<Variable>(sources[i]).key());
+        if (it != impl_->reads.end()) flat.insert(flat.end(), it->second.begin(), it->second.end());
+      }
+      first[i + 1] = flat.size();
     }
-    first[i + 1] = flat.size();
-  }
-  std::vector<Tensor> flat_grads =
-      gradient(target, std::span<const Tensor>(flat), output_gradient, UnconnectedGradients::None, where);
-  std::vector<Tensor> result;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    Tensor sum;
-    for (size_t k = first[i]; k < first[i + 1]; ++k)
-      if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
-    if (!sum.defined() && unconnected == UnconnectedGradients::Zero) {
-      if (const Tensor* t = std::get_if<Tensor>(&sources[i])) sum = zeros_like(*t);
-      else sum = zeros(std::get<Variable>(sources[i]).shape(), std::get<Variable>(sources[i]).dtype());
+    std::vector<Tensor> flat_grads =
+        tensor_gradients(targets, flat, output_gradients, UnconnectedGradients::None);
+    std::vector<Tensor> result;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      Tensor sum;
+      for (size_t k = first[i]; k < first[i + 1]; ++k)
+        if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
+      if (!sum.defined() && unconnected == UnconnectedGradients::Zero) {
+        if (const Tensor* t = std::get_if<Tensor>(&sources[i]))
+          sum = zeros_like(*t);
+        else
+          sum = zeros(std::get<Variable>(sources[i]).shape(), std::get<Variable>(sources[i]).dtype());
+      }
+      result.push_back(sum);
     }
-    result.push_back(sum);
+    return result;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
   }
-  return result;
 }
 
 Tensor GradientTape::gradient(const Tensor& target, const Variable& source, const Tensor& output_gradient,

@@ -45,6 +45,8 @@ struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionStat
 
   const TraceGradient& gradient_graph();
   void build_gradient();
+  // The trainable float variables the trace reads, each once, in first-read order.
+  std::vector<Variable> trainable_variables_read() const;
   const OptimizedGraph& optimized_graph();
   std::vector<Tensor> call(const std::vector<Tensor>& args);
 };
@@ -85,6 +87,21 @@ const TraceGradient& ConcreteFunctionState::gradient_graph() {
   return *gradient;
 }
 
+std::vector<Variable> ConcreteFunctionState::trainable_variables_read() const {
+  // Reads inside control flow count: those of variables the node also assigns stay
+  // there (Note [variable reads in control flow]), and a tape asking for such a
+  // variable's gradient must reach this call's gradient, which refuses it.
+  std::vector<Variable> variables;
+  visit_nested_nodes(*graph, forward_nodes, [&](const Node& n) {
+    if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() || !is_floating(n.variable->dtype()))
+      return;
+    if (std::none_of(variables.begin(), variables.end(),
+                     [&](const Variable& v) { return v.same_as(*n.variable); }))
+      variables.push_back(*n.variable);
+  });
+  return variables;
+}
+
 void ConcreteFunctionState::build_gradient() {
   auto tg = std::make_unique<TraceGradient>();
   std::vector<Tensor> ys, sources, seeds;
@@ -98,13 +115,7 @@ void ConcreteFunctionState::build_gradient() {
     seeds.push_back(graph->output({index, 0}));
   }
   for (const ValueRef& r : input_refs) sources.push_back(graph->output(r));
-  // The trainable float variables the trace reads, each once.
-  for (int i = 0; i < forward_nodes; ++i) {
-    const Node& n = graph->node(i);
-    if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() || !is_floating(n.variable->dtype())) continue;
-    if (std::none_of(tg->variables.begin(), tg->variables.end(), [&](const Variable& v) { return v.same_as(*n.variable); }))
-      tg->variables.push_back(*n.variable);
-  }
+  tg->variables = trainable_variables_read();
   // Only float outputs carry gradients.
   std::vector<Tensor> float_ys, float_seeds;
   for (size_t k = 0; k < ys.size(); ++k)
@@ -174,8 +185,14 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
   std::vector<Tensor> results(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(outputs.size()));
   for (Tensor& r : results) r = stop_gradient(r);  // fresh tensors: reached only through this entry
   if (!tg) {
-    record_custom_gradient(args, results, std::make_shared<const CustomGradientFn>(
-        [error = gradient_error](std::span<const Tensor>) -> std::vector<Tensor> { std::rethrow_exception(error); }));
+    // The variables it reads are inputs too, so a tape asking for their gradients
+    // reaches the error instead of an unconnected None.
+    for (const Variable& v : trainable_variables_read()) recorded_inputs.push_back(v.value());
+    record_custom_gradient(recorded_inputs, results,
+                           std::make_shared<const CustomGradientFn>(
+                               [error = gradient_error](std::span<const Tensor>) -> std::vector<Tensor> {
+                                 std::rethrow_exception(error);
+                               }));
     return results;
   }
   std::vector<Feed> kept;

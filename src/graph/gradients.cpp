@@ -22,6 +22,43 @@ std::shared_ptr<detail::GraphState> graph_of(const std::vector<Tensor>& ys) {
   return g;
 }
 
+// Whether `sub` (or control flow nested in it) reads the variable with `key`.
+bool reads_inside(const detail::SubGraph& sub, const void* key) {
+  bool found = false;
+  detail::visit_nested_nodes(
+      *sub.graph, static_cast<int>(sub.graph->nodes.size()), [&](const detail::Node& n) {
+        found = found || (n.kind == detail::NodeKind::kReadVariable && n.variable->key() == key);
+      });
+  return found;
+}
+
+// A cond or while node that reads a variable it also assigns keeps that read inside
+// (Note [variable reads in control flow]), where no gradient reaches it. When ys depend
+// on such a node and the variable's gradient is asked for, the answer would silently
+// miss that read's share: refuse instead.
+void check_no_reads_inside_control_flow(const detail::GraphState& g, int nodes, const std::vector<Tensor>& ys,
+                                        const std::vector<Variable>& variables) {
+  std::vector<char> needed(static_cast<size_t>(nodes), 0);
+  for (const Tensor& y : ys)
+    if (const detail::GraphValue* v = detail::graph_value(y); v && v->ref.node < nodes)
+      needed[v->ref.node] = 1;
+  for (int i = nodes - 1; i >= 0; --i) {
+    if (!needed[i]) continue;
+    const detail::Node& n = g.node(i);
+    for (const detail::ValueRef& in : n.inputs) needed[in.node] = 1;
+    if (!n.control) continue;
+    for (const Variable& variable : variables)
+      if (reads_inside(n.control->first, variable.key()) || reads_inside(n.control->second, variable.key()))
+        fail<UnimplementedError>(
+            "gradients: variable '", variable.name(), "' is both read and assigned inside ",
+            n.kind == detail::NodeKind::kCond ? "cond" : "while_loop", " node '", n.name,
+            "', and gradients through a read inside control flow that also assigns the variable are not "
+            "supported; read the variable before the ",
+            n.kind == detail::NodeKind::kCond ? "cond" : "loop",
+            " and pass the value in, or assign it after");
+  }
+}
+
 }  // namespace
 
 std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>& g, const std::vector<Tensor>& ys,
@@ -79,6 +116,7 @@ std::vector<Tensor> detail::gradients_with_variables(const std::shared_ptr<Graph
                                                      const std::vector<Tensor>& ys, const std::vector<Tensor>& grad_ys,
                                                      std::vector<Tensor> sources,
                                                      const std::vector<Variable>& variables) {
+  check_no_reads_inside_control_flow(*g, nodes, ys, variables);
   const size_t plain = sources.size();
   std::vector<size_t> owner;
   for (int i = 0; i < nodes; ++i) {

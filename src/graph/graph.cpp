@@ -192,6 +192,16 @@ class GraphBuilder final : public OpBuilder {
 
 }  // namespace
 
+void visit_nested_nodes(const GraphState& graph, int nodes, const std::function<void(const Node&)>& visit) {
+  for (int i = 0; i < nodes; ++i) {
+    const Node& n = graph.node(i);
+    visit(n);
+    if (n.control)
+      for (const SubGraph* sub : {&n.control->first, &n.control->second})
+        visit_nested_nodes(*sub->graph, static_cast<int>(sub->graph->nodes.size()), visit);
+  }
+}
+
 std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph) {
   return std::make_unique<GraphBuilder>(std::move(graph));
 }
@@ -248,6 +258,13 @@ Operation global_variables_initializer(const Graph& graph) {
   n.kind = detail::NodeKind::kGroup;
   n.control_inputs = g.initializers;
   return Operation(graph.state(), g.add_node(std::move(n), "init"));
+}
+
+std::vector<Variable> global_variables(const Graph& graph) {
+  const detail::GraphState& g = *graph.state();
+  std::vector<Variable> out;
+  for (int index : g.initializers) out.push_back(*g.nodes[index].variable);  // each initializer assigns one
+  return out;
 }
 
 Operation global_variables_initializer() {

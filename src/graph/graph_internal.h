@@ -162,6 +162,10 @@ auto building(const std::shared_ptr<GraphState>& graph, F&& body) {
 // Runs a sub-graph on eager values of its arguments and captures.
 std::vector<Tensor> run_subgraph(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures,
                                  std::string_view who);
+// Calls `visit` on the first `nodes` nodes of `graph` and, depth first, on every node of
+// the sub-graphs of its control-flow nodes.
+void visit_nested_nodes(const GraphState& graph, int nodes, const std::function<void(const Node&)>& visit);
+
 // Adds a sub-graph's computation to the graph being built (or runs it eagerly), with
 // `args` and `captures` standing for its placeholders; returns its outputs.
 std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures);

@@ -5,10 +5,11 @@
 #include <unordered_map>
 
 #include "eagerflow/io/safetensors.h"
-#include "eagerflow/ops/creation.h"
 #include "eagerflow/nn/module.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/optim/lbfgs.h"
 #include "eagerflow/optim/optimizer.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::io {
 namespace {
@@ -23,6 +24,18 @@ struct Tracked {
 };
 
 Tensor int64_scalar(int64_t v) { return constant(v); }
+
+// Note [checkpoints run eagerly]: a checkpoint reads and writes the variables' state
+// itself, now, whatever mode the caller is in. Inside a graph being built (a TF1-style
+// program restoring before Session.run) the same calls would otherwise only add
+// unconnected assign nodes, and the restore would pass without changing anything. A
+// graph holds its variables by reference, so a session sees the restored values; a
+// variable created in graph mode and not yet initialized is initialized by a restore.
+// Nothing a checkpoint does is recorded by tapes.
+struct EagerScope {
+  BuildScope eager{nullptr};
+  RecordingPaused not_recorded;
+};
 
 }  // namespace
 
@@ -78,6 +91,7 @@ Tracked track(const std::vector<std::pair<std::string, Checkpoint::Object>>& obj
 }  // namespace
 
 std::map<std::string, Tensor> Checkpoint::state() const {
+  EagerScope eager;  // Note [checkpoints run eagerly]
   Tracked t = track(
       objects_, [](const Object& o) { return o.variables_(); }, [](const Object& o) { return o.has_variables(); });
   std::map<std::string, Tensor> out;
@@ -100,6 +114,7 @@ std::map<std::string, Tensor> Checkpoint::state() const {
 }
 
 void Checkpoint::save(const std::string& path, CallSite where) const {
+  EagerScope eager;  // Note [checkpoints run eagerly]
   try {
     save_safetensors(path, state(), {{"format", "eagerflow.io.Checkpoint"}}, where);
   } catch (Error& e) {
@@ -109,6 +124,7 @@ void Checkpoint::save(const std::string& path, CallSite where) const {
 }
 
 void Checkpoint::restore(const std::string& path, CallSite where) {
+  EagerScope eager;  // Note [checkpoints run eagerly]: the file's tensors are values, not graph constants
   try {
     TensorFile file = load_safetensors(path, where);
     restore_state(file.tensors, "file '" + path + "'", where);
@@ -120,6 +136,7 @@ void Checkpoint::restore(const std::string& path, CallSite where) {
 
 void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, const std::string& source,
                                CallSite where) {
+  EagerScope eager;  // Note [checkpoints run eagerly]
   try {
     const std::string context = "Checkpoint.restore: " + source;
     Tracked t = track(

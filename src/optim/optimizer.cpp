@@ -24,6 +24,14 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
   try {
     if (gradients.size() != variables.size())
       fail(name_, ".apply_gradients: ", gradients.size(), " gradients for ", variables.size(), " variables");
+    if (!variables.empty() &&
+        std::none_of(gradients.begin(), gradients.end(), [](const Tensor& g) { return g.defined(); })) {
+      std::string names;
+      for (size_t i = 0; i < variables.size() && i < 5; ++i)
+        names += (i ? ", '" : "'") + variables[i].name() + "'";
+      fail(name_, ".apply_gradients: no gradient for any variable (", names,
+           variables.size() > 5 ? ", ..." : "", "): the loss does not depend on them");
+    }
     // Check everything first, so a bad gradient changes nothing.
     for (size_t i = 0; i < gradients.size(); ++i) {
       const Tensor& g = gradients[i];
@@ -73,6 +81,24 @@ Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vecto
     GradientTape tape;
     for (const Variable& v : variables) tape.watch(v);
     value = loss();
+    grads = tape.gradient(value, variables, Tensor(), UnconnectedGradients::None, where);
+  }
+  apply_gradients(grads, variables, where);
+  return value;
+}
+
+Tensor Optimizer::minimize(const std::function<Tensor()>& loss, CallSite where) {
+  Tensor value;
+  std::vector<Tensor> grads;
+  std::vector<Variable> variables;
+  {
+    GradientTape tape;  // watches every trainable variable the loss reads
+    value = loss();
+    variables = tape.watched_variables();
+    if (variables.empty())
+      fail(name_,
+           ".minimize: the loss function read no trainable variables; pass var_list or read them "
+           "inside the function");
     grads = tape.gradient(value, variables, Tensor(), UnconnectedGradients::None, where);
   }
   apply_gradients(grads, variables, where);

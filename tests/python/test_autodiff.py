@@ -131,6 +131,88 @@ def test_function_transforms():
     assert float(ef.grad(ef.grad(lambda x: x ** 4))(ef.constant(1.0))) == 12.0
 
 
+def test_functions_returning_several_tensors_are_differentiated_as_their_sum():
+    # TensorFlow's rule for a list, tuple or dict of outputs, in every transform.
+    def several(x, y):
+        return [x * y, {"sq": x * x, "none": None}, (ef.constant(5.0),)]
+
+    dx, dy = ef.gradients_function(several)(3.0, 2.0)
+    assert float(dx) == 2.0 + 6.0 and float(dy) == 3.0
+    value, (gx, gy) = ef.value_and_gradients_function(several)(3.0, 2.0)
+    assert float(value[0]) == 6.0 and value[1]["none"] is None and float(gx) == 8.0
+    assert float(ef.grad(lambda x: (x, x * x))(ef.constant(3.0))) == 7.0
+    W = ef.Variable(2.0, name="W")
+    value, pairs = ef.implicit_value_and_gradients(lambda: {"a": W * 3.0, "b": W * W})()
+    assert set(value) == {"a", "b"} and float(pairs[0][0]) == 3.0 + 4.0
+    assert float(ef.implicit_gradients(lambda: (W, W))()[0][0]) == 2.0
+
+
+def test_unconnected_arguments_of_gradients_function_are_none_or_zero():
+    f = lambda x, y: x * 2.0  # noqa: E731
+    assert ef.gradients_function(f)(3.0, 4.0)[1] is None
+    zero = ef.gradients_function(f, unconnected_gradients=ef.UnconnectedGradients.ZERO)(3.0, 4.0)[1]
+    assert float(zero) == 0.0
+    assert float(ef.grad(lambda x: ef.constant(1.0))(ef.constant(3.0))) == 0.0  # grad: d(constant) = 0
+
+
+def test_tape_gradient_of_a_list_of_targets():
+    x = ef.constant(3.0)
+    with ef.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        targets = [x * x, {"twice": x * 2.0}, ef.cast(x, ef.int32)]
+    assert float(tape.gradient(targets, x)) == 6.0 + 2.0
+    seeded = tape.gradient(targets, x, output_gradients=[ef.constant(10.0), {"twice": None}, None])
+    assert float(seeded) == 60.0 + 2.0
+    with pytest.raises(ValueError, match="output_gradients has 1 tensors but the target has 3"):
+        tape.gradient(targets, x, output_gradients=[ef.constant(1.0)])
+
+
+def test_sequences_of_tensors_stay_differentiable():
+    # A list holding recorded tensors becomes their stack, never a constant copy.
+    x = ef.constant(3.0)
+    w = ef.Variable(2.0, name="w")
+    with ef.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        packed = ef.constant([x, x * x, 1])          # the 1 takes x's dtype
+        converted = ef.convert_to_tensor([[x, w], [0.5, x]])
+        product = x * [x, 2.0]                        # a list operand
+    assert packed.dtype == ef.float32 and packed.numpy().tolist() == [3.0, 9.0, 1.0]
+    assert float(tape.gradient(packed, x)) == 1.0 + 6.0
+    assert float(tape.gradient(converted, x)) == 2.0 and float(tape.gradient(converted, w)) == 1.0
+    assert float(tape.gradient(product, x)) == 2 * 3.0 + 2.0
+    with pytest.raises(ef.errors.InvalidArgumentError, match="int32 but input 0 has dtype float32"):
+        ef.constant([x, ef.constant(1, dtype=ef.int32)])  # never a silent cast
+
+
+def test_a_variable_read_and_assigned_inside_cond_has_no_silent_gradient():
+    v = ef.Variable(2.0, name="v")
+
+    @ef.function
+    def step(x):
+        def grow():
+            y = v * x
+            v.assign(y)
+            return y
+        return ef.cond(x > 0.0, grow, lambda: x)
+
+    with ef.GradientTape() as tape:
+        y = step(ef.constant(3.0))
+    with pytest.raises(ef.errors.UnimplementedError, match="'v' is both read and assigned inside cond"):
+        tape.gradient(y, v)
+
+    @ef.function
+    def loop(x):
+        def body(i, acc):
+            v.assign(v * 1.5)
+            return i + 1, acc * v
+        return ef.while_loop(lambda i, acc: i < 3, body, (ef.constant(0), x))[1]
+
+    with ef.GradientTape() as tape:
+        y = loop(ef.constant(3.0))
+    with pytest.raises(ef.errors.UnimplementedError, match="'v' is both read and assigned inside while_loop"):
+        tape.gradient(y, v)  # was an unconnected None
+
+
 def test_implicit_gradients():
     W = ef.Variable(2.0, name="W")
     b = ef.Variable(1.0, name="b")

@@ -104,7 +104,25 @@ def test_minimize_slots_and_errors():
         opt.apply_gradients([(ef.constant([1.0]), w)])
     with pytest.raises(ef.errors.NotFoundError):
         opt.get_slot(w, "nope")
-    opt.apply_gradients([(None, w)])  # no gradient: skipped
+    unused = ef.Variable([1.0], name="unused")
+    before = w.numpy().copy()
+    opt.apply_gradients([(ef.constant([0.5, 0.5]), w), (None, unused)])  # no gradient: skipped
+    assert not np.array_equal(w.numpy(), before) and unused.numpy()[0] == 1.0
+    with pytest.raises(ef.errors.InvalidArgumentError, match="no gradient for any variable"):
+        opt.apply_gradients([(None, w)])  # a step that would do nothing is an error, as in TensorFlow
+
+
+def test_minimize_without_var_list_trains_the_variables_the_loss_reads():
+    # The seed's `optimizer.minimize(lambda: loss_function(model, x, y))`, as TF's eager optimizers.
+    w = ef.Variable([3.0, -2.0], name="w")
+    frozen = ef.Variable([1.0, 1.0], name="frozen", trainable=False)
+    opt = ef.optimizers.SGD(learning_rate=0.25)
+    loss = opt.minimize(lambda: ef.reduce_sum(ef.square(w) * frozen))
+    assert float(loss) == 13.0
+    np.testing.assert_allclose(w.numpy(), [1.5, -1.0])  # w - 0.25 * 2w
+    np.testing.assert_array_equal(frozen.numpy(), [1.0, 1.0])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="read no trainable variables"):
+        opt.minimize(lambda: ef.reduce_sum(frozen))
 
 
 def test_clipping():

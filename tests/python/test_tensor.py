@@ -87,6 +87,24 @@ def test_numpy_shares_memory_and_keeps_the_tensor_alive():
     np.testing.assert_array_equal(v[3], np.arange(3, 1000, 100, dtype=np.float32))
 
 
+def test_numpy_views_are_read_only():
+    # A tensor is immutable: a write through its NumPy view would change values that a
+    # tape or a graph still holds. np.array(t) is the writable copy.
+    x = ef.constant([1.0, 2.0])
+    w = ef.Variable([1.0, 2.0])
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    for view in (x.numpy(), np.asarray(x), w.numpy(), y.numpy()):
+        assert not view.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            view[0] = 100.0
+    copy = np.array(x)
+    copy[0] = 100.0
+    assert x.numpy().tolist() == [1.0, 2.0]
+    assert tape.gradient(y, x).numpy().tolist() == [2.0, 4.0]
+
+
 @pytest.mark.parametrize("dtype", [ef.float32, ef.float64, ef.int32, ef.int64], ids=lambda d: d.name)
 def test_dlpack_round_trips_without_copies(dtype):
     t = ef.reshape(ef.range(0, 6, dtype=dtype), [2, 3])

@@ -73,6 +73,14 @@ class GradientTape {
                                UnconnectedGradients unconnected = UnconnectedGradients::None,
                                CallSite where = CallSite::current());
 
+  // Several targets: the gradients of their sum, in one backward pass (TensorFlow's
+  // rule for a list of targets). Each target is seeded by its entry of
+  // `output_gradients` (empty: all ones); targets that are not floats contribute nothing.
+  std::vector<Tensor> gradient(std::span<const Tensor> targets, const std::vector<Source>& sources,
+                               std::span<const Tensor> output_gradients = {},
+                               UnconnectedGradients unconnected = UnconnectedGradients::None,
+                               CallSite where = CallSite::current());
+
   // d target[i...] / d source[j...] for every element pair, shaped target.shape +
   // source.shape: one backward pass per target element. Counts as a gradient() call
   // for a non-persistent tape.
@@ -111,10 +119,16 @@ class GradientTape {
   struct Impl;
 
  private:
-  void check_usable(const Tensor& target, std::span<const Tensor> sources, const char* what) const;
+  void check_usable(std::span<const Tensor> targets, std::span<const Tensor> sources, const char* what) const;
+  // The gradients of the targets' sum with respect to tensors (a variable's reads
+  // expanded by the caller); the one pass every gradient() overload ends in.
+  std::vector<Tensor> tensor_gradients(std::span<const Tensor> targets, std::span<const Tensor> sources,
+                                       std::span<const Tensor> output_gradients,
+                                       UnconnectedGradients unconnected);
   // With `last_use`, a non-persistent tape frees what it recorded during the pass.
-  std::vector<Tensor> backprop(const Tensor& target, const Tensor& seed, std::span<const Tensor> sources,
-                               UnconnectedGradients unconnected, bool last_use = false);
+  std::vector<Tensor> backprop(std::span<const Tensor> targets, std::span<const Tensor> seeds,
+                               std::span<const Tensor> sources, UnconnectedGradients unconnected,
+                               bool last_use = false);
   void release_if_not_persistent();
   Tensor stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds, int64_t axis,
                           const Shape& result_shape, UnconnectedGradients unconnected);

@@ -101,6 +101,10 @@ Operation global_variables_initializer(const Graph& graph);
 // The same for the default graph of this thread; throws outside a graph scope.
 Operation global_variables_initializer();
 
+// The variables created in `graph` (graph mode), in creation order: what a TF1-style
+// Saver saves by default.
+std::vector<Variable> global_variables(const Graph& graph);
+
 // The graph being built on this thread, or null in eager mode.
 detail::GraphState* current_graph();
 

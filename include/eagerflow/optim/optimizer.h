@@ -40,7 +40,8 @@ class Optimizer {
 
   // One step: updates variables[i] from gradients[i] (an undefined gradient skips its
   // variable). Throws InvalidArgumentError, before changing anything, for lists of
-  // different lengths or a gradient whose dtype or shape differs from its variable's.
+  // different lengths, a gradient whose dtype or shape differs from its variable's, or
+  // when no variable has a gradient (a step that would silently do nothing).
   void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
                        CallSite where = CallSite::current());
   void apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
@@ -49,6 +50,9 @@ class Optimizer {
   // Computes loss() under a tape, applies the gradients for `variables`, returns the loss.
   Tensor minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
                   CallSite where = CallSite::current());
+  // The same for every trainable variable loss() reads (TensorFlow's eager minimize
+  // without var_list). Throws InvalidArgumentError when it reads none.
+  Tensor minimize(const std::function<Tensor()>& loss, CallSite where = CallSite::current());
 
   // Updates applied so far (the step the learning-rate schedule sees next).
   int64_t iterations() const { return iterations_; }

@@ -33,6 +33,46 @@ TEST(FunctionTransforms, GradientsFunctionSelectsParameters) {
   EXPECT_ERROR(gradients_function(f, {2})(args), InvalidArgumentError, "parameter index 2");
 }
 
+TEST(FunctionTransforms, FactorialByComposingGradientsFunction) {
+  // The seed's form: each gradients_function returns a list, which the next one
+  // differentiates as the sum of its entries.
+  double factorial = 1;
+  for (int n = 1; n <= 6; ++n) {
+    factorial *= n;
+    TensorsFunction f = [n](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{pow(a[0], static_cast<double>(n))};
+    };
+    for (int i = 0; i < n; ++i) f = gradients_function(f);
+    EXPECT_DOUBLE_EQ(f({constant(1.0)}).at(0).item<double>(), factorial) << "n = " << n;
+  }
+}
+
+TEST(FunctionTransforms, SeveralOutputsAreDifferentiatedAsTheirSum) {
+  TensorsFunction f = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] * a[1], square(a[0]), constant({1.0, 2.0}), cast(a[0], DType::Int32)};
+  };
+  std::vector<Tensor> grads = gradients_function(f)({constant(3.0), constant(4.0)});
+  EXPECT_DOUBLE_EQ(grads[0].item<double>(), 4.0 + 6.0);  // y + 2x; constants and ints add nothing
+  EXPECT_DOUBLE_EQ(grads[1].item<double>(), 3.0);
+  auto [values, same] = value_and_gradients_function(f)({constant(3.0), constant(4.0)});
+  ASSERT_EQ(values.size(), 4u);
+  EXPECT_DOUBLE_EQ(values[0].item<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(same[0].item<double>(), 10.0);
+}
+
+TEST(FunctionTransforms, UnconnectedArgumentsAreUndefinedOrZeros) {
+  TensorFunction f = [](const std::vector<Tensor>& a) { return a[0] * 2.0; };
+  std::vector<Tensor> grads = gradients_function(f)({constant(3.0), constant(4.0)});
+  EXPECT_EQ(grads[0].item<double>(), 2.0);
+  EXPECT_FALSE(grads[1].defined());
+  grads = gradients_function(f, {}, UnconnectedGradients::Zero)({constant(3.0), constant(4.0)});
+  EXPECT_EQ(grads[1].item<double>(), 0.0);
+  // x*x's third derivative: the second does not depend on x.
+  TensorsFunction square_fn = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{a[0] * a[0]}; };
+  EXPECT_FALSE(
+      gradients_function(gradients_function(gradients_function(square_fn)))({constant(3.0)})[0].defined());
+}
+
 TEST(FunctionTransforms, ValueAndGradients) {
   TensorFunction f = [](const std::vector<Tensor>& a) { return reduce_sum(exp(a[0])); };
   auto [value, grads] = value_and_gradients_function(f)({constant({0.0, 1.0})});
@@ -73,6 +113,15 @@ TEST(FunctionTransforms, ImplicitGradientsPairEachTrainableVariableWithItsGradie
 
   EXPECT_ERROR(implicit_gradients([] { return constant(1.0) * 2; })(), InvalidArgumentError,
                "read no trainable variables");
+
+  // Several outputs: the gradients of their sum.
+  auto [values, pairs] = implicit_value_and_gradients([&] {
+    return std::vector<Tensor>{W * 3.0, square(W) + b};
+  })();
+  ASSERT_EQ(values.size(), 2u);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(pairs[0].first.item<double>(), 3.0 + 2 * 2.0);
+  EXPECT_DOUBLE_EQ(pairs[1].first.item<double>(), 1.0);
 }
 
 TEST(FunctionTransforms, ImplicitGradientsTrainALinearModel) {

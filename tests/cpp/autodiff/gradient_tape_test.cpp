@@ -239,5 +239,23 @@ TEST(GradientTape, TensorsAndVariablesInOnePass) {
   EXPECT_EQ(grads[1].item<double>(), 12.0);
 }
 
+TEST(GradientTape, SeveralTargetsGiveTheGradientsOfTheirSum) {
+  Tensor x = constant(3.0);
+  Variable w(constant(2.0), "w");
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  std::vector<Tensor> targets = {x * w, square(x), cast(x, DType::Int32)};  // the int target adds nothing
+  std::vector<GradientTape::Source> sources = {x, w};
+  std::vector<Tensor> grads = tape.gradient(targets, sources);
+  EXPECT_EQ(grads[0].item<double>(), 2.0 + 6.0);
+  EXPECT_EQ(grads[1].item<double>(), 3.0);
+  // Seeds weight each target.
+  std::vector<Tensor> seeds = {constant(10.0), constant(1.0), Tensor()};
+  grads = tape.gradient(targets, sources, seeds);
+  EXPECT_EQ(grads[0].item<double>(), 20.0 + 6.0);
+  EXPECT_ERROR(tape.gradient(targets, sources, std::vector<Tensor>{constant(1.0)}), InvalidArgumentError,
+               "1 output gradients for 3 targets");
+}
+
 }  // namespace
 }  // namespace ef

@@ -130,6 +130,34 @@ TEST(ControlFlow, NestedControlFlowCapturesFromEnclosingGraphs) {
   expect_values(f(constant(10.f), constant(20.f)), {23});  // 0,1,2,3,13,23
 }
 
+TEST(ControlFlow, GradientThroughAVariableReadAndAssignedInsideCondIsRefused) {
+  // The read inside the branch stays there (the branch assigns the variable), where no
+  // gradient reaches it: a silent zero would be wrong, so asking for it raises.
+  Variable v(constant(2.0), "v");
+  auto read_and_assign = function([&](Tensor x) {
+    return cond(
+        x > 0.0,
+        [&] {
+          Tensor y = v * x;
+          v.assign(y);
+          return y;
+        },
+        [&] { return x; });
+  });
+  GradientTape tape;
+  Tensor y = read_and_assign(constant(3.0));
+  EXPECT_ERROR(tape.gradient(y, v), UnimplementedError, "variable 'v'", "both read and assigned inside cond");
+
+  // A variable only read inside is hoisted out of the cond: its gradient flows.
+  Variable w(constant(2.0), "w");
+  auto read_only = function([&](Tensor x) {
+    return cond(
+        x > 0.0, [&] { return w * x; }, [&] { return x; });
+  });
+  GradientTape tape2;
+  EXPECT_EQ(tape2.gradient(read_only(constant(3.0)), w).item<double>(), 3.0);
+}
+
 TEST(ControlFlow, Errors) {
   EXPECT_ERROR(cond(constant(1.f), [] { return constant(1.f); }, [] { return constant(2.f); }), InvalidArgumentError,
                "cond", "'pred'", "bool");

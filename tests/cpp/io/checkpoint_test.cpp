@@ -185,6 +185,55 @@ TEST(CheckpointTest, MismatchesAreRejectedAndChangeNothing) {
   }
 }
 
+TEST(CheckpointTest, MovesBetweenEagerAndGraphMode) {
+  // The announcement: save eagerly, build the same model code in a graph, restore
+  // while the graph is the default (Note [checkpoints run eagerly]), run in a Session.
+  TempDir dir("graph");
+  Net eager_net;
+  optim::SGD sgd(0.1);
+  train(eager_net, sgd, 2);
+  const Tensor expected = eager_net(inputs());
+  Checkpoint{{"model", eager_net}}.save(dir.file("eager.safetensors"));
+
+  Graph g;
+  Net graph_net;
+  Tensor x, y;
+  {
+    Graph::Scope scope(g);
+    x = placeholder(DType::Float32, {kUnknownDim, 5}, "x");
+    y = graph_net(x);
+    Checkpoint{{"model", graph_net}}.restore(dir.file("eager.safetensors"));  // uninitialized until now
+  }
+  Session session(g);
+  EXPECT_EQ(tensor_bytes(session.run(y, {{x, inputs()}})), tensor_bytes(expected));
+  // The initializer puts the fresh values back, as in TensorFlow; a later restore wins again.
+  session.run({}, {}, {global_variables_initializer(g)});
+  EXPECT_NE(tensor_bytes(session.run(y, {{x, inputs()}})), tensor_bytes(expected));
+  {
+    Graph::Scope scope(g);
+    Checkpoint{{"model", graph_net}}.restore(dir.file("eager.safetensors"));
+    Checkpoint{{"model", graph_net}}.save(dir.file("graph.safetensors"));  // saved from graph mode
+  }
+  EXPECT_EQ(tensor_bytes(session.run(y, {{x, inputs()}})), tensor_bytes(expected));
+  EXPECT_EQ(global_variables(g).size(), 4u);
+
+  Net eager_again;
+  eager_again(inputs());
+  Checkpoint{{"model", eager_again}}.restore(dir.file("graph.safetensors"));
+  EXPECT_EQ(tensor_bytes(eager_again(inputs())), tensor_bytes(expected));
+
+  // Saving a graph variable that was never initialized is an error, not a file of garbage.
+  Graph fresh;
+  Net never_initialized;
+  {
+    Graph::Scope scope(fresh);
+    never_initialized(placeholder(DType::Float32, {kUnknownDim, 5}, "x"));
+  }
+  Checkpoint uninitialized{{"model", never_initialized}};
+  EXPECT_ERROR(uninitialized.save(dir.file("bad.safetensors")), FailedPreconditionError, "not initialized");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"eager.safetensors", "graph.safetensors"}));
+}
+
 TEST(CheckpointTest, OptimizerStateOfAnUntrackedVariableCannotBeSaved) {
   Net net;
   net(inputs());

@@ -55,6 +55,21 @@ TEST(Optimizers, EveryOptimizerMinimizesAQuadratic) {
   }
 }
 
+TEST(Optimizers, MinimizeWithoutAVariableListTrainsWhatTheLossReads) {
+  Variable w(constant({3.0, -2.0}), "w");
+  Variable frozen(constant({1.0, 1.0}), "frozen", /*trainable=*/false);
+  optim::SGD sgd(0.25);
+  Tensor loss = sgd.minimize([&] { return reduce_sum(square(w) * frozen); });
+  EXPECT_EQ(loss.item<double>(), 13.0);
+  expect_values(w.value(), {1.5, -1.0});
+  expect_values(frozen.value(), {1.0, 1.0});
+  EXPECT_ERROR(sgd.minimize([&] { return reduce_sum(frozen * 2.0); }), InvalidArgumentError,
+               "read no trainable variables");
+  // A step that would change nothing is an error, as in TensorFlow.
+  EXPECT_ERROR(sgd.apply_gradients({Tensor()}, {w}), InvalidArgumentError, "no gradient for any variable",
+               "'w'");
+}
+
 optim::Clipping clip_norm(double v) { optim::Clipping c; c.clipnorm = v; return c; }
 optim::Clipping clip_global(double v) { optim::Clipping c; c.global_clipnorm = v; return c; }
 optim::Clipping clip_value(double v) { optim::Clipping c; c.clipvalue = v; return c; }
