@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -24,6 +26,42 @@ std::atomic<uint64_t> g_temp_counter{0};
 std::string folder_of(const std::string& path) {
   std::string parent = fs::path(path).parent_path().string();
   return parent.empty() ? "." : parent;
+}
+
+// When process `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat),
+// or -1 when it does not exist (or /proc is not there).
+long long process_start_time(long pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // The command name (field 2) is in parentheses and may hold spaces: count after its ')'.
+  const char* p = std::strrchr(buf, ')');
+  if (!p) return -1;
+  long long value = -1;
+  for (int field = 3; field <= 22 && *p; ++field) {
+    while (*p == ' ' || *p == ')') ++p;
+    if (field == 22) value = std::strtoll(p, nullptr, 10);
+    while (*p && *p != ' ') ++p;
+  }
+  return value;
+}
+
+// Whether the writer of a temporary file, by the "<pid>-<start>-<n>" (or older
+// "<pid>-<n>") after its marker, has gone.
+bool writer_is_gone(const std::string& rest) {
+  char* end = nullptr;
+  const long pid = std::strtol(rest.c_str(), &end, 10);
+  if (pid <= 0 || end == rest.c_str() || *end != '-') return false;  // not ours: leave it
+  if (pid == ::getpid()) return false;  // in progress on another thread of this process
+  const char* after_pid = end + 1;
+  const long long recorded = std::strtoll(after_pid, &end, 10);
+  const bool has_start_time = end != after_pid && *end == '-';
+  const long long now = process_start_time(pid);
+  if (now >= 0) return has_start_time && now != recorded;  // alive, unless its pid was reused
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
 void fsync_or_fail(int fd, std::string_view op, const std::string& path) {
@@ -63,9 +101,15 @@ void write_file_atomically(const std::string& path, const std::function<void(Fil
   const std::string filename = fs::path(path).filename().string();
   if (filename.empty() || filename == "." || filename == "..")
     fail(op, ": '", path, "' does not name a file");
+  struct stat existing;
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode))
+    fail<FailedPreconditionError>(op, ": '", path, "' exists and is ", file_kind(existing.st_mode),
+                                  ", not a regular file; refusing to replace it");
   const std::string folder = folder_of(path);
+  static const long long start_time = process_start_time(::getpid());
   const std::string temp = (fs::path(folder) / ("." + filename + std::string(kTempMarker) + std::to_string(::getpid()) +
-                                                "-" + std::to_string(g_temp_counter++)))
+                                                "-" + std::to_string(start_time < 0 ? 0 : start_time) + "-" +
+                                                std::to_string(g_temp_counter++)))
                                .string();
 
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -100,18 +144,23 @@ bool is_temporary_file_name(std::string_view filename) {
 }
 
 void remove_stale_temporary_files(const std::string& path) {
-  const std::string prefix = "." + fs::path(path).filename().string() + std::string(kTempMarker);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder_of(path), ec)) {
     const std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    const std::string rest = name.substr(prefix.size());  // "<pid>-<n>"
-    char* end = nullptr;
-    long pid = std::strtol(rest.c_str(), &end, 10);
-    if (pid <= 0 || end == rest.c_str() || *end != '-') continue;
-    if (pid == ::getpid()) continue;  // ours: in progress on another thread
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+    if (!is_temporary_file_name(name)) continue;
+    const std::string rest = name.substr(name.rfind(kTempMarker) + kTempMarker.size());
+    if (writer_is_gone(rest)) fs::remove(entry.path(), ec);
   }
+}
+
+const char* file_kind(unsigned mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "a special file";
 }
 
 }  // namespace ef::io::detail

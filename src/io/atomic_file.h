@@ -25,15 +25,25 @@ class FileWriter {
 
 // Creates `path` (or replaces it) with the bytes `fill` writes, so that at every moment
 // `path` holds either its old content or the complete new one. On error the temporary
-// file is removed and the error (naming `op`) propagates; `path` is untouched.
+// file is removed and the error (naming `op`) propagates; `path` is untouched. A `path`
+// that exists and is neither a regular file nor a symbolic link (a folder, a FIFO, a
+// device) is a FailedPreconditionError, checked before anything is written; a symbolic
+// link is replaced by the new file, as rename does (the file it pointed to is untouched).
 void write_file_atomically(const std::string& path, const std::function<void(FileWriter&)>& fill, std::string_view op);
 
-// True for the names write_file_atomically gives its temporary files (".<name>.tmp-<pid>-<n>").
+// True for the names write_file_atomically gives its temporary files
+// (".<name>.tmp-<pid>-<process start time>-<n>"; ".<name>.tmp-<pid>-<n>" before).
 bool is_temporary_file_name(std::string_view filename);
 
-// Removes temporary files left next to `path` by processes that were killed while
-// saving it (their pid is no longer running). Errors are ignored: this is tidying.
+// Note [stale temporary files]: a process killed while saving leaves its temporary
+// file. Every save and every load removes, in the folder of `path`, the temporary files
+// (of any target) whose writer is gone: no process has its pid, or the process that has
+// it started at another time than the writer (the pid was reused). Files of live
+// writers, this process's included, are left alone. Errors are ignored: this is tidying.
 void remove_stale_temporary_files(const std::string& path);
+
+// "a FIFO", "a folder", ...: what a non-regular file is, for error messages.
+const char* file_kind(unsigned mode);
 
 // Throws the error matching errno value `err` (NotFoundError for a missing file,
 // ResourceExhaustedError for a full disk, FailedPreconditionError otherwise).

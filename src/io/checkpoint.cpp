@@ -1,6 +1,8 @@
 // Object-based checkpoints: keys by object path (Note [checkpoint keys] in eagerflow/io/checkpoint.h).
 #include "eagerflow/io/checkpoint.h"
 
+#include <iostream>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -128,6 +130,14 @@ void Checkpoint::restore(const std::string& path, CallSite where) {
   try {
     TensorFile file = load_safetensors(path, where);
     restore_state(file.tensors, "file '" + path + "'", where);
+    if (!file.checksummed) {
+      // Another tool's safetensors file: nothing could verify its bytes. Said once per process.
+      static std::once_flag said;
+      std::call_once(said, [&] {
+        std::cerr << "eagerflow: warning: Checkpoint.restore: '" << path
+                  << "' has no checksums (not written by eagerflow), so damage to its data cannot be detected\n";
+      });
+    }
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

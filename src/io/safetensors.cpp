@@ -28,9 +28,11 @@ struct Prepared {
 
 Prepared prepare(const std::map<std::string, Tensor>& tensors, const std::map<std::string, std::string>& metadata,
                  std::string_view op) {
-  for (const auto& [key, value] : metadata)
+  for (const auto& [key, value] : metadata) {
     if (key.starts_with(detail::kCrcPrefix))
       fail(op, ": metadata key '", key, "' starts with the reserved prefix '", detail::kCrcPrefix, "'");
+    if (key == detail::kFormatKey) fail(op, ": metadata key '", key, "' is reserved");
+  }
   Prepared p;
   std::vector<detail::TensorEntry> entries;
   uint64_t offset = 0;
@@ -42,7 +44,7 @@ Prepared prepare(const std::map<std::string, Tensor>& tensors, const std::map<st
     const size_t bytes = static_cast<size_t>(t.num_elements()) * size_of(t.dtype());
     const void* data = bytes ? t.raw_data() : nullptr;
     entries.push_back({name, t.dtype(), t.shape(), offset, offset + bytes,
-                       detail::tensor_checksum(t.dtype(), t.shape(), data, bytes)});
+                       detail::tensor_checksum(detail::kFormatVersion, name, t.dtype(), t.shape(), data, bytes)});
     offset += bytes;
     p.chunks.emplace_back(data, bytes);
     p.keep_alive.push_back(std::move(t));
@@ -85,6 +87,7 @@ TensorFile read_contents(uint64_t file_size, const ReadFn& read, const std::stri
 
   TensorFile out;
   out.metadata = std::move(header.metadata);
+  out.checksummed = header.checksum_version > 0;
   const uint64_t data_start = 8 + n;
   for (const detail::TensorEntry& e : header.entries) {
     Tensor t = ef::detail::empty_tensor(e.dtype, e.shape, kCPU, "load_safetensors");
@@ -92,7 +95,7 @@ TensorFile read_contents(uint64_t file_size, const ReadFn& read, const std::stri
     auto* dst = static_cast<unsigned char*>(const_cast<void*>(bytes ? t.raw_data() : nullptr));
     if (bytes) read(data_start + e.begin, bytes, dst);
     if (e.crc) {
-      const uint32_t actual = detail::tensor_checksum(e.dtype, e.shape, dst, bytes);
+      const uint32_t actual = detail::tensor_checksum(header.checksum_version, e.name, e.dtype, e.shape, dst, bytes);
       if (actual != *e.crc)
         fail<DataLossError>(context, ": tensor '", e.name, "' field 'crc32c': the data's checksum ", std::hex, actual,
                             " differs from the stored ", *e.crc, " (corrupted data)");
@@ -161,11 +164,14 @@ TensorFile parse_safetensors(std::span<const uint8_t> bytes, const std::string& 
 TensorFile load_safetensors(const std::string& path, CallSite where) {
   try {
     const std::string context = "load_safetensors: file '" + path + "'";
-    FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+    // Regular files ignore the flag; anything else is refused below before any read.
+    FdGuard file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
     if (file.fd < 0) detail::fail_io("load_safetensors", "open", path, errno);
     struct stat st;
     if (::fstat(file.fd, &st) != 0) detail::fail_io("load_safetensors", "stat", path, errno);
-    if (!S_ISREG(st.st_mode)) fail(context, ": not a regular file");
+    if (!S_ISREG(st.st_mode)) fail(context, ": not a regular file (", detail::file_kind(st.st_mode), ")");
+    detail::remove_stale_temporary_files(path);
     return read_contents(
         static_cast<uint64_t>(st.st_size),
         [&](uint64_t offset, size_t size, void* dst) {

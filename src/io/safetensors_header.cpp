@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -122,8 +123,11 @@ std::string_view dtype_code(DType dtype) {
   fail<UnimplementedError>("safetensors: dtype ", dtype, " has no safetensors code");
 }
 
-uint32_t tensor_checksum(DType dtype, const Shape& shape, const void* data, size_t bytes) {
-  std::string description(dtype_code(dtype));
+uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape, const void* data,
+                         size_t bytes) {
+  std::string description;
+  if (version >= 2) description.append(name).push_back('\0');
+  description += dtype_code(dtype);
   description += '[';
   for (int i = 0; i < shape.rank(); ++i) description += (i ? "," : "") + std::to_string(shape[i]);
   description += ']';
@@ -141,15 +145,16 @@ uint32_t metadata_checksum(const std::map<std::string, std::string>& metadata) {
 
 std::string encode_header(const std::vector<TensorEntry>& entries, const std::map<std::string, std::string>& metadata) {
   json header = json::object();
+  std::map<std::string, std::string> covered = metadata;
+  covered[std::string(kFormatKey)] = std::to_string(kFormatVersion);
   json meta = json::object();
-  for (const auto& [k, v] : metadata) meta[k] = v;
-  bool checksums = false;
+  for (const auto& [k, v] : covered) meta[k] = v;
   for (const TensorEntry& e : entries) {
-    checksums |= e.crc.has_value();
+    if (!e.crc) fail("safetensors: tensor '", e.name, "' has no checksum");  // every file we write has them
     header[e.name] = {{"dtype", dtype_code(e.dtype)}, {"shape", e.shape.to_vector()}, {"data_offsets", {e.begin, e.end}}};
-    if (e.crc) meta[std::string(kCrcPrefix) + e.name] = hex32(*e.crc);
+    meta[std::string(kCrcPrefix) + e.name] = hex32(*e.crc);
   }
-  if (checksums) meta[std::string(kMetadataCrcKey)] = hex32(metadata_checksum(metadata));
+  meta[std::string(kMetadataCrcKey)] = hex32(metadata_checksum(covered));
   if (!meta.empty()) header["__metadata__"] = std::move(meta);
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
@@ -161,11 +166,25 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
   if (size_t nul = text.find('\0'); nul != std::string_view::npos)
     fail<DataLossError>(context, ": field 'header': NUL byte at offset ", nul);
   json root;
+  // nlohmann keeps the last of repeated keys; a header that repeats one is ambiguous
+  // (two readers may disagree on it), so it is refused. One set of keys per open object.
+  std::vector<std::set<std::string>> open_objects;
+  std::string repeated;
+  const json::parser_callback_t refuse_repeated_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end) open_objects.pop_back();
+    else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second &&
+             repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
   try {
-    root = json::parse(text.begin(), text.end());
+    root = json::parse(text.begin(), text.end(), refuse_repeated_keys);
   } catch (const json::exception& e) {
     fail<DataLossError>(context, ": field 'header': not valid JSON (", e.what(), ")");
   }
+  if (!repeated.empty())
+    fail<DataLossError>(context, ": field 'header': the key \"", repeated, "\" appears more than once");
   if (!root.is_object()) fail<DataLossError>(context, ": field 'header': expected a JSON object, got a ", root.type_name());
 
   Header header;
@@ -191,8 +210,31 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
   }
 
   // Checksums: none (another tool wrote the file) or one for every tensor and no other.
+  // A file that says eagerflow wrote it (the format entry, or a checkpoint's "format")
+  // must have them: without, they were stripped (Note [checksums]).
   const bool has_checksums = !crcs.empty();
+  auto format = header.metadata.find(std::string(kFormatKey));
+  if (format != header.metadata.end()) {
+    if (format->second != std::to_string(kFormatVersion)) {
+      const bool newer = !format->second.empty() && format->second.size() < 6 &&
+                         std::all_of(format->second.begin(), format->second.end(), ::isdigit) &&
+                         std::stoi(format->second) > kFormatVersion;
+      if (newer)
+        fail<UnimplementedError>(context, ": field '__metadata__.", kFormatKey, "': format version ", format->second,
+                                 " was written by a newer eagerflow; this one reads up to ", kFormatVersion);
+      fail<DataLossError>(context, ": field '__metadata__.", kFormatKey, "': \"", format->second,
+                          "\" is not a format version");
+    }
+    header.checksum_version = kFormatVersion;
+  }
+  auto kind = header.metadata.find("format");
+  const bool written_by_us = format != header.metadata.end() ||
+                             (kind != header.metadata.end() && kind->second.starts_with("eagerflow"));
+  if (written_by_us && !has_checksums)
+    fail<DataLossError>(context, ": field '__metadata__.", kCrcPrefix,
+                        "...': the file was written by eagerflow but carries no checksums (they were removed)");
   if (has_checksums) {
+    if (!header.checksum_version) header.checksum_version = 1;  // written before the format entry existed
     auto it = crcs.find("__metadata__");
     if (it == crcs.end())
       fail<DataLossError>(context, ": field '__metadata__.", kMetadataCrcKey, "': missing while tensors have checksums");
@@ -202,6 +244,7 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
                           " differs from the stored ", hex32(it->second), " (corrupted metadata)");
     crcs.erase(it);
   }
+  if (format != header.metadata.end()) header.metadata.erase(format);
   for (TensorEntry& e : header.entries) {
     auto it = crcs.find(e.name);
     if (it != crcs.end()) {

@@ -22,12 +22,23 @@ inline constexpr uint64_t kMaxHeaderSize = uint64_t{100} << 20;
 inline constexpr std::string_view kCrcPrefix = "crc32c/";
 inline constexpr std::string_view kMetadataCrcKey = "crc32c/__metadata__";
 
-// Note [checksums]: a tensor's checksum covers its description as well as its bytes,
-// CRC32C("<dtype code>[<d0>,<d1>,...]" followed by the data), so that a damaged shape
-// of an empty tensor is caught too; the metadata checksum is CRC32C of "<key>\0<value>\0"
-// for each user entry in key order. With those and the JSON's strict syntax, any
-// single flipped byte of a file we wrote fails to load.
-uint32_t tensor_checksum(DType dtype, const Shape& shape, const void* data, size_t bytes);
+// The metadata entry that marks a file eagerflow wrote, with the version of its
+// checksums: such a file must carry them all (Note [checksums]).
+inline constexpr std::string_view kFormatKey = "eagerflow.format";
+inline constexpr int kFormatVersion = 2;
+
+// Note [checksums]: a tensor's checksum covers its name and description as well as its
+// bytes: CRC32C("<name>\0<dtype code>[<d0>,<d1>,...]" followed by the data). The name
+// binds each checksum to its tensor (two same-shaped tensors with their offsets and
+// checksums swapped fail), the description catches a damaged shape of an empty tensor.
+// The metadata checksum is CRC32C of "<key>\0<value>\0" for each non-checksum entry in
+// key order, the format entry included. With those, a JSON parser that refuses
+// duplicate keys, and the format entry that makes checksums mandatory, any single
+// flipped byte of a file we wrote fails to load, and so does a file whose checksums
+// were deleted. Version 1 (files written before the format entry existed) left the
+// name out; such files still load, with version 1's checks.
+uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape, const void* data,
+                         size_t bytes);
 uint32_t metadata_checksum(const std::map<std::string, std::string>& metadata);
 
 // One tensor as the header describes it.
@@ -42,16 +53,16 @@ struct TensorEntry {
 
 struct Header {
   std::vector<TensorEntry> entries;  // sorted by offset
-  std::map<std::string, std::string> metadata;  // without the checksum keys
+  std::map<std::string, std::string> metadata;  // without the checksum and format keys
+  int checksum_version = 0;  // 0: the file has no checksums (another tool wrote it)
 };
-
-
 
 // The safetensors name of a dtype ("F32", ...).
 std::string_view dtype_code(DType dtype);
 
-// The header JSON for `entries` (offsets and checksums filled in) and user metadata,
-// padded with spaces to a multiple of 8 bytes so the data section is aligned.
+// The header JSON for `entries` (offsets and kFormatVersion checksums filled in), user
+// metadata and the format entry, padded with spaces to a multiple of 8 bytes so the
+// data section is aligned.
 std::string encode_header(const std::vector<TensorEntry>& entries, const std::map<std::string, std::string>& metadata);
 
 // Parses and validates a header whose data section has `data_size` bytes. Every

@@ -1,8 +1,10 @@
 """An independent safetensors reader and writer (struct + json + NumPy), written from the
 format's specification and sharing no code with eagerflow, to check that our files are
 readable by other tools and theirs by us. Also verifies eagerflow's checksums:
-"crc32c/<name>" = CRC32C of "<DTYPE>[d0,d1,...]" then the tensor's bytes, and
-"crc32c/__metadata__" = CRC32C of "<key>\\0<value>\\0" over the other entries in key order.
+"crc32c/<name>" = CRC32C of "<name>\\0<DTYPE>[d0,d1,...]" then the tensor's bytes (format
+version 2, "eagerflow.format": "2"; version 1 files lack the name and the entry), and
+"crc32c/__metadata__" = CRC32C of "<key>\\0<value>\\0" over the other entries in key order,
+the format entry included. `read` returns the user metadata without those entries.
 """
 import json
 import struct
@@ -42,6 +44,7 @@ def read(path):
     header = json.loads(blob[8:8 + n].decode("utf-8"))
     data = blob[8 + n:]
     metadata = header.pop("__metadata__", {})
+    version = int(metadata.get("eagerflow.format", "1"))
     tensors = {}
     for name, desc in header.items():
         begin, end = desc["data_offsets"]
@@ -50,6 +53,8 @@ def read(path):
         key = "crc32c/" + name
         if key in metadata:
             described = desc["dtype"] + "[" + ",".join(str(d) for d in desc["shape"]) + "]"
+            if version >= 2:
+                described = name + "\0" + described
             assert int(metadata[key], 16) == crc32c(data[begin:end], crc32c(described.encode())), name
     user = {k: v for k, v in metadata.items() if not k.startswith("crc32c/")}
     if "crc32c/__metadata__" in metadata:
@@ -57,6 +62,7 @@ def read(path):
         for k in sorted(user):
             c = crc32c(k.encode() + b"\0" + user[k].encode() + b"\0", c)
         assert int(metadata["crc32c/__metadata__"], 16) == c
+    user.pop("eagerflow.format", None)
     return tensors, user
 
 

@@ -191,3 +191,94 @@ def test_checkpoint_manager(tmp_path):
     assert float(v.numpy()) == 4.0
     with pytest.raises(ef.errors.InvalidArgumentError, match="max_to_keep"):
         ef.train.CheckpointManager(ckpt, tmp_path / "run", max_to_keep=-1)
+
+
+def _edit_header(path, change):
+    """Rewrites a safetensors file's JSON header with `change(header)` (data kept)."""
+    import json
+    import struct
+    blob = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    text = change(header)
+    text = (text if isinstance(text, str) else json.dumps(header)).encode()
+    text += b" " * (-len(text) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + blob[8 + n:])
+
+
+def _adam_checkpoint(tmp_path):
+    bias = ef.Variable([1.0, 2.0], name="bias")
+    opt = ef.optimizers.Adam(0.1)
+    for _ in range(3):
+        opt.minimize(lambda: ef.reduce_sum(ef.square(bias - [5.0, -3.0])), var_list=[bias])
+    ckpt = ef.train.Checkpoint(bias=bias, optimizer=opt)
+    return ckpt, ckpt.save(tmp_path / "adam.safetensors")
+
+
+def test_checkpoints_that_cannot_be_fooled(tmp_path):
+    ckpt, path = _adam_checkpoint(tmp_path)
+    good = open(path, "rb").read()
+    before = {k: v.numpy().copy() for k, v in ckpt.state().items()}
+
+    def rejected(change, error, match):
+        open(path, "wb").write(good)
+        _edit_header(path, change)
+        with pytest.raises(error, match=match):
+            ckpt.restore(path)
+        for key, value in ckpt.state().items():   # bit-identical after every rejected restore
+            assert_same(value.numpy(), before[key])
+
+    # 1. Checksums stripped, a data byte flipped: eagerflow's own files must carry them.
+    def strip(h):
+        h["__metadata__"] = {k: v for k, v in h["__metadata__"].items() if not k.startswith("crc32c/")}
+    open(path, "wb").write(good)
+    _edit_header(path, strip)
+    blob = bytearray(open(path, "rb").read())
+    blob[-1] ^= 0x40
+    open(path, "wb").write(bytes(blob))
+    with pytest.raises(ef.errors.DataLossError, match="written by eagerflow but carries no checksums"):
+        ckpt.restore(path)
+    # 2. Adam's m and v of one variable swapped, offsets and checksums together.
+    m_key, v_key = "optimizer/slots/bias/m", "optimizer/slots/bias/v"
+
+    def swap(h):
+        h[m_key]["data_offsets"], h[v_key]["data_offsets"] = h[v_key]["data_offsets"], h[m_key]["data_offsets"]
+        md = h["__metadata__"]
+        md["crc32c/" + m_key], md["crc32c/" + v_key] = md["crc32c/" + v_key], md["crc32c/" + m_key]
+    rejected(swap, ef.errors.DataLossError, "checksum")
+    # 3. A repeated key: the last would win.
+    rejected(lambda h: '{"bias": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, ' +
+             __import__("json").dumps(h)[1:], ef.errors.DataLossError, 'key "bias" appears more than once')
+    open(path, "wb").write(good)
+    ckpt.restore(path)
+
+
+def test_files_of_other_tools_restore_with_a_warning(tmp_path, capfd):
+    v = ef.Variable([0.0, 0.0], name="v")
+    ref.write(tmp_path / "theirs.safetensors", {"v": np.array([3.0, 4.0], np.float32)})
+    ef.train.Checkpoint(v=v).restore(tmp_path / "theirs.safetensors")
+    assert v.numpy().tolist() == [3.0, 4.0]
+    assert "has no checksums" in capfd.readouterr().err
+
+
+def test_save_and_restore_paths_that_cannot_hang_or_clobber(tmp_path):
+    v = ef.Variable([1.0], name="v")
+    ckpt = ef.train.Checkpoint(v=v)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="not a regular file"):
+        ckpt.restore(fifo)                     # would block forever if opened for reading
+    with pytest.raises(ef.errors.FailedPreconditionError, match="exists and is a FIFO"):
+        ckpt.save(fifo)
+    with pytest.raises(ef.errors.FailedPreconditionError, match="character device"):
+        ckpt.save("/dev/null")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    # A killed save's temporary file (a writer that is gone) is removed by the next save
+    # or restore in the folder, whatever its target.
+    stale = tmp_path / ".other.safetensors.tmp-4194305-12-0"
+    stale.write_bytes(b"x" * 1000)
+    path = ckpt.save(tmp_path / "v.safetensors")
+    assert not stale.exists()
+    stale.write_bytes(b"x")
+    ckpt.restore(path)
+    assert sorted(os.listdir(tmp_path)) == ["pipe", "v.safetensors"]

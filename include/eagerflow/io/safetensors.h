@@ -14,10 +14,13 @@
 //  - Writing is atomic: the bytes go to a hidden temporary file in the target's folder
 //    (".<name>.tmp-<pid>-<n>"), which is fsynced, renamed over the target, and the folder
 //    fsynced. A process killed at any moment leaves the old file or the new one.
-//  - Each tensor's CRC32C (over its dtype, shape and bytes) is stored in the metadata as
-//    "crc32c/<name>": "<8 hex digits>", and one of the other metadata entries as
-//    "crc32c/__metadata__" (exact definition: Note [checksums] in src/io/safetensors_header.h).
-//    Files from other tools have none; they load without that check.
+//  - Each tensor's CRC32C (over its name, dtype, shape and bytes) is stored in the
+//    metadata as "crc32c/<name>": "<8 hex digits>", and one of the other metadata entries
+//    as "crc32c/__metadata__"; "eagerflow.format": "2" marks the file as ours, so a file
+//    whose checksums were deleted is refused (exact definition: Note [checksums] in
+//    src/io/safetensors_header.h; docs/checkpoint_format.md says what is detected).
+//    Files from other tools have none; they load without that check (checksummed false).
+//  - A header with a repeated JSON key is refused.
 //  - Reading validates everything (header length, JSON, dtypes, shapes, offsets that
 //    tile the data section exactly, checksums, bool bytes) before returning anything,
 //    and throws DataLossError naming the file and the field for any damage.
@@ -37,7 +40,8 @@ namespace ef::io {
 // The contents of a safetensors file.
 struct TensorFile {
   std::map<std::string, Tensor> tensors;             // by name
-  std::map<std::string, std::string> metadata;       // "__metadata__", without the "crc32c/" entries
+  std::map<std::string, std::string> metadata;       // "__metadata__", without the "crc32c/" and format entries
+  bool checksummed = false;                          // every tensor's checksum was verified
 };
 
 // Writes `tensors` (CPU copies of them; float32/64, int32/64, bool) and `metadata` to

@@ -20,6 +20,7 @@ struct Damaged {
 // The undamaged file: every dtype, a scalar, an empty tensor and user metadata.
 std::vector<uint8_t> good_file() {
   return io::serialize_safetensors({{"w", iota({3, 4})},
+                                    {"w_m", iota({3, 4}) + 100.0},  // the same dtype and shape as "w"
                                     {"b", iota({5}, DType::Int64)},
                                     {"mask", constant({true, false, false, true})},
                                     {"s", constant(2.5)},
@@ -142,6 +143,34 @@ std::vector<Damaged> corpus() {
   edit("metadata-added", "crc32c/__metadata__", [](json& h) { h["__metadata__"]["new"] = "x"; });
   edit("metadata-not-object", "__metadata__", [](json& h) { h["__metadata__"] = "x"; });
   edit("metadata-value-not-string", "__metadata__.step", [](json& h) { h["__metadata__"]["step"] = 10; });
+  // Checksums deleted from a file that says eagerflow wrote it (Note [checksums]).
+  edit("checksums-stripped", "carries no checksums", [](json& h) {
+    for (auto it = h["__metadata__"].begin(); it != h["__metadata__"].end();)
+      it = it.key().starts_with("crc32c/") ? h["__metadata__"].erase(it) : std::next(it);
+  });
+  edit("checksums-and-format-stripped-checkpoint", "carries no checksums", [](json& h) {
+    h["__metadata__"] = {{"format", "eagerflow.io.Checkpoint"}};
+  });
+  // Two same-shaped tensors exchanged, offsets and checksums together: the checksum
+  // covers the name.
+  edit("swapped-entries", "crc32c", [](json& h) {
+    std::swap(h["w"]["data_offsets"], h["w_m"]["data_offsets"]);
+    std::swap(h["__metadata__"]["crc32c/w"], h["__metadata__"]["crc32c/w_m"]);
+  });
+  for (json version : {json("1"), json("x"), json(""), json("02"), json(2)})
+    edit("format-" + version.dump(), "eagerflow.format", [&](json& h) { h["__metadata__"]["eagerflow.format"] = version; });
+  // A repeated key, inside an entry or at the top: the last would silently win.
+  {
+    std::string repeated = text;
+    repeated.insert(1, "\"s\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]},");
+    cases.push_back({"duplicate-tensor-key", with_header(repeated, data), "appears more than once"});
+    std::string inner = text;
+    inner.insert(inner.find("\"dtype\""), "\"dtype\":\"F32\",");
+    cases.push_back({"duplicate-field-key", with_header(inner, data), "appears more than once"});
+    std::string meta = text;
+    meta.insert(meta.find("\"step\""), "\"step\":\"11\",");
+    cases.push_back({"duplicate-metadata-key", with_header(meta, data), "\"step\" appears more than once"});
+  }
   // A bool byte that is not 0 or 1 in a file without checksums: caught by the bool check.
   {
     std::vector<uint8_t> d = data;
@@ -184,6 +213,30 @@ TEST(DamagedFilesTest, EveryDamagedFileIsRejectedNamingFileAndField) {
   }
   EXPECT_EQ(rejected, cases.size());
   std::printf("[ corpus ] %zu damaged files, %zu rejected\n", cases.size(), rejected);
+}
+
+TEST(DamagedFilesTest, FormatVersionsAndFilesWithoutChecksums) {
+  std::vector<uint8_t> good = good_file();
+  const uint64_t n = header_length(good);
+  json header = json::parse(std::string(good.begin() + 8, good.begin() + 8 + static_cast<long>(n)));
+  const std::vector<uint8_t> data(good.begin() + 8 + static_cast<long>(n), good.end());
+  // A newer format is refused as such, not as damage.
+  json newer = header;
+  newer["__metadata__"]["eagerflow.format"] = "3";
+  EXPECT_ERROR(io::parse_safetensors(with_header(newer.dump(), data), "newer.safetensors"), UnimplementedError,
+               "newer.safetensors", "format version 3", "newer eagerflow");
+  // Our own files say they are checksummed; another tool's file (no checksums, no
+  // eagerflow format) loads, and says it was not verified.
+  EXPECT_TRUE(io::parse_safetensors(good).checksummed);
+  json foreign = header;
+  foreign["__metadata__"] = {{"format", "pt"}};
+  io::TensorFile f = io::parse_safetensors(with_header(foreign.dump(), data));
+  EXPECT_FALSE(f.checksummed);
+  EXPECT_EQ(f.tensors.size(), 6u);
+  EXPECT_EQ(f.metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
+  EXPECT_EQ(io::parse_safetensors(good).metadata, (std::map<std::string, std::string>{{"step", "10"}}));
+  EXPECT_ERROR(io::serialize_safetensors({{"x", constant(1.0)}}, {{"eagerflow.format", "2"}}), InvalidArgumentError,
+               "'eagerflow.format' is reserved");
 }
 
 }  // namespace

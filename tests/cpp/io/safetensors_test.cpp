@@ -1,8 +1,12 @@
 #include <eagerflow/io/crc32c.h>
 #include <eagerflow/io/safetensors.h>
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 
 #include "io/atomic_file.h"
 #include "io_test_util.h"
@@ -153,16 +157,66 @@ TEST(SafetensorsTest, MissingFileIsNotFound) {
                "/nonexistent/ckpt.safetensors");
 }
 
-TEST(SafetensorsTest, StaleTemporaryFilesOfDeadProcessesAreRemoved) {
+// Field 22 of /proc/<pid>/stat: when the process started (Note [stale temporary files]).
+std::string start_time_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) fields >> field;
+  return field;
+}
+
+TEST(SafetensorsTest, StaleTemporaryFilesOfGoneWritersAreRemoved) {
   TempDir dir("stale");
   // pid 2^22+1 exceeds Linux's pid_max limit, so it cannot be a running process.
-  write_bytes(dir.file(".m.safetensors.tmp-4194305-0"), {1, 2, 3});
-  write_bytes(dir.file(".other.safetensors.tmp-4194305-0"), {1, 2, 3});
+  const std::string live = start_time_of(1), mine = start_time_of(::getpid());
+  const std::vector<std::string> stale = {".m.safetensors.tmp-4194305-0",          // old name, dead pid
+                                          ".other.safetensors.tmp-4194305-77-0",  // another target's, dead pid
+                                          ".other.safetensors.tmp-1-" + live + "1-3"};  // pid 1 reused since
+  const std::vector<std::string> kept = {".m.safetensors.tmp-1-" + live + "-0",   // a live writer
+                                         ".m.safetensors.tmp-" + std::to_string(::getpid()) + "-" + mine + "-9",
+                                         ".notes.tmp-x"};                          // not one of ours
+  for (const std::string& name : stale) write_bytes(dir.file(name), {1, 2, 3});
+  for (const std::string& name : kept) write_bytes(dir.file(name), {1, 2, 3});
   EXPECT_TRUE(io::detail::is_temporary_file_name(".m.safetensors.tmp-4194305-0"));
   EXPECT_FALSE(io::detail::is_temporary_file_name("m.safetensors"));
   save_safetensors(dir.file("m.safetensors"), {{"x", constant(1)}});
-  // Only temporaries of the file being saved are touched.
-  EXPECT_EQ(dir.entries(), (std::vector<std::string>{".other.safetensors.tmp-4194305-0", "m.safetensors"}));
+  std::vector<std::string> expected = kept;
+  expected.push_back("m.safetensors");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(dir.entries(), expected);
+  // A load in the folder tidies too.
+  write_bytes(dir.file(stale[0]), {1});
+  (void)io::load_safetensors(dir.file("m.safetensors"));
+  EXPECT_EQ(dir.entries(), expected);
+}
+
+TEST(SafetensorsTest, SpecialFilesAreNeitherReplacedNorReadFrom) {
+  TempDir dir("special");
+  const std::string fifo = dir.file("pipe.safetensors");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  // Reading a FIFO would block forever waiting for a writer; replacing it would turn it
+  // into a regular file (as "/dev/null" would be, when saving as root).
+  EXPECT_ERROR(io::load_safetensors(fifo), InvalidArgumentError, "pipe.safetensors", "not a regular file (a FIFO)");
+  EXPECT_ERROR(save_safetensors(fifo, {{"x", constant(1)}}), FailedPreconditionError, "exists and is a FIFO",
+               "refusing to replace it");
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_ERROR(save_safetensors("/dev/null", {{"x", constant(1)}}), FailedPreconditionError,
+               "'/dev/null' exists and is a character device");
+  std::filesystem::create_directory(dir.file("folder"));
+  EXPECT_ERROR(save_safetensors(dir.file("folder"), {{"x", constant(1)}}), FailedPreconditionError, "a folder");
+  // A symbolic link is replaced by the new file; what it pointed to is untouched.
+  save_safetensors(dir.file("target.safetensors"), {{"x", constant(1)}});
+  std::filesystem::create_symlink(dir.file("target.safetensors"), dir.file("link.safetensors"));
+  save_safetensors(dir.file("link.safetensors"), {{"x", constant(2)}});
+  EXPECT_FALSE(std::filesystem::is_symlink(dir.file("link.safetensors")));
+  EXPECT_EQ(io::load_safetensors(dir.file("target.safetensors")).tensors.at("x").item<int32_t>(), 1);
+  EXPECT_EQ(io::load_safetensors(dir.file("link.safetensors")).tensors.at("x").item<int32_t>(), 2);
+  EXPECT_EQ(dir.entries(),
+            (std::vector<std::string>{"folder", "link.safetensors", "pipe.safetensors", "target.safetensors"}));
 }
 
 }  // namespace
