@@ -64,7 +64,7 @@ void bind_array_ops(py::module_& m) {
   m.def(
       "split",
       [](TensorArg x, py::handle splits, int64_t axis, py::handle, py::handle) {
-        if (PyLong_Check(splits.ptr())) return ef::split(x, splits.cast<int64_t>(), axis, kPython);
+        if (PyLong_Check(splits.ptr())) return ef::split(x, int64_of(splits, "split"), axis, kPython);
         return ef::split(x, to_ints(splits, "split: num_or_size_splits"), axis, kPython);
       },
       "value"_a, "num_or_size_splits"_a, "axis"_a = 0, "num"_a = py::none(), "name"_a = py::none());

@@ -57,6 +57,16 @@ py::handle first_tensor(py::handle obj) {
   return py::handle();
 }
 
+// Whether a (nested) list or tuple holds Python ints only.
+bool only_ints(py::handle obj) {
+  if (!is_list_or_tuple(obj)) return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr());
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(obj.ptr());
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!only_ints(items[i])) return false;
+  return true;
+}
+
 // A list or tuple that holds tensors, as their stack (Note [Python conversions]): the
 // result stays connected to the tapes that watch its items, and symbolic in a graph.
 // Python numbers among the tensors take the dtype of the first tensor; tensors of
@@ -75,7 +85,9 @@ ef::Tensor stacked(py::handle seq, ef::DType number_dtype) {
 }
 
 // Python scalars and (nested) sequences, through NumPy, with TensorFlow's defaults.
-ef::Tensor from_python(py::handle obj) {
+// With an explicit integer `dtype`, values it cannot hold exactly are refused (as
+// TensorFlow does): ef.cast is the way to truncate.
+ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
   if (is_list_or_tuple(obj)) {
     if (py::handle tensor = first_tensor(obj))
       return stacked(obj, py::isinstance<ef::Variable>(tensor) ? tensor.cast<const ef::Variable&>().dtype()
@@ -83,13 +95,42 @@ ef::Tensor from_python(py::handle obj) {
   }
   py::array array = numpy().attr("asarray")(obj);
   const char kind = array.dtype().kind();
-  if (kind == 'f') array = array.attr("astype")("float32");
-  else if (kind == 'i' || kind == 'u') {
-    // int32 unless a value needs 64 bits (TensorFlow's rule for Python ints).
-    bool fits = array.size() == 0 ||
-                (numpy().attr("min")(array).cast<int64_t>() >= INT32_MIN &&
-                 numpy().attr("max")(array).cast<int64_t>() <= INT32_MAX);
-    array = array.attr("astype")(fits ? "int32" : "int64");
+  auto describe = [&] {
+    std::string text = py::repr(obj);
+    return text.size() <= 60 ? text : text.substr(0, 56) + " ...";
+  };
+  if (kind == 'O' && (PyLong_Check(obj.ptr()) || is_list_or_tuple(obj)))  // ints beyond 64 bits
+    throw py::value_error("convert_to_tensor: " + describe() +
+                          " holds an integer that does not fit in 64 bits");
+  // NumPy turns a list of Python ints into floats when one exceeds 64 bits: refuse that
+  // (TensorFlow does) instead of rounding the ints.
+  if (kind == 'f' && is_list_or_tuple(obj) && array.size() > 0 &&
+      numpy().attr("max")(numpy().attr("abs")(array)).cast<double>() >= 0x1p63 && only_ints(obj))
+    throw py::value_error("convert_to_tensor: " + describe() +
+                          " holds an integer that does not fit in int64");
+  const bool to_integer = dtype && (*dtype == ef::DType::Int32 || *dtype == ef::DType::Int64);
+  if (kind == 'f' && to_integer && array.size() > 0 &&
+      !numpy().attr("all")(numpy().attr("equal")(array, numpy().attr("trunc")(array))).cast<bool>())
+    throw py::type_error("convert_to_tensor: cannot convert " + describe() + " to " +
+                         std::string(ef::name(*dtype)) +
+                         " without losing the fraction; use ef.cast to truncate");
+  if (kind == 'f') {
+    array = array.attr("astype")(dtype == ef::DType::Float64 ? "float64" : "float32");
+  } else if (kind == 'i' || kind == 'u') {
+    // int32 unless a value needs 64 bits (TensorFlow's rule for Python ints); a value
+    // beyond int64 (NumPy makes such lists uint64) or the requested dtype is refused.
+    auto limit = [&](const char* which) { return py::int_(numpy().attr(which)(array)); };
+    const bool empty = array.size() == 0;
+    const py::int_ low = empty ? py::int_(0) : limit("min"), high = empty ? py::int_(0) : limit("max");
+    const ef::DType needed =
+        low >= py::int_(INT32_MIN) && high <= py::int_(INT32_MAX) ? ef::DType::Int32 : ef::DType::Int64;
+    if (high > py::int_(INT64_MAX))
+      throw py::value_error("convert_to_tensor: " + describe() +
+                            " holds an integer that does not fit in int64");
+    if (dtype == ef::DType::Int32 && needed == ef::DType::Int64)
+      throw py::value_error("convert_to_tensor: " + describe() +
+                            " holds an integer that does not fit in int32");
+    array = array.attr("astype")(needed == ef::DType::Int32 ? "int32" : "int64");
   } else if (kind != 'b') {
     throw py::type_error("cannot convert " + std::string(py::str(py::type::of(obj).attr("__name__"))) +
                          " to an eagerflow tensor (dtype " + std::string(py::str(array.dtype())) + ")");
@@ -123,7 +164,7 @@ ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
   } else if (py::hasattr(obj, "__array__") && !PySequence_Check(obj.ptr())) {
     t = to_tensor(numpy().attr("asarray")(obj));  // NumPy scalars and array-likes
   } else {
-    t = from_python(obj);
+    t = from_python(obj, dtype);
   }
   if (dtype && t.dtype() != *dtype) t = ef::cast(t, *dtype);
   return t;
@@ -177,6 +218,17 @@ ef::DType to_dtype(py::handle obj) {
                        " as an eagerflow dtype (float32, float64, int32, int64, bool)");
 }
 
+// A Python int (or anything with __index__) as int64, or a ValueError naming `what`.
+int64_t int64_of(py::handle obj, const char* what) {
+  py::int_ value = py::int_(py::reinterpret_borrow<py::object>(obj));
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow)
+    throw py::value_error(std::string(what) + ": " + std::string(py::str(value)) +
+                          " does not fit in 64 bits");
+  return v;
+}
+
 std::vector<int64_t> to_ints(py::handle obj, const char* what) {
   std::vector<int64_t> out;
   if (py::isinstance<ef::Tensor>(obj)) {
@@ -186,15 +238,16 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what) {
                            std::string(py::str(py::cast(t.dtype()))));
     return t.rank() == 0 ? std::vector<int64_t>{t.item<int64_t>()} : t.to_vector<int64_t>();
   }
-  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (PyLong_Check(obj.ptr())) return {int64_of(obj, what)};
   if (!PySequence_Check(obj.ptr()) && py::hasattr(obj, "__index__") && !PyFloat_Check(obj.ptr()))
-    return {py::int_(py::reinterpret_borrow<py::object>(obj)).cast<int64_t>()};  // NumPy integers
+    return {int64_of(obj, what)};  // NumPy integers
   if (!PySequence_Check(obj.ptr()) || py::isinstance<py::str>(obj))
     throw py::type_error(std::string(what) + ": expected an int or a sequence of ints, got " +
                          std::string(py::repr(obj)));
   for (py::handle item : owned_items(obj)) {
     if (py::isinstance<ef::Tensor>(item)) out.push_back(item.cast<const ef::Tensor&>().item<int64_t>());
-    else if (py::hasattr(item, "__index__")) out.push_back(py::int_(py::reinterpret_borrow<py::object>(item)).cast<int64_t>());
+    else if (py::hasattr(item, "__index__"))
+      out.push_back(int64_of(item, what));
     else
       throw py::type_error(std::string(what) + ": expected ints, got " + std::string(py::repr(item)));
   }
@@ -217,7 +270,7 @@ ef::Shape to_shape(py::handle obj, const char* what) {
 
 ef::Axes to_axes(py::handle obj) {
   if (obj.is_none()) return ef::Axes();
-  if (PyLong_Check(obj.ptr())) return ef::Axes(obj.cast<int64_t>());
+  if (PyLong_Check(obj.ptr())) return ef::Axes(int64_of(obj, "axis"));
   return ef::Axes(to_ints(obj, "axis"));
 }
 

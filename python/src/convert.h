@@ -36,6 +36,9 @@ ef::Shape to_shape(py::handle obj, const char* what = "shape");
 // None: every axis; an int; a sequence of ints.
 ef::Axes to_axes(py::handle obj);
 std::vector<int64_t> to_ints(py::handle obj, const char* what);
+// A Python int (or anything with __index__) as int64; ValueError naming `what` when it
+// does not fit (pybind11's own cast would raise an untyped "Unable to cast").
+int64_t int64_of(py::handle obj, const char* what);
 // list(seq): iterate this, not seq itself, whose __getitem__ may create each item
 // afresh (a tensor's rows, NumPy scalars), leaving a borrowed handle dangling.
 inline py::list owned_items(py::handle seq) { return py::list(py::reinterpret_borrow<py::object>(seq)); }

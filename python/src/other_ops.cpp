@@ -23,13 +23,13 @@ void reduction(py::module_& m, const char* name) {
 
 std::optional<int64_t> seed_of(py::handle seed) {
   if (seed.is_none()) return std::nullopt;
-  return seed.cast<int64_t>();
+  return int64_of(seed, "seed");
 }
 
 // A window attribute (strides, ksize, dilations): an int or a sequence of 1, 2 or 4 ints.
 std::vector<int64_t> window_ints(py::handle obj, const char* what, std::vector<int64_t> if_none = {}) {
   if (obj.is_none() && !if_none.empty()) return if_none;
-  if (PyLong_Check(obj.ptr())) return {obj.cast<int64_t>()};
+  if (PyLong_Check(obj.ptr())) return {int64_of(obj, what)};
   return to_ints(obj, what);
 }
 
@@ -262,9 +262,10 @@ void bind_other_ops(py::module_& m) {
   m.def(
       "tensordot",
       [](TensorArg a, TensorArg b, py::handle axes, py::handle) {
-        if (PyLong_Check(axes.ptr())) return ef::tensordot(a, b, axes.cast<int64_t>(), kPython);
+        if (PyLong_Check(axes.ptr())) return ef::tensordot(a, b, int64_of(axes, "tensordot: axes"), kPython);
         py::list pair = owned_items(axes);
-        if (pair.size() != 2) throw ef::InvalidArgumentError("tensordot: axes must be an int or a pair of axis lists");
+        if (pair.size() != 2)
+          throw ef::InvalidArgumentError("tensordot: axes must be an int or a pair of axis lists");
         return ef::tensordot(a, b, ef::TensordotAxes(to_ints(pair[0], "tensordot: axes"), to_ints(pair[1], "tensordot: axes")),
                              kPython);
       },

@@ -20,7 +20,7 @@ namespace {
 // x[key] for ints, slices with steps, negative indices, `...` and None, as NumPy and
 // TensorFlow read them: one strided_slice (a view).
 ef::Tensor getitem(const ef::Tensor& x, py::handle key) {
-  if (PyLong_Check(key.ptr())) return x[key.cast<int64_t>()];
+  if (PyLong_Check(key.ptr())) return x[int64_of(key, "index")];
   std::vector<py::handle> items;
   if (py::isinstance<py::tuple>(key)) {
     for (py::handle item : py::reinterpret_borrow<py::tuple>(key)) items.push_back(item);

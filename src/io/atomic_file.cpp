@@ -107,10 +107,11 @@ void write_file_atomically(const std::string& path, const std::function<void(Fil
                                   ", not a regular file; refusing to replace it");
   const std::string folder = folder_of(path);
   static const long long start_time = process_start_time(::getpid());
-  const std::string temp = (fs::path(folder) / ("." + filename + std::string(kTempMarker) + std::to_string(::getpid()) +
-                                                "-" + std::to_string(start_time < 0 ? 0 : start_time) + "-" +
-                                                std::to_string(g_temp_counter++)))
-                               .string();
+  const std::string temp =
+      (fs::path(folder) /
+       ("." + filename + std::string(kTempMarker) + std::to_string(::getpid()) + "-" +
+        std::to_string(start_time < 0 ? 0 : start_time) + "-" + std::to_string(g_temp_counter++)))
+          .string();
 
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) fail_io(op, "create", temp, errno);

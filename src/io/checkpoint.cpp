@@ -134,8 +134,9 @@ void Checkpoint::restore(const std::string& path, CallSite where) {
       // Another tool's safetensors file: nothing could verify its bytes. Said once per process.
       static std::once_flag said;
       std::call_once(said, [&] {
-        std::cerr << "eagerflow: warning: Checkpoint.restore: '" << path
-                  << "' has no checksums (not written by eagerflow), so damage to its data cannot be detected\n";
+        std::cerr
+            << "eagerflow: warning: Checkpoint.restore: '" << path
+            << "' has no checksums (not written by eagerflow), so damage to its data cannot be detected\n";
       });
     }
   } catch (Error& e) {

@@ -43,8 +43,9 @@ Prepared prepare(const std::map<std::string, Tensor>& tensors, const std::map<st
     Tensor t = tensor.cpu().contiguous();
     const size_t bytes = static_cast<size_t>(t.num_elements()) * size_of(t.dtype());
     const void* data = bytes ? t.raw_data() : nullptr;
-    entries.push_back({name, t.dtype(), t.shape(), offset, offset + bytes,
-                       detail::tensor_checksum(detail::kFormatVersion, name, t.dtype(), t.shape(), data, bytes)});
+    entries.push_back(
+        {name, t.dtype(), t.shape(), offset, offset + bytes,
+         detail::tensor_checksum(detail::kFormatVersion, name, t.dtype(), t.shape(), data, bytes)});
     offset += bytes;
     p.chunks.emplace_back(data, bytes);
     p.keep_alive.push_back(std::move(t));
@@ -95,7 +96,8 @@ TensorFile read_contents(uint64_t file_size, const ReadFn& read, const std::stri
     auto* dst = static_cast<unsigned char*>(const_cast<void*>(bytes ? t.raw_data() : nullptr));
     if (bytes) read(data_start + e.begin, bytes, dst);
     if (e.crc) {
-      const uint32_t actual = detail::tensor_checksum(header.checksum_version, e.name, e.dtype, e.shape, dst, bytes);
+      const uint32_t actual =
+          detail::tensor_checksum(header.checksum_version, e.name, e.dtype, e.shape, dst, bytes);
       if (actual != *e.crc)
         fail<DataLossError>(context, ": tensor '", e.name, "' field 'crc32c': the data's checksum ", std::hex, actual,
                             " differs from the stored ", *e.crc, " (corrupted data)");

@@ -123,8 +123,8 @@ std::string_view dtype_code(DType dtype) {
   fail<UnimplementedError>("safetensors: dtype ", dtype, " has no safetensors code");
 }
 
-uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape, const void* data,
-                         size_t bytes) {
+uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape,
+                         const void* data, size_t bytes) {
   std::string description;
   if (version >= 2) description.append(name).push_back('\0');
   description += dtype_code(dtype);
@@ -171,10 +171,12 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
   std::vector<std::set<std::string>> open_objects;
   std::string repeated;
   const json::parser_callback_t refuse_repeated_keys = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
-    else if (event == json::parse_event_t::object_end) open_objects.pop_back();
-    else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second &&
-             repeated.empty())
+    if (event == json::parse_event_t::object_start)
+      open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end)
+      open_objects.pop_back();
+    else if (event == json::parse_event_t::key &&
+             !open_objects.back().insert(parsed.get<std::string>()).second && repeated.empty())
       repeated = parsed.get<std::string>();
     return true;
   };
@@ -220,8 +222,9 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
                          std::all_of(format->second.begin(), format->second.end(), ::isdigit) &&
                          std::stoi(format->second) > kFormatVersion;
       if (newer)
-        fail<UnimplementedError>(context, ": field '__metadata__.", kFormatKey, "': format version ", format->second,
-                                 " was written by a newer eagerflow; this one reads up to ", kFormatVersion);
+        fail<UnimplementedError>(context, ": field '__metadata__.", kFormatKey, "': format version ",
+                                 format->second, " was written by a newer eagerflow; this one reads up to ",
+                                 kFormatVersion);
       fail<DataLossError>(context, ": field '__metadata__.", kFormatKey, "': \"", format->second,
                           "\" is not a format version");
     }
@@ -231,8 +234,9 @@ Header decode_header(std::string_view text, uint64_t data_size, const std::strin
   const bool written_by_us = format != header.metadata.end() ||
                              (kind != header.metadata.end() && kind->second.starts_with("eagerflow"));
   if (written_by_us && !has_checksums)
-    fail<DataLossError>(context, ": field '__metadata__.", kCrcPrefix,
-                        "...': the file was written by eagerflow but carries no checksums (they were removed)");
+    fail<DataLossError>(
+        context, ": field '__metadata__.", kCrcPrefix,
+        "...': the file was written by eagerflow but carries no checksums (they were removed)");
   if (has_checksums) {
     if (!header.checksum_version) header.checksum_version = 1;  // written before the format entry existed
     auto it = crcs.find("__metadata__");

@@ -37,8 +37,8 @@ inline constexpr int kFormatVersion = 2;
 // flipped byte of a file we wrote fails to load, and so does a file whose checksums
 // were deleted. Version 1 (files written before the format entry existed) left the
 // name out; such files still load, with version 1's checks.
-uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape, const void* data,
-                         size_t bytes);
+uint32_t tensor_checksum(int version, std::string_view name, DType dtype, const Shape& shape,
+                         const void* data, size_t bytes);
 uint32_t metadata_checksum(const std::map<std::string, std::string>& metadata);
 
 // One tensor as the header describes it.
@@ -54,7 +54,7 @@ struct TensorEntry {
 struct Header {
   std::vector<TensorEntry> entries;  // sorted by offset
   std::map<std::string, std::string> metadata;  // without the checksum and format keys
-  int checksum_version = 0;  // 0: the file has no checksums (another tool wrote it)
+  int checksum_version = 0;                     // 0: the file has no checksums (another tool wrote it)
 };
 
 // The safetensors name of a dtype ("F32", ...).

@@ -294,3 +294,32 @@ def test_long_kernels_release_the_gil():
     margin = (window["end"] - window["start"]) * 0.2
     inside = [t for t in stamps if window["start"] + margin < t < window["end"] - margin]
     assert len(inside) > 100
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ef.zeros([2**64]), "shape: 18446744073709551616 does not fit in 64 bits"),
+    (lambda: ef.fill([2**64], 1.), "shape: .* does not fit in 64 bits"),
+    (lambda: ef.reshape(ef.constant([1.0]), [2**64]), "shape: .* does not fit in 64 bits"),
+    (lambda: ef.constant(2**63), "does not fit in int64"),
+    (lambda: ef.constant(2**64), "does not fit in 64 bits"),
+    (lambda: ef.constant([1, 2**63]), "does not fit in int64"),        # NumPy would make it float
+    (lambda: ef.constant(2**40, dtype=ef.int32), "does not fit in int32"),
+    (lambda: ef.constant([1.0])[2**64], "index: .* does not fit in 64 bits"),
+    (lambda: ef.reduce_sum(ef.constant([1.0]), axis=2**64), "axis: .* does not fit in 64 bits"),
+    (lambda: ef.random.uniform([2], seed=2**64), "seed: .* does not fit in 64 bits"),
+])
+def test_big_python_ints_are_typed_errors_naming_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_lossy_python_conversions_are_refused():
+    # TensorFlow raises for both; ef.cast is the explicit way to truncate.
+    with pytest.raises(TypeError, match="cannot convert 1.7 to int32 without losing the fraction"):
+        ef.constant(1.7, dtype=ef.int32)
+    with pytest.raises(TypeError, match="int64 without losing"):
+        ef.convert_to_tensor([1.0, 2.5], dtype=ef.int64)
+    assert int(ef.cast(ef.constant(1.7), ef.int32)) == 1
+    assert int(ef.constant(2.0, dtype=ef.int32)) == 2                  # exact values convert
+    assert ef.constant(0.1, dtype=ef.float64).numpy() == 0.1           # not 0.1 rounded to float32 first
+    assert ef.constant([2**40, -2**63]).dtype == ef.int64

@@ -40,8 +40,8 @@ namespace ef::io {
 // The contents of a safetensors file.
 struct TensorFile {
   std::map<std::string, Tensor> tensors;             // by name
-  std::map<std::string, std::string> metadata;       // "__metadata__", without the "crc32c/" and format entries
-  bool checksummed = false;                          // every tensor's checksum was verified
+  std::map<std::string, std::string> metadata;  // "__metadata__", without the "crc32c/" and format entries
+  bool checksummed = false;                     // every tensor's checksum was verified
 };
 
 // Writes `tensors` (CPU copies of them; float32/64, int32/64, bool) and `metadata` to

@@ -158,7 +158,8 @@ std::vector<Damaged> corpus() {
     std::swap(h["__metadata__"]["crc32c/w"], h["__metadata__"]["crc32c/w_m"]);
   });
   for (json version : {json("1"), json("x"), json(""), json("02"), json(2)})
-    edit("format-" + version.dump(), "eagerflow.format", [&](json& h) { h["__metadata__"]["eagerflow.format"] = version; });
+    edit("format-" + version.dump(), "eagerflow.format",
+         [&](json& h) { h["__metadata__"]["eagerflow.format"] = version; });
   // A repeated key, inside an entry or at the top: the last would silently win.
   {
     std::string repeated = text;
@@ -223,8 +224,8 @@ TEST(DamagedFilesTest, FormatVersionsAndFilesWithoutChecksums) {
   // A newer format is refused as such, not as damage.
   json newer = header;
   newer["__metadata__"]["eagerflow.format"] = "3";
-  EXPECT_ERROR(io::parse_safetensors(with_header(newer.dump(), data), "newer.safetensors"), UnimplementedError,
-               "newer.safetensors", "format version 3", "newer eagerflow");
+  EXPECT_ERROR(io::parse_safetensors(with_header(newer.dump(), data), "newer.safetensors"),
+               UnimplementedError, "newer.safetensors", "format version 3", "newer eagerflow");
   // Our own files say they are checksummed; another tool's file (no checksums, no
   // eagerflow format) loads, and says it was not verified.
   EXPECT_TRUE(io::parse_safetensors(good).checksummed);
@@ -235,8 +236,8 @@ TEST(DamagedFilesTest, FormatVersionsAndFilesWithoutChecksums) {
   EXPECT_EQ(f.tensors.size(), 6u);
   EXPECT_EQ(f.metadata, (std::map<std::string, std::string>{{"format", "pt"}}));
   EXPECT_EQ(io::parse_safetensors(good).metadata, (std::map<std::string, std::string>{{"step", "10"}}));
-  EXPECT_ERROR(io::serialize_safetensors({{"x", constant(1.0)}}, {{"eagerflow.format", "2"}}), InvalidArgumentError,
-               "'eagerflow.format' is reserved");
+  EXPECT_ERROR(io::serialize_safetensors({{"x", constant(1.0)}}, {{"eagerflow.format", "2"}}),
+               InvalidArgumentError, "'eagerflow.format' is reserved");
 }
 
 }  // namespace

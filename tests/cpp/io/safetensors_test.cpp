@@ -171,12 +171,14 @@ TEST(SafetensorsTest, StaleTemporaryFilesOfGoneWritersAreRemoved) {
   TempDir dir("stale");
   // pid 2^22+1 exceeds Linux's pid_max limit, so it cannot be a running process.
   const std::string live = start_time_of(1), mine = start_time_of(::getpid());
-  const std::vector<std::string> stale = {".m.safetensors.tmp-4194305-0",          // old name, dead pid
-                                          ".other.safetensors.tmp-4194305-77-0",  // another target's, dead pid
-                                          ".other.safetensors.tmp-1-" + live + "1-3"};  // pid 1 reused since
-  const std::vector<std::string> kept = {".m.safetensors.tmp-1-" + live + "-0",   // a live writer
-                                         ".m.safetensors.tmp-" + std::to_string(::getpid()) + "-" + mine + "-9",
-                                         ".notes.tmp-x"};                          // not one of ours
+  const std::vector<std::string> stale = {
+      ".m.safetensors.tmp-4194305-0",               // old name, dead pid
+      ".other.safetensors.tmp-4194305-77-0",        // another target's, dead pid
+      ".other.safetensors.tmp-1-" + live + "1-3"};  // pid 1 reused since
+  const std::vector<std::string> kept = {
+      ".m.safetensors.tmp-1-" + live + "-0",  // a live writer
+      ".m.safetensors.tmp-" + std::to_string(::getpid()) + "-" + mine + "-9",
+      ".notes.tmp-x"};  // not one of ours
   for (const std::string& name : stale) write_bytes(dir.file(name), {1, 2, 3});
   for (const std::string& name : kept) write_bytes(dir.file(name), {1, 2, 3});
   EXPECT_TRUE(io::detail::is_temporary_file_name(".m.safetensors.tmp-4194305-0"));
@@ -198,7 +200,8 @@ TEST(SafetensorsTest, SpecialFilesAreNeitherReplacedNorReadFrom) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   // Reading a FIFO would block forever waiting for a writer; replacing it would turn it
   // into a regular file (as "/dev/null" would be, when saving as root).
-  EXPECT_ERROR(io::load_safetensors(fifo), InvalidArgumentError, "pipe.safetensors", "not a regular file (a FIFO)");
+  EXPECT_ERROR(io::load_safetensors(fifo), InvalidArgumentError, "pipe.safetensors",
+               "not a regular file (a FIFO)");
   EXPECT_ERROR(save_safetensors(fifo, {{"x", constant(1)}}), FailedPreconditionError, "exists and is a FIFO",
                "refusing to replace it");
   struct stat st;
@@ -207,7 +210,8 @@ TEST(SafetensorsTest, SpecialFilesAreNeitherReplacedNorReadFrom) {
   EXPECT_ERROR(save_safetensors("/dev/null", {{"x", constant(1)}}), FailedPreconditionError,
                "'/dev/null' exists and is a character device");
   std::filesystem::create_directory(dir.file("folder"));
-  EXPECT_ERROR(save_safetensors(dir.file("folder"), {{"x", constant(1)}}), FailedPreconditionError, "a folder");
+  EXPECT_ERROR(save_safetensors(dir.file("folder"), {{"x", constant(1)}}), FailedPreconditionError,
+               "a folder");
   // A symbolic link is replaced by the new file; what it pointed to is untouched.
   save_safetensors(dir.file("target.safetensors"), {{"x", constant(1)}});
   std::filesystem::create_symlink(dir.file("target.safetensors"), dir.file("link.safetensors"));
@@ -215,8 +219,8 @@ TEST(SafetensorsTest, SpecialFilesAreNeitherReplacedNorReadFrom) {
   EXPECT_FALSE(std::filesystem::is_symlink(dir.file("link.safetensors")));
   EXPECT_EQ(io::load_safetensors(dir.file("target.safetensors")).tensors.at("x").item<int32_t>(), 1);
   EXPECT_EQ(io::load_safetensors(dir.file("link.safetensors")).tensors.at("x").item<int32_t>(), 2);
-  EXPECT_EQ(dir.entries(),
-            (std::vector<std::string>{"folder", "link.safetensors", "pipe.safetensors", "target.safetensors"}));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"folder", "link.safetensors", "pipe.safetensors",
+                                                     "target.safetensors"}));
 }
 
 }  // namespace
