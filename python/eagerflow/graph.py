@@ -49,26 +49,25 @@ def get_default_graph():
     return stack[-1] if stack else None
 
 
-def global_variables_initializer(graph=None):
-    """An operation that initializes the variables created in `graph` (default: the
-    graph of the innermost `as_default()` or `Session` block)."""
+def _graph_or_default(graph, what):
     graph = graph if graph is not None else get_default_graph()
     if graph is None:
         raise errors.InvalidArgumentError(
-            "global_variables_initializer: no default graph; call it inside `with graph.as_default():` "
-            "or a Session block, or pass the graph")
-    return _core._global_variables_initializer(graph)
+            f"{what}: no default graph; call it inside `with graph.as_default():` or a Session block, "
+            "or pass the graph")
+    return graph
+
+
+def global_variables_initializer(graph=None):
+    """An operation that initializes the variables created in `graph` (default: the
+    graph of the innermost `as_default()` or `Session` block)."""
+    return _core._global_variables_initializer(_graph_or_default(graph, "global_variables_initializer"))
 
 
 def global_variables(graph=None):
     """The variables created in `graph` (default: the innermost `as_default()` or
     Session block's graph), in creation order."""
-    graph = graph if graph is not None else get_default_graph()
-    if graph is None:
-        raise errors.InvalidArgumentError(
-            "global_variables: no default graph; call it inside `with graph.as_default():` or a Session "
-            "block, or pass the graph")
-    return _core._global_variables(graph)
+    return _core._global_variables(_graph_or_default(graph, "global_variables"))
 
 
 def gradients(ys, xs, grad_ys=None, unconnected_gradients="none"):
