@@ -47,24 +47,22 @@ bool is_tensor_or_variable(py::handle obj) {
   return tensor_ptr(obj) || py::isinstance<ef::Tensor>(obj) || py::isinstance<ef::Variable>(obj);
 }
 
-// The first tensor or variable in a (nested) list or tuple, depth first; None if none.
-py::handle first_tensor(py::handle obj) {
-  if (!is_list_or_tuple(obj)) return is_tensor_or_variable(obj) ? obj : py::handle();
+// The first leaf of a (nested) list or tuple, depth first, for which `pred` holds; or
+// None.
+template <typename Pred>
+py::handle find_leaf(py::handle obj, const Pred& pred) {
+  if (!is_list_or_tuple(obj)) return pred(obj) ? obj : py::handle();
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj.ptr());
   PyObject** items = PySequence_Fast_ITEMS(obj.ptr());
   for (Py_ssize_t i = 0; i < n; ++i)
-    if (py::handle found = first_tensor(items[i])) return found;
+    if (py::handle found = find_leaf(items[i], pred)) return found;
   return py::handle();
 }
 
-// Whether a (nested) list or tuple holds Python ints only.
+py::handle first_tensor(py::handle obj) { return find_leaf(obj, is_tensor_or_variable); }
+
 bool only_ints(py::handle obj) {
-  if (!is_list_or_tuple(obj)) return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr());
-  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj.ptr());
-  PyObject** items = PySequence_Fast_ITEMS(obj.ptr());
-  for (Py_ssize_t i = 0; i < n; ++i)
-    if (!only_ints(items[i])) return false;
-  return true;
+  return !find_leaf(obj, [](py::handle h) { return !PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()); });
 }
 
 // A list or tuple that holds tensors, as their stack (Note [Python conversions]): the

@@ -38,21 +38,25 @@ TensorsFunction as_tensors_function(TensorFunction f) {
   return [f = std::move(f)](const std::vector<Tensor>& args) { return std::vector<Tensor>{f(args)}; };
 }
 
-template <typename Value>
-std::pair<Value, VariableGradients> implicit_value_and_gradients_of(const std::function<Value()>& f) {
+// f's outputs and the gradients of their sum with respect to every trainable variable f reads.
+std::pair<std::vector<Tensor>, VariableGradients> implicit_value_and_gradients_of(
+    const std::function<std::vector<Tensor>()>& f) {
   GradientTape tape;
-  Value value = f();
+  std::vector<Tensor> values = f();
   std::vector<Variable> variables = tape.watched_variables();
   if (variables.empty())
     fail("implicit_gradients: the function read no trainable variables, so there is nothing to differentiate");
-  std::vector<Tensor> grads;
-  if constexpr (std::is_same_v<Value, Tensor>)
-    grads = tape.gradient(value, variables);
-  else
-    grads = tape.gradient(value, std::vector<GradientTape::Source>(variables.begin(), variables.end()));
+  std::vector<Tensor> grads =
+      tape.gradient(values, std::vector<GradientTape::Source>(variables.begin(), variables.end()));
   VariableGradients pairs;
   for (size_t i = 0; i < variables.size(); ++i) pairs.emplace_back(grads[i], variables[i]);
-  return {std::move(value), std::move(pairs)};
+  return {std::move(values), std::move(pairs)};
+}
+
+// The same for f of one output.
+std::pair<Tensor, VariableGradients> implicit_value_and_gradient_of(const std::function<Tensor()>& f) {
+  auto [values, pairs] = implicit_value_and_gradients_of([&f] { return std::vector<Tensor>{f()}; });
+  return {values[0], std::move(pairs)};
 }
 
 }  // namespace
@@ -95,7 +99,7 @@ ValueAndGradientsFunction value_and_gradients_function(TensorFunction f, std::ve
 }
 
 std::function<std::pair<Tensor, VariableGradients>()> implicit_value_and_gradients(std::function<Tensor()> f) {
-  return [f = std::move(f)] { return implicit_value_and_gradients_of(f); };
+  return [f = std::move(f)] { return implicit_value_and_gradient_of(f); };
 }
 
 std::function<std::pair<std::vector<Tensor>, VariableGradients>()> implicit_value_and_gradients(
@@ -106,12 +110,12 @@ std::function<std::pair<std::vector<Tensor>, VariableGradients>()> implicit_valu
 std::function<std::pair<Tensor, VariableGradients>(const std::vector<Tensor>&)> implicit_value_and_gradients(
     TensorFunction f) {
   return [f = std::move(f)](const std::vector<Tensor>& args) {
-    return implicit_value_and_gradients_of(std::function<Tensor()>([&] { return f(args); }));
+    return implicit_value_and_gradient_of([&] { return f(args); });
   };
 }
 
 std::function<VariableGradients()> implicit_gradients(std::function<Tensor()> f) {
-  return [f = std::move(f)] { return implicit_value_and_gradients_of(f).second; };
+  return [f = std::move(f)] { return implicit_value_and_gradient_of(f).second; };
 }
 
 std::function<VariableGradients()> implicit_gradients(std::function<std::vector<Tensor>()> f) {
@@ -120,7 +124,7 @@ std::function<VariableGradients()> implicit_gradients(std::function<std::vector<
 
 std::function<VariableGradients(const std::vector<Tensor>&)> implicit_gradients(TensorFunction f) {
   return [f = std::move(f)](const std::vector<Tensor>& args) {
-    return implicit_value_and_gradients_of(std::function<Tensor()>([&] { return f(args); })).second;
+    return implicit_value_and_gradient_of([&] { return f(args); }).second;
   };
 }
 
