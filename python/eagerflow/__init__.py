@@ -36,9 +36,10 @@ from eagerflow._core import (  # noqa: F401
 from eagerflow._shape import TensorShape
 from eagerflow.control_flow import cond, while_loop  # noqa: F401
 from eagerflow.printing import print  # noqa: F401,A001
-from eagerflow.function import ConcreteFunction, Function, TensorSpec, function  # noqa: F401
+from eagerflow.function import ConcreteFunction, Function, TensorSpec, function, init_scope  # noqa: F401
 from eagerflow.graph import (  # noqa: F401
-    Graph, Operation, Session, get_default_graph, global_variables, global_variables_initializer, gradients, placeholder,
+    Graph, Operation, Session, get_default_graph, global_variables, global_variables_initializer, gradients, group,
+    placeholder,
 )
 from eagerflow._core import GraphOptimizerOptions, graph_optimizer_options, set_graph_optimizer_options  # noqa: F401
 from eagerflow._core import compile_fused_kernels, set_compile_fused_kernels  # noqa: F401
@@ -63,8 +64,9 @@ def _forward_to_value(name):
 
 
 # A Variable is usable wherever a tensor is: its operators read its value (so tapes
-# see the read), as TensorFlow's variables do.
-for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+# see the read), as TensorFlow's variables do; == and != compare elementwise, and a
+# variable still hashes by identity.
+for _name in ("__eq__", "__ne__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
               "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
               "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__",
               "__gt__", "__ge__", "__getitem__", "__bool__", "__float__", "__int__", "__index__",

@@ -17,6 +17,7 @@ differentiates through a call. See Note [function tracing] in the C++ header
 eagerflow/graph/function.h.
 """
 import functools
+import weakref
 
 import numpy as np
 
@@ -117,8 +118,10 @@ class Function:
         self._converted = None
         self.input_signature = list(input_signature) if input_signature is not None else None
         self.__name__ = name or getattr(python_function, "__name__", "function")
+        self._jit_compile = jit_compile
         self._core = _core._Function(self.__name__, self.input_signature, jit_compile)
         self._structures = {}  # output structure per trace key
+        self._per_instance = {}  # id(instance) -> (weak reference, Function) for methods
         functools.update_wrapper(self, python_function)
 
     def _body(self, template, key):
@@ -177,10 +180,21 @@ class Function:
         return self._core.trace_count
 
     def __get__(self, instance, owner):
-        # Decorating a method: bind `self` as a non-tensor argument (by identity).
+        # Decorating a method: each instance gets a Function of its own, as in TensorFlow,
+        # so each creates its variables on its own first trace (Note [variables created by
+        # functions] in graph/function.h); `self` is a non-tensor argument (by identity).
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        entry = self._per_instance.get(id(instance))
+        if entry is None or entry[0]() is not instance:
+            try:
+                reference = weakref.ref(instance, lambda _, key=id(instance): self._per_instance.pop(key, None))
+            except TypeError:  # not weak-referenceable: one Function for all instances
+                return functools.partial(self.__call__, instance)
+            bound = Function(self.python_function, self.input_signature, self.__name__, self._autograph,
+                             self._jit_compile)
+            entry = self._per_instance[id(instance)] = (reference, bound)
+        return functools.partial(entry[1].__call__, instance)
 
 
 class ConcreteFunction:
@@ -214,6 +228,21 @@ class ConcreteFunction:
 
     def pretty_printed_graph(self):
         return self._concrete.graph.to_string()
+
+
+def init_scope():
+    """A context manager: the code inside runs as it would outside every function being
+    traced (TensorFlow's tf.init_scope), eagerly when the trace began eagerly, and no
+    tape records it. For state a function creates on its first trace:
+
+        @ef.function
+        def step(x):
+            if counter[0] is None:
+                with ef.init_scope():
+                    counter[0] = ef.Variable(ef.zeros([]))
+            counter[0].assign_add(1.0)
+    """
+    return _core._InitScope()
 
 
 def function(func=None, input_signature=None, name=None, autograph=True, jit_compile=False):

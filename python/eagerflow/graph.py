@@ -81,6 +81,16 @@ def gradients(ys, xs, grad_ys=None, unconnected_gradients="none"):
     return _core._gradients(ys, xs, grad_ys, zero)
 
 
+def group(*inputs, name=None):
+    """An operation that runs what produces `inputs` (tensors, or lists of them) when
+    Session.run runs it (TensorFlow's tf.group). Eagerly everything has already run:
+    None."""
+    values = []
+    for item in inputs:
+        values.extend(item if isinstance(item, (list, tuple)) else [item])
+    return _core._group(values, name or "group")
+
+
 def _flatten(structure, leaves):
     if isinstance(structure, (list, tuple)):
         return type(structure)(_flatten(s, leaves) for s in structure)

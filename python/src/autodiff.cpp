@@ -133,8 +133,15 @@ py::list pairs_of(const ef::VariableGradients& grads) {
 void bind_autodiff(py::module_& m) {
   py::class_<ef::Variable>(m, "Variable")
       .def(py::init([](py::handle initial_value, bool trainable, py::handle name, DTypeArg dtype) {
-             return ef::Variable(to_tensor(initial_value, dtype.value),
-                                 name.is_none() ? std::string("Variable") : name.cast<std::string>(), trainable);
+             const std::string variable_name =
+                 name.is_none() ? std::string("Variable") : name.cast<std::string>();
+             if (PyCallable_Check(initial_value.ptr())) {
+               // TensorFlow's callable initial value: computed outside any function being
+               // traced (Note [variables created by functions]).
+               ef::InitScope init;
+               return ef::Variable(to_tensor(initial_value(), dtype.value), variable_name, trainable);
+             }
+             return ef::Variable(to_tensor(initial_value, dtype.value), variable_name, trainable);
            }),
            "initial_value"_a, "trainable"_a = true, "name"_a = py::none(), "dtype"_a = py::none())
       .def("value", &ef::Variable::value)

@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "bindings.h"
@@ -80,6 +81,13 @@ void bind_graph(py::module_& m) {
     return graph.is_none() ? ef::global_variables_initializer() : ef::global_variables_initializer(graph.cast<ef::Graph>());
   });
 
+  m.def(
+      "_group",
+      [](const std::vector<ef::Tensor>& values, const std::string& name) -> py::object {
+        ef::Operation op = ef::group(values, name, kPython);
+        return op.defined() ? py::cast(op) : py::none();
+      },
+      "values"_a, "name"_a = "group");
   m.def("_global_variables", [](const ef::Graph& graph) { return ef::global_variables(graph); });
 
   // Feeds arrive as (placeholder, value) pairs; values convert to the key's dtype.
@@ -178,6 +186,15 @@ void bind_graph(py::module_& m) {
   m.def("set_compile_fused_kernels", &ef::set_compile_fused_kernels, "enabled"_a,
         "Run fused elementwise chains as kernels compiled for them (Note [compiled fused kernels]).");
   m.def("compile_fused_kernels", &ef::compile_fused_kernels);
+
+  // ef.init_scope(): a context manager over ef::InitScope.
+  struct InitScopeHolder {
+    std::optional<ef::InitScope> scope;
+  };
+  py::class_<InitScopeHolder>(m, "_InitScope")
+      .def(py::init<>())
+      .def("__enter__", [](InitScopeHolder& h) { h.scope.emplace(); })
+      .def("__exit__", [](InitScopeHolder& h, py::args) { h.scope.reset(); });
 
   // The body takes and returns flat lists of tensors; the package handles structure.
   py::class_<ef::Function>(m, "_Function")

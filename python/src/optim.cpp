@@ -18,11 +18,18 @@ optim::LearningRate learning_rate_of(py::handle lr) {
   if (py::isinstance<optim::CosineDecay>(lr)) return lr.cast<optim::CosineDecay>();
   if (PyFloat_Check(lr.ptr()) || PyLong_Check(lr.ptr())) return lr.cast<double>();
   if (PyCallable_Check(lr.ptr())) {
+    // Called with a Python int eagerly, and with the int64 step tensor inside a graph or
+    // function (TensorFlow's LearningRateSchedule), where it must use ops on it.
     auto f = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(lr));
-    return optim::LearningRate(std::function<double(int64_t)>([f](int64_t step) {
-      py::gil_scoped_acquire gil;
-      return py::float_(f->object(step)).cast<double>();
-    }));
+    return optim::LearningRate(
+        [f](int64_t step) {
+          py::gil_scoped_acquire gil;
+          return py::float_(f->object(step)).cast<double>();
+        },
+        [f](const ef::Tensor& step) {
+          py::gil_scoped_acquire gil;
+          return to_tensor(f->object(step));
+        });
   }
   throw py::type_error("learning_rate must be a number, a schedule, or a function of the step");
 }
@@ -36,8 +43,9 @@ optim::Clipping clipping_of(std::optional<double> clipnorm, std::optional<double
   return c;
 }
 
-// Keras' apply_gradients: an iterable of (gradient, variable) pairs; None skips.
-void apply_gradients(optim::Optimizer& opt, py::iterable grads_and_vars) {
+// Keras' apply_gradients: an iterable of (gradient, variable) pairs; None skips. Graph
+// mode returns the training operation for Session.run, eager mode None.
+py::object apply_gradients(optim::Optimizer& opt, py::iterable grads_and_vars) {
   std::vector<ef::Tensor> grads;
   std::vector<ef::Variable> vars;
   for (py::handle pair : grads_and_vars) {
@@ -46,7 +54,8 @@ void apply_gradients(optim::Optimizer& opt, py::iterable grads_and_vars) {
     grads.push_back(gv[0].is_none() ? ef::Tensor() : to_tensor(gv[0]));
     vars.push_back(gv[1].cast<ef::Variable>());
   }
-  opt.apply_gradients(grads, vars, kPython);
+  ef::Operation train = opt.apply_gradients(grads, vars, kPython);
+  return train.defined() ? py::cast(train) : py::none();
 }
 
 #define EFPY_CLIPPING_ARGS "clipnorm"_a = py::none(), "global_clipnorm"_a = py::none(), "clipvalue"_a = py::none()
@@ -61,7 +70,8 @@ void bind_optim(py::module_& m) {
              return s;
            }),
            "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a, "staircase"_a = false)
-      .def("__call__", &optim::ExponentialDecay::operator(), "step"_a);
+      .def("__call__", py::overload_cast<int64_t>(&optim::ExponentialDecay::operator(), py::const_),
+           "step"_a);
   py::class_<optim::CosineDecay>(m, "CosineDecay")
       .def(py::init([](double initial, int64_t decay_steps, double alpha) {
              optim::CosineDecay s{initial, decay_steps, alpha};
@@ -69,7 +79,7 @@ void bind_optim(py::module_& m) {
              return s;
            }),
            "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0)
-      .def("__call__", &optim::CosineDecay::operator(), "step"_a);
+      .def("__call__", py::overload_cast<int64_t>(&optim::CosineDecay::operator(), py::const_), "step"_a);
 
   py::class_<optim::Optimizer>(m, "Optimizer")
       .def("apply_gradients", &apply_gradients, "grads_and_vars"_a)
@@ -81,7 +91,8 @@ void bind_optim(py::module_& m) {
             return opt.minimize([&] { return to_tensor(loss()); }, *var_list, kPython);
           },
           "loss"_a, "var_list"_a = py::none())
-      .def_property_readonly("iterations", &optim::Optimizer::iterations)
+      // A variable, as TensorFlow's: inside ef.function it is read when the function runs.
+      .def_property_readonly("iterations", &optim::Optimizer::iterations_variable)
       .def_property_readonly("learning_rate", &optim::Optimizer::current_learning_rate)
       .def_property_readonly("name", &optim::Optimizer::name)
       .def(

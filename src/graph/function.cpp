@@ -254,6 +254,21 @@ std::vector<TensorSpec> ConcreteFunction::output_signature() const {
   return out;
 }
 
+// ---- InitScope ----
+
+InitScope::InitScope()
+    : saved_builder_(Context::current().builder), saved_graph_(detail::current_graph_slot()) {
+  if (const FunctionTrace* trace = Context::current().function_trace) {
+    Context::current().builder = trace->outer_builder;
+    detail::current_graph_slot() = detail::graph_of(trace->outer_builder);
+  }
+}
+
+InitScope::~InitScope() {
+  Context::current().builder = saved_builder_;
+  detail::current_graph_slot() = saved_graph_;
+}
+
 // ---- Function ----
 
 struct Function::Cache {
@@ -289,6 +304,25 @@ ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std
   if (!body)
     fail(cache_->name, ": this Function was made without a body of its own (a typed C++ function, or one from "
          "Python); trace it by calling it with its arguments");
+  // Note [variables created by functions]: only the first trace may create variables,
+  // and init scopes inside any trace return to where the outermost one began.
+  Context& context = Context::current();
+  const FunctionTrace* enclosing = context.function_trace;
+  FunctionTrace this_trace;
+  this_trace.function = cache_->name;
+  {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    this_trace.may_create_variables =
+        cache_->trace_count == 0 && (!enclosing || enclosing->may_create_variables);
+  }
+  this_trace.outer_builder = enclosing ? enclosing->outer_builder : context.builder;
+  struct TraceFrame {
+    Context& context;
+    const FunctionTrace* saved;
+    ~TraceFrame() { context.function_trace = saved; }
+  } frame{context, enclosing};
+  context.function_trace = &this_trace;
+
   auto st = std::make_shared<detail::ConcreteFunctionState>();
   st->name = cache_->name;
   st->jit_compile = cache_->jit_compile;

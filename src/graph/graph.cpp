@@ -173,10 +173,14 @@ class GraphBuilder final : public OpBuilder {
 
   bool variable_created(const Variable& variable, const Tensor& initial) override {
     if (graph_->is_function) {
+      // Note [variables created by functions]: the initial value must exist now.
       if (initial.is_symbolic())
         fail<FailedPreconditionError>(
-            "Variable: '", variable.name(), "' is created inside a function from a value computed in the function; "
-            "create variables outside the function, or from eager values (e.g. ef::zeros) on its first call");
+            "Variable: '", variable.name(),
+            "' is created inside a function from a value computed in the function; "
+            "compute its initial value under an init scope (C++ ef::InitScope, Python `with "
+            "ef.init_scope():`, or "
+            "pass a callable initial value), or create the variable outside the function");
       return true;
     }
     // Graph mode: the variable starts uninitialized; the initializer assigns `initial`.
@@ -184,6 +188,8 @@ class GraphBuilder final : public OpBuilder {
     graph_->initializers.push_back(graph_value(assigned)->ref.node);
     return false;
   }
+
+  GraphState* graph() const { return graph_.get(); }
 
  private:
   static std::string base_name(const Variable& v) { return v.name().empty() ? "variable" : v.name(); }
@@ -207,6 +213,11 @@ std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph)
 }
 
 GraphState*& current_graph_slot() { return current; }
+
+GraphState* graph_of(OpBuilder* builder) {
+  auto* graph_builder = dynamic_cast<GraphBuilder*>(builder);
+  return graph_builder ? graph_builder->graph() : nullptr;
+}
 
 }  // namespace detail
 
@@ -258,6 +269,42 @@ Operation global_variables_initializer(const Graph& graph) {
   n.kind = detail::NodeKind::kGroup;
   n.control_inputs = g.initializers;
   return Operation(graph.state(), g.add_node(std::move(n), "init"));
+}
+
+Operation group(const std::vector<Tensor>& values, const std::string& name, CallSite where) {
+  try {
+    detail::GraphState* g = current_graph();
+    if (!Context::current().builder || !g) return Operation();
+    detail::Node n;
+    n.kind = detail::NodeKind::kGroup;
+    for (const Tensor& value : values) {
+      if (!value.defined()) fail("group: a value is an undefined tensor");
+      n.control_inputs.push_back(g->value_of(value, "group").node);
+    }
+    return Operation(g->shared_from_this(), g->add_node(std::move(n), name));
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+StateUpdates::StateUpdates() {
+  detail::GraphState* g = current_graph();
+  if (!Context::current().builder || !g) return;
+  graph_ = g->shared_from_this();
+  first_node_ = static_cast<int>(g->nodes.size());
+}
+
+Operation StateUpdates::operation(const std::string& name) const {
+  if (!graph_) return Operation();
+  detail::Node n;
+  n.kind = detail::NodeKind::kGroup;
+  const std::vector<int>& initializers = graph_->initializers;  // those run once, by the initializer
+  for (int i = first_node_; i < static_cast<int>(graph_->nodes.size()); ++i)
+    if ((graph_->node(i).stateful() || graph_->node(i).control) &&
+        std::find(initializers.begin(), initializers.end(), i) == initializers.end())
+      n.control_inputs.push_back(i);
+  return Operation(graph_, graph_->add_node(std::move(n), name));
 }
 
 std::vector<Variable> global_variables(const Graph& graph) {

@@ -134,6 +134,8 @@ const GraphValue* graph_value(const Tensor& t);
 std::unique_ptr<OpBuilder> make_graph_builder(std::shared_ptr<GraphState> graph);
 // The graph placeholders and the initializer go to on this thread (null: none).
 GraphState*& current_graph_slot();
+// The graph `builder` adds nodes to; null for a builder that is not a graph's.
+GraphState* graph_of(OpBuilder* builder);
 
 // Makes `graph` the one placeholders, control flow and the initializer go to on this
 // thread, for the scope's lifetime.

@@ -34,11 +34,6 @@ Tensor int64_scalar(int64_t v) { return constant(v); }
 // graph holds its variables by reference, so a session sees the restored values; a
 // variable created in graph mode and not yet initialized is initialized by a restore.
 // Nothing a checkpoint does is recorded by tapes.
-struct EagerScope {
-  BuildScope eager{nullptr};
-  RecordingPaused not_recorded;
-};
-
 }  // namespace
 
 Checkpoint::Object::Object(const nn::Module& module)

@@ -1,6 +1,8 @@
 // Layer's lazy build (eagerflow/nn/layer.h).
 #include "eagerflow/nn/layer.h"
 
+#include "eagerflow/graph/function.h"
+
 namespace ef::nn {
 
 void Layer::build_for(const Shape& input_shape, DType dtype) {
@@ -23,6 +25,7 @@ Tensor Layer::operator()(const Tensor& inputs, bool training, CallSite where) {
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                            bool trainable) {
+  InitScope init;  // built inside a function: on its first trace (Note [variables created by functions])
   Tensor initial = initializer(shape, dtype_);
   if (initial.shape() != shape || initial.dtype() != dtype_)
     fail("layer '", this->name(), "': initializer '", initializer.name(), "' for \"", name, "\" returned shape ",

@@ -5,12 +5,43 @@
 #include <algorithm>
 
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/graph/function.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/optim/clipping.h"
 
 namespace ef::optim {
+namespace {
+
+// A new int64 counter at 0, created outside any function being traced.
+Variable counter(const std::string& name) {
+  InitScope init;
+  return Variable(constant(int64_t{0}), name, /*trainable=*/false);
+}
+
+// counter += 1; returns the new count: on the host eagerly, a graph value while building.
+StepScalar advanced(Variable& counter) {
+  const Tensor current = counter.value();
+  if (current.is_symbolic()) return StepScalar(counter.assign_add(constant(int64_t{1})));
+  const int64_t next = current.item<int64_t>() + 1;
+  counter.assign(constant(next));
+  return StepScalar(static_cast<double>(next));
+}
+
+// minimize returns the loss, so in graph mode (not inside a function, whose assignments
+// run on every call) its update could never be run: say so instead.
+void check_not_graph_mode(const std::string& optimizer) {
+  const Context& context = Context::current();
+  if (context.builder && !context.function_trace)
+    fail<FailedPreconditionError>(
+        optimizer,
+        ".minimize: in graph mode, run the training operation that apply_gradients returns "
+        "(train = optimizer.apply_gradients(gradients(loss, variables), variables)); minimize returns only "
+        "the loss, so running it would not train");
+}
+
+}  // namespace
 
 Optimizer::Optimizer(std::string name, LearningRate learning_rate, Clipping clipping)
     : name_(std::move(name)), learning_rate_(std::move(learning_rate)), clipping_(clipping) {
@@ -19,8 +50,8 @@ Optimizer::Optimizer(std::string name, LearningRate learning_rate, Clipping clip
     if (value && !(*value >= 0)) fail(name_, ": ", what, " must be >= 0, got ", *value);
 }
 
-void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
-                                CallSite where) {
+Operation Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
+                                     const std::vector<Variable>& variables, CallSite where) {
   try {
     if (gradients.size() != variables.size())
       fail(name_, ".apply_gradients: ", gradients.size(), " gradients for ", variables.size(), " variables");
@@ -46,35 +77,39 @@ void Optimizer::apply_gradients(const std::vector<Tensor>& gradients, const std:
     RecordingPaused paused;  // Note [state updates are not recorded]
     std::vector<Tensor> grads = gradients;
     if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
-    const double lr = learning_rate_(iterations_);
+    const StateUpdates step;  // graph mode: what the training operation runs
+    Variable iterations = iterations_variable();
+    const StepScalar lr = learning_rate_(StepScalar(iterations.value()));
     for (size_t i = 0; i < grads.size(); ++i) {
       Tensor g = grads[i];
       if (!g.defined()) continue;
       if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
       if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
       PerVariable& state = state_of(variables[i]);
-      update(variables[i], g, lr, ++state.steps);
+      update(variables[i], g, lr, advanced(steps_of(variables[i], state)));
     }
-    ++iterations_;
+    advanced(iterations);
+    return step.operation(name_ + "_step");
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
 }
 
-void Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
-                                CallSite where) {
+Operation Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
+                                     CallSite where) {
   std::vector<Tensor> grads;
   std::vector<Variable> vars;
   for (const auto& [g, v] : gradients_and_variables) {
     grads.push_back(g);
     vars.push_back(v);
   }
-  apply_gradients(grads, vars, where);
+  return apply_gradients(grads, vars, where);
 }
 
 Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
                            CallSite where) {
+  check_not_graph_mode(name_);
   Tensor value;
   std::vector<Tensor> grads;
   {
@@ -88,6 +123,7 @@ Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vecto
 }
 
 Tensor Optimizer::minimize(const std::function<Tensor()>& loss, CallSite where) {
+  check_not_graph_mode(name_);
   Tensor value;
   std::vector<Tensor> grads;
   std::vector<Variable> variables;
@@ -118,10 +154,27 @@ Variable Optimizer::slot_for(const Variable& var, const std::string& slot, doubl
   auto& slots = state_of(var).slots;
   auto it = slots.find(slot);
   if (it != slots.end()) return it->second;
+  InitScope init;  // Note [optimizer state lives in variables]
   Variable created(fill(var.shape(), initial, var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
   slots.emplace(slot, created);
   slot_order_.push_back(created);
   return created;
+}
+
+int64_t Optimizer::iterations() const {
+  if (!iterations_) return 0;
+  EagerScope eager;
+  return iterations_->value().item<int64_t>();
+}
+
+Variable Optimizer::iterations_variable() {
+  if (!iterations_) iterations_ = counter(name_ + "/iterations");
+  return *iterations_;
+}
+
+Variable& Optimizer::steps_of(const Variable& var, PerVariable& state) {
+  if (!state.steps) state.steps = counter(var.name() + "/steps");
+  return *state.steps;
 }
 
 Optimizer::PerVariable& Optimizer::state_of(const Variable& var) {
@@ -131,10 +184,12 @@ Optimizer::PerVariable& Optimizer::state_of(const Variable& var) {
 }
 
 std::vector<Optimizer::VariableState> Optimizer::variable_states() const {
+  EagerScope eager;  // the counters' values now
   std::vector<VariableState> out;
   for (const Variable& var : state_order_) {
     const PerVariable& state = state_.at(var.key());
-    VariableState s{var, state.steps, {}};
+    VariableState s{var, 0, {}};
+    if (state.steps) s.steps = state.steps->value().item<int64_t>();
     for (const auto& [name, slot] : state.slots) s.slots.emplace(name, slot.value());
     out.push_back(std::move(s));
   }
@@ -180,12 +235,13 @@ void Optimizer::restore_state(int64_t iterations, const std::vector<VariableStat
           if (v.same_as(slot)) return false;
       return true;
     });
+    EagerScope eager;  // a restore sets the state now, whatever mode the caller is in
     for (const VariableState& s : states) {
       PerVariable& state = state_of(s.variable);
-      state.steps = s.steps;
+      steps_of(s.variable, state).assign(constant(s.steps));
       for (const auto& [slot, value] : s.slots) slot_for(s.variable, slot).assign(value);
     }
-    iterations_ = iterations;
+    iterations_variable().assign(constant(iterations));
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

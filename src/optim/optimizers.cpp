@@ -26,14 +26,14 @@ std::vector<std::string> SGD::slot_names() const {
   return {"momentum"};
 }
 
-void SGD::update(Variable var, const Tensor& grad, double lr, int64_t) {
+void SGD::update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar&) {
   if (momentum_ == 0) {
-    var.assign_sub(grad * lr);
+    var.assign_sub(grad * lr.as(var.dtype()));
     return;
   }
   Variable buf = slot_for(var, "momentum");
   buf.assign(buf.value() * momentum_ + grad);
-  var.assign_sub((nesterov_ ? grad + buf.value() * momentum_ : buf.value()) * lr);
+  var.assign_sub((nesterov_ ? grad + buf.value() * momentum_ : buf.value()) * lr.as(var.dtype()));
 }
 
 Adam::Adam(LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad, Clipping clipping)
@@ -53,7 +53,7 @@ std::vector<std::string> Adam::slot_names() const {
   return {"m", "v"};
 }
 
-void Adam::update(Variable var, const Tensor& grad, double lr, int64_t step) {
+void Adam::update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) {
   Variable m = slot_for(var, "m"), v = slot_for(var, "v");
   m.assign(m.value() * beta_1_ + grad * (1 - beta_1_));
   v.assign(v.value() * beta_2_ + square(grad) * (1 - beta_2_));
@@ -63,11 +63,10 @@ void Adam::update(Variable var, const Tensor& grad, double lr, int64_t step) {
     v_max.assign(maximum(v_max.value(), second));
     second = v_max.value();
   }
-  const double t = static_cast<double>(step);
-  const double step_size = lr / (1 - std::pow(beta_1_, t));
-  const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta_2_, t));
-  Tensor denominator = sqrt(second) / bias_correction2_sqrt + epsilon_;
-  var.assign_sub(m.value() / denominator * step_size);
+  const StepScalar step_size = lr / (1 - pow(beta_1_, step));
+  const StepScalar bias_correction2_sqrt = sqrt(1 - pow(beta_2_, step));
+  Tensor denominator = sqrt(second) / bias_correction2_sqrt.as(var.dtype()) + epsilon_;
+  var.assign_sub(m.value() / denominator * step_size.as(var.dtype()));
 }
 
 AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, double beta_2, double epsilon,
@@ -77,8 +76,8 @@ AdamW::AdamW(LearningRate learning_rate, double weight_decay, double beta_1, dou
   check_range(name(), "weight_decay", weight_decay, 0, INFINITY);
 }
 
-void AdamW::update(Variable var, const Tensor& grad, double lr, int64_t step) {
-  var.assign(var.value() * (1 - lr * weight_decay_));
+void AdamW::update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) {
+  var.assign(var.value() * (1 - lr * weight_decay_).as(var.dtype()));
   Adam::update(var, grad, lr, step);
 }
 
@@ -98,7 +97,7 @@ std::vector<std::string> RMSprop::slot_names() const {
   return names;
 }
 
-void RMSprop::update(Variable var, const Tensor& grad, double lr, int64_t) {
+void RMSprop::update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar&) {
   Variable square_avg = slot_for(var, "rms");
   square_avg.assign(square_avg.value() * rho_ + square(grad) * (1 - rho_));
   Tensor denominator;
@@ -112,9 +111,9 @@ void RMSprop::update(Variable var, const Tensor& grad, double lr, int64_t) {
   if (momentum_ > 0) {
     Variable buf = slot_for(var, "momentum");
     buf.assign(buf.value() * momentum_ + grad / denominator);
-    var.assign_sub(buf.value() * lr);
+    var.assign_sub(buf.value() * lr.as(var.dtype()));
   } else {
-    var.assign_sub(grad / denominator * lr);
+    var.assign_sub(grad / denominator * lr.as(var.dtype()));
   }
 }
 
@@ -127,10 +126,10 @@ Adagrad::Adagrad(LearningRate learning_rate, double initial_accumulator_value, d
 
 std::vector<std::string> Adagrad::slot_names() const { return {"accumulator"}; }
 
-void Adagrad::update(Variable var, const Tensor& grad, double lr, int64_t) {
+void Adagrad::update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar&) {
   Variable sum = slot_for(var, "accumulator", initial_accumulator_value_);
   sum.assign(sum.value() + square(grad));
-  var.assign_sub(grad / (sqrt(sum.value()) + epsilon_) * lr);
+  var.assign_sub(grad / (sqrt(sum.value()) + epsilon_) * lr.as(var.dtype()));
 }
 
 }  // namespace ef::optim

@@ -7,7 +7,15 @@ namespace ef {
 
 Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
   if (!initial.defined()) fail("Variable: the initial value of '", name, "' is an undefined tensor");
-  OpBuilder* builder = Context::current().builder;
+  const Context& context = Context::current();
+  if (context.function_trace && !context.function_trace->may_create_variables)
+    fail<FailedPreconditionError>(
+        "Variable: '", name, "' is created while function '", context.function_trace->function,
+        "' is traced again (a new input signature); a function may create variables on its first trace only, "
+        "and later traces reuse them (Keras layers and optimizers do). Create it outside the function or on "
+        "the "
+        "first call");
+  OpBuilder* builder = context.builder;
   if (initial.is_symbolic() && !builder)
     fail("Variable: the initial value of '", name, "' is symbolic (graph mode) but no graph is being built");
   if (!initial.shape().is_fully_defined())

@@ -153,3 +153,77 @@ def test_cond_and_while_loop_eager_and_traced():
         tape.watch(x)
         y = ef.function(lambda x: ef.cond(x > 0, lambda: x * x, lambda: -x))(x)
     assert float(tape.gradient(y, x)) == pytest.approx(4.0)
+
+
+# ---- Variables created by functions (Note [variables created by functions]) ----
+
+def test_a_keras_training_step_is_a_function_from_its_first_call():
+    model = ef.keras.Sequential([ef.keras.layers.Dense(4, activation="relu"), ef.keras.layers.Dense(1)])
+    opt = ef.optimizers.Adam(0.01)
+
+    @ef.function
+    def train_step(x, y):
+        with ef.GradientTape() as tape:
+            loss = ef.reduce_mean(ef.square(model(x) - y))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    x, y = ef.ones([8, 3]), ef.zeros([8, 1])
+    first = float(train_step(x, y))  # builds the layers and the optimizer's slots
+    assert len(model.trainable_variables) == 4 and len(opt.variables()) == 8
+    for _ in range(20):
+        last = float(train_step(x, y))
+    train_step(x[:5], y[:5])  # a new batch size retraces and reuses every variable
+    assert last < first and train_step.trace_count == 2 and len(opt.variables()) == 8
+
+
+def test_only_the_first_trace_may_create_variables():
+    made = []
+
+    @ef.function
+    def f(x):
+        made.append(ef.Variable(lambda: ef.zeros([]), name="made"))  # a callable initial value is lifted
+        return x * 2.0
+
+    assert float(f(ef.constant(1.0))) == 2.0
+    with pytest.raises(ef.errors.FailedPreconditionError, match="'made'.*'f'.*first trace"):
+        f(ef.constant([1.0, 2.0]))
+    assert len(made) == 1
+    with pytest.raises(ef.errors.FailedPreconditionError, match="init scope"):
+        ef.function(lambda x: ef.Variable(x * 2.0).value())(ef.constant(1.0))
+
+
+def test_init_scope_computes_state_outside_the_trace():
+    state = {}
+
+    @ef.function
+    def count(x):
+        if "n" not in state:
+            with ef.init_scope():
+                start = ef.zeros([])  # an op: run now, not added to the trace
+                state["eager"] = not start.is_symbolic
+                state["n"] = ef.Variable(start, trainable=False)
+        state["n"].assign_add(ef.reduce_sum(x))
+        return state["n"].value()
+
+    assert float(count(ef.constant([1.0, 2.0]))) == 3.0
+    assert float(count(ef.constant([1.0, 2.0]))) == 6.0
+    assert state["eager"] and count.trace_count == 1
+
+
+def test_each_instance_of_a_class_gets_its_own_function_for_a_method():
+    class Scaler(ef.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = None
+
+        @ef.function
+        def __call__(self, x):
+            if self.scale is None:
+                self.scale = ef.Variable(lambda: ef.ones([]) * 3.0)
+            return x * self.scale
+
+    a, b = Scaler(), Scaler()
+    assert float(a(ef.constant(2.0))) == 6.0
+    assert float(b(ef.constant(1.0))) == 3.0  # its own first trace: it may create its variable
+    assert a.scale is not b.scale

@@ -133,3 +133,71 @@ def test_clipping():
     w = ef.Variable([0.0, 0.0])
     ef.optimizers.SGD(1.0, clipnorm=1.0).apply_gradients([(ef.constant([3.0, 4.0]), w)])
     np.testing.assert_allclose(w.numpy(), [-0.6, -0.8])
+
+
+# ---- Inside ef.function and graphs (Note [optimizer state lives in variables]) ----
+
+def _quadratic_step(opt, w, x):
+    with ef.GradientTape() as tape:
+        loss = ef.reduce_sum(ef.square(w * x - 1.0))
+    opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+    return loss
+
+
+@pytest.mark.parametrize("name,make_ef,make_torch", CASES, ids=[c[0] for c in CASES])
+def test_a_traced_training_step_matches_eager_steps_from_the_first_call(name, make_ef, make_torch):
+    x = ef.constant([0.5, -1.5, 2.0], dtype=ef.float64)
+    eager_w, traced_w = (ef.Variable(np.array([1.0, -2.0, 0.5])) for _ in range(2))
+    eager_opt, traced_opt = make_ef(), make_ef()
+    step = ef.function(lambda data: _quadratic_step(traced_opt, traced_w, data))
+    for i in range(6):
+        expected = _quadratic_step(eager_opt, eager_w, x)
+        np.testing.assert_allclose(step(x).numpy(), expected.numpy(), rtol=1e-12, err_msg=f"{name}, step {i}")
+        np.testing.assert_allclose(traced_w.numpy(), eager_w.numpy(), rtol=1e-12, err_msg=f"{name}, step {i}")
+    assert step.trace_count == 1
+    assert int(traced_opt.iterations) == 6
+
+
+def test_schedules_and_the_step_counter_follow_each_call_of_a_function():
+    x = ef.constant([1.0], dtype=ef.float64)
+    for schedule in (ef.optimizers.schedules.ExponentialDecay(0.5, 1, 0.5),
+                     lambda step: 1.0 / (ef.cast(step, ef.float64) + 1.0)):  # ops on the step tensor
+        eager_w, traced_w = ef.Variable(np.array([1.0])), ef.Variable(np.array([1.0]))
+        eager_opt, traced_opt = ef.optimizers.SGD(schedule), ef.optimizers.SGD(schedule)
+
+        @ef.function
+        def step(data):
+            _quadratic_step(traced_opt, traced_w, data)
+            return traced_opt.iterations.value()  # read when the call runs
+
+        for i in range(4):
+            _quadratic_step(eager_opt, eager_w, x)
+            assert int(step(x)) == i + 1
+        np.testing.assert_allclose(traced_w.numpy(), eager_w.numpy(), rtol=1e-12)
+        assert traced_opt.learning_rate == pytest.approx(eager_opt.learning_rate)
+    # A schedule that only works on numbers fails loudly inside a function.
+    opt = ef.optimizers.SGD(lambda step: 0.1 * math.cos(step))
+    w = ef.Variable(np.array([1.0]))
+    with pytest.raises(ef.errors.FailedPreconditionError, match="symbolic"):  # math.cos asks for float(step)
+        ef.function(lambda data: _quadratic_step(opt, w, data))(x)
+
+
+def test_graph_mode_training_runs_the_operation_apply_gradients_returns():
+    x = ef.constant([2.0, 3.0], dtype=ef.float64)
+    eager_w, graph_w = ef.Variable(np.array([1.0, -2.0])), ef.Variable(np.array([1.0, -2.0]))
+    eager_opt, graph_opt = ef.optimizers.Adam(0.1), ef.optimizers.Adam(0.1)
+    g = ef.Graph()
+    with g.as_default():
+        loss = ef.reduce_sum(ef.square(graph_w * x - 1.0))
+        train = graph_opt.apply_gradients(zip(ef.gradients(loss, [graph_w]), [graph_w]))
+        with pytest.raises(ef.errors.FailedPreconditionError, match="apply_gradients returns"):
+            graph_opt.minimize(lambda: loss, var_list=[graph_w])
+    assert isinstance(train, ef.Operation)
+    sess = ef.Session(g)  # not a with block: the eager steps beside it stay eager
+    sess.run(ef.global_variables_initializer(g))
+    for _ in range(3):
+        _quadratic_step(eager_opt, eager_w, x)
+        sess.run(train)
+        np.testing.assert_allclose(graph_w.numpy(), eager_w.numpy(), rtol=1e-12)
+    assert graph_opt.iterations == 3
+    assert eager_opt.apply_gradients([(ef.constant([0.0, 0.0], dtype=ef.float64), eager_w)]) is None

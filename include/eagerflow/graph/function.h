@@ -23,6 +23,16 @@
 //   body inline into that graph.
 // - A recording GradientTape sees a call as one op: its gradient is the traced graph's
 //   gradient, built once per trace (higher orders too).
+//
+// Note [variables created by functions]: as in TensorFlow 2, a function may create
+// variables on its first trace only: Keras layers built on their first call, an
+// optimizer's slots and counters, anything created once and reused. Their initial values
+// are computed under an InitScope, outside the trace, so the variables hold values when
+// the trace ends and every later call reads and updates them. A later trace (a new
+// signature) that would create a variable throws FailedPreconditionError: it would make
+// a second set, and the calls of the two traces would train different weights. A
+// variable whose initial value is computed from the function's own tensors cannot be
+// lifted out and is refused too.
 #pragma once
 
 #include <bit>
@@ -71,6 +81,27 @@ class ConcreteFunction {
 
  private:
   std::shared_ptr<detail::ConcreteFunctionState> state_;
+};
+
+// Code in the scope runs as it would outside every function being traced on this thread
+// (TensorFlow's tf.init_scope): eagerly when the trace began eagerly, in the enclosing
+// graph otherwise; tapes do not record it. For creating state inside a function on its
+// first trace (Note [variables created by functions]):
+//
+//   ef::Variable step = [&] { ef::InitScope init; return ef::Variable(ef::zeros({})); }();
+//
+// Outside a trace it only pauses the tapes.
+class InitScope {
+ public:
+  InitScope();
+  ~InitScope();
+  InitScope(const InitScope&) = delete;
+  InitScope& operator=(const InitScope&) = delete;
+
+ private:
+  OpBuilder* saved_builder_;
+  detail::GraphState* saved_graph_;
+  RecordingPaused not_recorded_;
 };
 
 // A function of tensors, traced per signature (Note [function tracing]). The body takes

@@ -101,6 +101,29 @@ Operation global_variables_initializer(const Graph& graph);
 // The same for the default graph of this thread; throws outside a graph scope.
 Operation global_variables_initializer();
 
+// An operation that runs what produces `values` (TensorFlow's tf.group), e.g. a training
+// step's assignments, for Session::run. Eagerly there is nothing left to run: an
+// undefined Operation.
+Operation group(const std::vector<Tensor>& values, const std::string& name = "group",
+                CallSite where = CallSite::current());
+
+// What a step adds to the graph being built that changes state (variable assignments,
+// control flow holding them), bundled into one operation for Session::run: in graph mode
+// a read placed after an assignment runs after it only when both run, so running a
+// training step's last assignment alone would leave the others (an optimizer's slots)
+// undone. Construct before building the step, call operation() after.
+class StateUpdates {
+ public:
+  StateUpdates();
+  // The operation running every state-changing node added since construction; undefined
+  // when no graph is being built (eagerly everything has already run).
+  Operation operation(const std::string& name) const;
+
+ private:
+  std::shared_ptr<detail::GraphState> graph_;
+  int first_node_ = 0;
+};
+
 // The variables created in `graph` (graph mode), in creation order: what a TF1-style
 // Saver saves by default.
 std::vector<Variable> global_variables(const Graph& graph);

@@ -12,6 +12,15 @@
 //
 // Per-variable state lives in slot variables (Adam's "m" and "v", ...), created at a
 // variable's first update; slot_variables() lists them in creation order for checkpoints.
+//
+// Note [optimizer state lives in variables]: the update count (iterations), each
+// variable's step (Adam's bias corrections) and the slots are variables, not C++
+// numbers, so that a training step traced into a graph or an ef::function reads and
+// advances them on every run. A count kept in C++ would be read once, when the graph
+// was built, and every run would use that step's learning rate and bias corrections.
+// Eagerly the counts are read and advanced on the host (StepScalar): no ops run for
+// them. Slots and counters are created under an InitScope, so a function creates them
+// on its first trace (Note [variables created by functions] in graph/function.h).
 #pragma once
 
 #include <functional>
@@ -22,6 +31,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/graph/graph.h"
 #include "eagerflow/optim/schedules.h"
 #include "eagerflow/runtime/variable.h"
 
@@ -42,22 +52,31 @@ class Optimizer {
   // variable). Throws InvalidArgumentError, before changing anything, for lists of
   // different lengths, a gradient whose dtype or shape differs from its variable's, or
   // when no variable has a gradient (a step that would silently do nothing).
-  void apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
-                       CallSite where = CallSite::current());
-  void apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
-                       CallSite where = CallSite::current());
+  // In graph mode it returns the training operation (every assignment of the step) for
+  // Session::run; eagerly the step is done and the Operation is undefined.
+  Operation apply_gradients(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables,
+                            CallSite where = CallSite::current());
+  Operation apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,
+                            CallSite where = CallSite::current());
 
   // Computes loss() under a tape, applies the gradients for `variables`, returns the loss.
+  // Eagerly and inside functions; graph mode needs the training operation that
+  // apply_gradients returns, so there it is a FailedPreconditionError.
   Tensor minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
                   CallSite where = CallSite::current());
   // The same for every trainable variable loss() reads (TensorFlow's eager minimize
   // without var_list). Throws InvalidArgumentError when it reads none.
   Tensor minimize(const std::function<Tensor()>& loss, CallSite where = CallSite::current());
 
-  // Updates applied so far (the step the learning-rate schedule sees next).
-  int64_t iterations() const { return iterations_; }
+  // Updates applied so far (the step the learning-rate schedule sees next), read now.
+  // Throws FailedPreconditionError while the counter is a graph-mode variable whose
+  // initializer has not run.
+  int64_t iterations() const;
+  // The counter itself, an int64 scalar variable (TensorFlow's optimizer.iterations):
+  // inside a graph or function, read it rather than iterations().
+  Variable iterations_variable();
   // The learning rate the next update uses.
-  double current_learning_rate() const { return learning_rate_(iterations_); }
+  double current_learning_rate() const { return learning_rate_(iterations()); }
   const std::string& name() const { return name_; }
 
   // Variable `var`'s slot called `slot` (e.g. "m"); throws NotFoundError if none yet.
@@ -89,8 +108,9 @@ class Optimizer {
   Optimizer(std::string name, LearningRate learning_rate, Clipping clipping);
 
   // Applies one update of `var` with `grad` at learning rate `lr`; `step` counts this
-  // variable's updates from 1 (bias corrections).
-  virtual void update(Variable var, const Tensor& grad, double lr, int64_t step) = 0;
+  // variable's updates from 1 (bias corrections). Both are host numbers eagerly and
+  // graph values while building (Note [optimizer state lives in variables]).
+  virtual void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) = 0;
 
   // The slot `slot` of `var`, created from `initial` (same shape and dtype) on first use.
   Variable slot_for(const Variable& var, const std::string& slot, double initial = 0.0);
@@ -99,12 +119,13 @@ class Optimizer {
   std::string name_;
   LearningRate learning_rate_;
   Clipping clipping_;
-  int64_t iterations_ = 0;
+  std::optional<Variable> iterations_;  // created by the first update (or restore)
   struct PerVariable {
-    int64_t steps = 0;
+    std::optional<Variable> steps;  // created by the variable's first update (or restore)
     std::map<std::string, Variable> slots;
   };
   PerVariable& state_of(const Variable& var);
+  Variable& steps_of(const Variable& var, PerVariable& state);
 
   std::unordered_map<const void*, PerVariable> state_;
   std::vector<Variable> state_order_;  // the variables in state_, in order of first update

@@ -15,7 +15,7 @@ class SGD : public Optimizer {
   std::vector<std::string> slot_names() const override;
 
  private:
-  void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
+  void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) override;
   double momentum_;
   bool nesterov_;
 };
@@ -31,7 +31,7 @@ class Adam : public Optimizer {
  protected:
   Adam(std::string name, LearningRate learning_rate, double beta_1, double beta_2, double epsilon, bool amsgrad,
        Clipping clipping);
-  void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
+  void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) override;
 
  private:
   double beta_1_, beta_2_, epsilon_;
@@ -45,7 +45,7 @@ class AdamW : public Adam {
                  double beta_2 = 0.999, double epsilon = 1e-7, bool amsgrad = false, Clipping clipping = {});
 
  private:
-  void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
+  void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) override;
   double weight_decay_;
 };
 
@@ -59,7 +59,7 @@ class RMSprop : public Optimizer {
   std::vector<std::string> slot_names() const override;
 
  private:
-  void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
+  void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) override;
   double rho_, momentum_, epsilon_;
   bool centered_;
 };
@@ -72,7 +72,7 @@ class Adagrad : public Optimizer {
   std::vector<std::string> slot_names() const override;
 
  private:
-  void update(Variable var, const Tensor& grad, double lr, int64_t step) override;
+  void update(Variable var, const Tensor& grad, const StepScalar& lr, const StepScalar& step) override;
   double initial_accumulator_value_, epsilon_;
 };
 

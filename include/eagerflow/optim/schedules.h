@@ -6,8 +6,44 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
+
+#include "eagerflow/core/tensor.h"
 
 namespace ef::optim {
+
+// A number computed from an optimizer's step count (Note [optimizer state lives in
+// variables] in optimizer.h): a host double when the update runs eagerly, so that no op
+// runs for it, and a float64 scalar of the graph while a graph or function is built, so
+// that every run of the graph uses the step it runs at. The arithmetic below works on
+// both; mixing a host number with a graph value gives a graph value.
+class StepScalar {
+ public:
+  StepScalar(double value) : host_(value) {}  // NOLINT: numbers mix in freely
+  // A 0-d tensor: an eager one becomes its host number, a symbolic one is cast to float64.
+  // Throws InvalidArgumentError for any other shape.
+  explicit StepScalar(const Tensor& value);
+
+  bool on_host() const { return !graph_.defined(); }
+  // The host number; throws UnimplementedError naming `what` for a graph value.
+  double host(std::string_view what) const;
+  // A 0-d tensor of `dtype` holding the value, as an operand of the update rules' ops.
+  Tensor as(DType dtype) const;
+
+  friend StepScalar operator+(const StepScalar& a, const StepScalar& b);
+  friend StepScalar operator-(const StepScalar& a, const StepScalar& b);
+  friend StepScalar operator*(const StepScalar& a, const StepScalar& b);
+  friend StepScalar operator/(const StepScalar& a, const StepScalar& b);
+  friend StepScalar pow(const StepScalar& base, const StepScalar& exponent);
+  friend StepScalar minimum(const StepScalar& a, const StepScalar& b);
+  friend StepScalar sqrt(const StepScalar& x);
+  friend StepScalar floor(const StepScalar& x);
+  friend StepScalar cos(const StepScalar& x);
+
+ private:
+  double host_ = 0;
+  Tensor graph_;  // float64, 0-d; undefined for a host number
+};
 
 // lr(step) = initial_learning_rate * decay_rate ^ (step / decay_steps), the exponent
 // rounded down when `staircase`.
@@ -16,7 +52,8 @@ struct ExponentialDecay {
   int64_t decay_steps;
   double decay_rate;
   bool staircase = false;
-  double operator()(int64_t step) const;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
 };
 
 // Cosine from initial_learning_rate down to alpha * initial_learning_rate over
@@ -26,22 +63,35 @@ struct CosineDecay {
   double initial_learning_rate;
   int64_t decay_steps;
   double alpha = 0.0;
-  double operator()(int64_t step) const;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
 };
 
 // A constant learning rate or any schedule: a function of the step (0 for the first
 // update). Throws InvalidArgumentError for a schedule with decay_steps <= 0.
 class LearningRate {
  public:
+  using HostSchedule = std::function<double(int64_t step)>;
+  // Ops on the step (an int64 scalar) giving the rate (any float scalar): TensorFlow's
+  // LearningRateSchedule. Runs eagerly and inside graphs alike.
+  using TensorSchedule = std::function<Tensor(const Tensor& step)>;
+
   LearningRate(double constant);           // NOLINT: implicit by design
   LearningRate(ExponentialDecay schedule);  // NOLINT
   LearningRate(CosineDecay schedule);       // NOLINT
-  explicit LearningRate(std::function<double(int64_t step)> schedule);
+  // A C++ function of the step runs only eagerly: inside a graph or function its result
+  // would be fixed when the graph is built, so that is an UnimplementedError.
+  explicit LearningRate(HostSchedule schedule);
+  explicit LearningRate(TensorSchedule schedule);
+  // `host` eagerly, `tensor` while building (the same schedule written twice, e.g. a
+  // Python callable given a number or a tensor).
+  LearningRate(HostSchedule host, TensorSchedule tensor);
 
-  double operator()(int64_t step) const { return schedule_(step); }
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const { return schedule_(step); }
 
  private:
-  std::function<double(int64_t)> schedule_;
+  std::function<StepScalar(const StepScalar&)> schedule_;
 };
 
 }  // namespace ef::optim

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "eagerflow/core/device.h"
 #include "eagerflow/runtime/op_def.h"
@@ -47,10 +48,19 @@ class OpRecorder {
   }
 };
 
+// Set while a function is traced on this thread (Note [variables created by functions]
+// in graph/function.h).
+struct FunctionTrace {
+  std::string function;                // its name, for messages
+  bool may_create_variables = false;   // only its first trace may
+  OpBuilder* outer_builder = nullptr;  // what ran before the outermost trace (null: eager)
+};
+
 struct Context {
   OpBuilder* builder = nullptr;    // non-null: op calls build instead of execute
   OpRecorder* recorder = nullptr;  // non-null: op calls are recorded
   Device device = kCPU;            // where creation ops place new tensors
+  const FunctionTrace* function_trace = nullptr;  // non-null: a function is being traced
 
   // This thread's context. Defined in the library, not inline: an inline function's
   // thread_local would be a separate copy in each shared object that hides its
@@ -91,6 +101,20 @@ class BuildScope {
 
  private:
   OpBuilder* saved_;
+};
+
+// Op calls execute now and no tape records them, whatever the thread was doing: for
+// state that must change when the code runs, not when a graph built from it runs
+// (checkpoints, an optimizer's host-side counters).
+class EagerScope {
+ public:
+  EagerScope() = default;
+  EagerScope(const EagerScope&) = delete;
+  EagerScope& operator=(const EagerScope&) = delete;
+
+ private:
+  BuildScope eager_{nullptr};
+  RecordingPaused not_recorded_;
 };
 
 // Builds symbolic tensors that carry only dtype and shape: runs any op sequence

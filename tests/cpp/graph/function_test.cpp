@@ -95,7 +95,49 @@ TEST(Function, VariablesCreatedInsideNeedEagerValues) {
     Variable v(x * 2.f, "v");
     return v.value();
   });
-  EXPECT_ERROR(f(constant(1.f)), FailedPreconditionError, "'v'", "outside the function");
+  EXPECT_ERROR(f(constant(1.f)), FailedPreconditionError, "'v'", "init scope", "outside the function");
+}
+
+// Note [variables created by functions].
+TEST(Function, InitScopesLiftCreationOutOfTheTrace) {
+  std::optional<Variable> counter;
+  bool symbolic_inside_init_scope = true;
+  auto f = function([&](Tensor x) {
+    if (!counter) {
+      InitScope init;
+      const Tensor start = zeros({}, DType::Float32);  // an op: eager here, not a graph node
+      symbolic_inside_init_scope = start.is_symbolic();
+      counter = Variable(start, "counter", /*trainable=*/false);
+    }
+    counter->assign_add(reduce_sum(x));
+    return counter->value();
+  });
+  expect_values(f(constant({1.f, 2.f})), {3});
+  expect_values(f(constant({1.f, 2.f})), {6});
+  EXPECT_FALSE(symbolic_inside_init_scope);
+  EXPECT_EQ(f.trace_count(), 1);
+  {
+    InitScope outside_any_trace;  // changes nothing but pausing tapes
+    EXPECT_FALSE(zeros({2}).is_symbolic());
+  }
+}
+
+TEST(Function, OnlyTheFirstTraceMayCreateVariables) {
+  std::vector<Variable> made;
+  auto f = function(
+      [&](Tensor x) {
+        {
+          InitScope init;
+          made.emplace_back(zeros({}, DType::Float32), "made");
+        }
+        return x * 2.f;
+      },
+      "makes_one_per_trace");
+  f(constant({1.f}));
+  EXPECT_ERROR(f(constant({1.f, 2.f})), FailedPreconditionError, "'made'", "'makes_one_per_trace'",
+               "first trace");
+  EXPECT_EQ(made.size(), 1u);
+  expect_values(f(constant({3.f})), {6});  // the first trace still runs
 }
 
 TEST(Function, NestedFunctionsRunInline) {
