@@ -12,3 +12,4 @@ def test_readme_python_blocks_run(capsys):
     out = capsys.readouterr().out
     assert "Tensor([[4.]], shape=(1, 1), dtype=float32)" in out
     assert "Tensor([[2.]], shape=(1, 1), dtype=float32)" in out
+    assert "200 1\n" in out  # the training step traced once, its optimizer stepped every call
