@@ -9,6 +9,7 @@ void Layer::build_for(const Shape& input_shape, DType dtype) {
   if (built_) return;
   dtype_ = is_floating(dtype) ? dtype : DType::Float32;
   build(input_shape);
+  built_input_shape_ = input_shape;
   built_ = true;  // only after build succeeded, so a failed build can be retried
 }
 

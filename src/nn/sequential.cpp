@@ -5,7 +5,8 @@
 
 namespace ef::nn {
 
-Sequential::Sequential(std::vector<std::shared_ptr<Layer>> layers, std::string name) : Layer(std::move(name)) {
+Sequential::Sequential(std::vector<std::shared_ptr<Layer>> layers, std::string name)
+    : Model(std::move(name)) {
   for (auto& layer : layers) add(std::move(layer));
 }
 

@@ -3,6 +3,7 @@
 #include "eagerflow/runtime/context.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/graph/function.h"
@@ -79,7 +80,7 @@ Operation Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
     if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
     const StateUpdates step;  // graph mode: what the training operation runs
     Variable iterations = iterations_variable();
-    const StepScalar lr = learning_rate_(StepScalar(iterations.value()));
+    const StepScalar lr = learning_rate_now(iterations);
     for (size_t i = 0; i < grads.size(); ++i) {
       Tensor g = grads[i];
       if (!g.defined()) continue;
@@ -159,6 +160,37 @@ Variable Optimizer::slot_for(const Variable& var, const std::string& slot, doubl
   slots.emplace(slot, created);
   slot_order_.push_back(created);
   return created;
+}
+
+StepScalar Optimizer::learning_rate_now(const Variable& iterations) {
+  const std::optional<double> constant = learning_rate_.constant();
+  if (!constant) return learning_rate_(StepScalar(iterations.value()));
+  if (!constant_rate_) {
+    InitScope init;
+    constant_rate_ = Variable(ef::constant(*constant), name_ + "/learning_rate", /*trainable=*/false);
+  }
+  return StepScalar(constant_rate_->value());
+}
+
+double Optimizer::current_learning_rate() const {
+  if (constant_rate_) {
+    EagerScope eager;
+    return constant_rate_->value().item<double>();
+  }
+  return learning_rate_(iterations());
+}
+
+void Optimizer::set_learning_rate(double learning_rate) {
+  if (!learning_rate_.constant())
+    fail(name_,
+         ": the learning rate is a schedule, so it cannot be set; make the optimizer with a constant rate");
+  if (!std::isfinite(learning_rate) || learning_rate < 0)
+    fail(name_, ": a learning rate must be finite and >= 0, got ", learning_rate);
+  learning_rate_ = LearningRate(learning_rate);
+  if (constant_rate_) {
+    EagerScope eager;
+    constant_rate_->assign(ef::constant(learning_rate));
+  }
 }
 
 int64_t Optimizer::iterations() const {

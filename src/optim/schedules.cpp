@@ -102,7 +102,8 @@ StepScalar CosineDecay::operator()(const StepScalar& step) const {
   return initial_learning_rate * ((1.0 - alpha) * cosine + alpha);
 }
 
-LearningRate::LearningRate(double constant) : schedule_([constant](const StepScalar&) { return constant; }) {}
+LearningRate::LearningRate(double constant)
+    : schedule_([constant](const StepScalar&) { return constant; }), constant_(constant) {}
 
 LearningRate::LearningRate(ExponentialDecay schedule) : schedule_(schedule) {
   if (schedule.decay_steps <= 0)

@@ -34,6 +34,8 @@ class Layer : public Module {
   // unless already built.
   void build_for(const Shape& input_shape, DType dtype = DType::Float32);
   bool built() const { return built_; }
+  // The input shape the layer was built for (none before it was built).
+  const std::optional<Shape>& built_input_shape() const { return built_input_shape_; }
   DType dtype() const { return dtype_; }
 
   // Creates a variable named "<layer>/<name>", filled by `initializer` in the layer's
@@ -52,10 +54,8 @@ class Layer : public Module {
 
  private:
   bool built_ = false;
+  std::optional<Shape> built_input_shape_;
   DType dtype_ = DType::Float32;
 };
-
-// Keras' name for a layer made of layers; the same class here.
-using Model = Layer;
 
 }  // namespace ef::nn

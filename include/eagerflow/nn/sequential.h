@@ -14,11 +14,11 @@
 #include <memory>
 #include <vector>
 
-#include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/model.h"
 
 namespace ef::nn {
 
-class Sequential : public Layer {
+class Sequential : public Model {
  public:
   explicit Sequential(std::vector<std::shared_ptr<Layer>> layers = {}, std::string name = "sequential");
 

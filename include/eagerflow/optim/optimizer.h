@@ -76,7 +76,11 @@ class Optimizer {
   // inside a graph or function, read it rather than iterations().
   Variable iterations_variable();
   // The learning rate the next update uses.
-  double current_learning_rate() const { return learning_rate_(iterations()); }
+  double current_learning_rate() const;
+  // Replaces a constant learning rate (Keras' optimizer.learning_rate = x), also for
+  // functions already traced: a constant rate is read from a variable. An optimizer made
+  // with a schedule throws InvalidArgumentError, as Keras does.
+  void set_learning_rate(double learning_rate);
   const std::string& name() const { return name_; }
 
   // Variable `var`'s slot called `slot` (e.g. "m"); throws NotFoundError if none yet.
@@ -120,6 +124,8 @@ class Optimizer {
   LearningRate learning_rate_;
   Clipping clipping_;
   std::optional<Variable> iterations_;  // created by the first update (or restore)
+  std::optional<Variable> constant_rate_;  // a constant rate, created by the first update
+  StepScalar learning_rate_now(const Variable& iterations);
   struct PerVariable {
     std::optional<Variable> steps;  // created by the variable's first update (or restore)
     std::map<std::string, Variable> slots;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "eagerflow/core/tensor.h"
@@ -89,9 +90,12 @@ class LearningRate {
 
   double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
   StepScalar operator()(const StepScalar& step) const { return schedule_(step); }
+  // The rate when it is a constant rather than a schedule.
+  std::optional<double> constant() const { return constant_; }
 
  private:
   std::function<StepScalar(const StepScalar&)> schedule_;
+  std::optional<double> constant_;
 };
 
 }  // namespace ef::optim

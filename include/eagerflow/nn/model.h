@@ -1,0 +1,141 @@
+// Model: a Layer made of layers that knows how to train itself (Keras' compile / fit /
+// evaluate / predict), on the same tape, optimizers, metrics and Dataset as a custom
+// training loop.
+//
+//   ef::nn::Sequential model;                      // a Model
+//   model.add(ef::nn::Dense(64, {.activation = "relu"}));
+//   model.add(ef::nn::Dense(10));
+//   model.compile({.optimizer = std::make_shared<ef::optim::Adam>(1e-3),
+//                  .loss = std::make_shared<ef::nn::losses::SparseCategoricalCrossentropy>(
+//                      ef::nn::losses::LossOptions{.from_logits = true}),
+//                  .metrics = {std::make_shared<ef::nn::metrics::SparseCategoricalAccuracy>()}});
+//   auto history = model.fit(images, labels, {.epochs = 5, .validation_split = 0.1});
+//   ef::nn::Logs test = model.evaluate(test_images, test_labels);
+//
+// Note [fit runs a function]: as in Keras, fit's training step is an ef::function by
+// default (traced once per batch shape; variables, optimizer slots and counters are
+// created on the first trace: Note [variables created by functions]), or runs eagerly
+// with run_eagerly. Both give the same numbers. train_step and test_step are the
+// customisation path: override them to change what one step does.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagerflow/data/dataset.h"
+#include "eagerflow/graph/function.h"
+#include "eagerflow/nn/callbacks.h"
+#include "eagerflow/nn/layer.h"
+#include "eagerflow/nn/losses.h"
+#include "eagerflow/nn/metrics.h"
+#include "eagerflow/optim/optimizer.h"
+
+namespace ef::nn {
+
+struct CompileOptions {
+  std::shared_ptr<optim::Optimizer> optimizer;
+  std::shared_ptr<losses::Loss> loss;
+  std::vector<std::shared_ptr<metrics::MeanMetricWrapper>> metrics;
+  bool run_eagerly = false;  // train and test steps run eagerly instead of as functions
+  bool jit_compile = false;  // the step functions compile their fused kernels
+};
+
+struct FitOptions {
+  int64_t batch_size = 32;  // for tensors; a Dataset is already batched
+  int epochs = 1;
+  // 0: silent, 1: a progress bar per epoch, 2: one line per epoch; -1 (auto): 1 on a
+  // terminal, 2 otherwise.
+  int verbose = -1;
+  std::vector<std::shared_ptr<callbacks::Callback>> callbacks;
+  // The last fraction of x and y (before shuffling) is held out for validation.
+  double validation_split = 0;
+  // (x, y) or (x, y, sample_weight), or a batched Dataset of such elements.
+  std::vector<Tensor> validation_data;
+  std::optional<data::Dataset> validation_dataset;
+  bool shuffle = true;  // each epoch, for tensors
+  std::optional<int64_t> seed;
+  int initial_epoch = 0;
+  std::optional<int64_t> steps_per_epoch;  // default: one pass over the data
+  std::optional<Tensor> sample_weight;     // per example, for tensors
+  std::map<int64_t, double> class_weight;  // per class id, multiplies sample weights
+};
+
+class Model : public Layer {
+ public:
+  explicit Model(std::string name = "model") : Layer(std::move(name)) {}
+
+  // Sets the optimizer, loss and metrics. Throws InvalidArgumentError without an
+  // optimizer or a loss.
+  void compile(CompileOptions options);
+  bool compiled() const { return compiled_.has_value(); }
+  const CompileOptions& compile_options() const;
+
+  // Trains on x and y (the first dimension indexes examples) or on a Dataset of
+  // (x, y) / (x, y, sample_weight) batches. Returns the History.
+  std::shared_ptr<callbacks::History> fit(const Tensor& x, const Tensor& y, FitOptions options = {},
+                                          CallSite where = CallSite::current());
+  std::shared_ptr<callbacks::History> fit(const data::Dataset& dataset, FitOptions options = {},
+                                          CallSite where = CallSite::current());
+  // The loss and metrics over the data (batches of batch_size), training off.
+  Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32, int verbose = 0,
+                const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
+                CallSite where = CallSite::current());
+  Logs evaluate(const data::Dataset& dataset, int verbose = 0,
+                const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
+                CallSite where = CallSite::current());
+  // The model's outputs for x, computed batch by batch and concatenated.
+  Tensor predict(const Tensor& x, int64_t batch_size = 32, CallSite where = CallSite::current());
+  // One step on one batch; returns the step's loss and metrics (the metrics are reset
+  // first, as Keras' reset_metrics=True).
+  Logs train_on_batch(const Tensor& x, const Tensor& y,
+                      const std::optional<Tensor>& sample_weight = std::nullopt,
+                      CallSite where = CallSite::current());
+  Logs test_on_batch(const Tensor& x, const Tensor& y,
+                     const std::optional<Tensor>& sample_weight = std::nullopt,
+                     CallSite where = CallSite::current());
+
+  // Set by a callback to end fit after the current epoch.
+  bool stop_training = false;
+
+  // Keras' table: each layer (tracked child module) with its output shape (for a model
+  // that has been called: known for Sequential, "?" where the layer's shape cannot be
+  // worked out alone) and parameter count, then the totals.
+  // `type_name` names each layer's class (default: its C++ class name).
+  std::string summary(int line_length = 72,
+                      const std::function<std::string(const Module&)>& type_name = nullptr) const;
+
+  // The compiled loss of one batch: the loss plus the model's regularization (none yet).
+  Tensor compute_loss(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight);
+  // The compiled metrics: reset, and their current results (with "loss").
+  void reset_metrics();
+  std::map<std::string, Tensor> metric_results() const;
+
+ protected:
+  // One training step on `batch` ((x, y) or (x, y, sample_weight)): forward under a
+  // tape, compiled loss, gradients, the optimizer's update, the metrics. Returns the
+  // running metric results by name. Runs inside an ef::function unless run_eagerly.
+  virtual std::map<std::string, Tensor> train_step(const data::Element& batch);
+  // One evaluation step: forward (training off), loss, metrics.
+  virtual std::map<std::string, Tensor> test_step(const data::Element& batch);
+
+ private:
+  struct Compiled {
+    CompileOptions options;
+    std::shared_ptr<metrics::Mean> loss_tracker;
+    std::optional<Function> train_function, test_function;
+  };
+  std::map<std::string, Tensor> run_step(bool training, const data::Element& batch);
+  Logs run_evaluation(const data::Dataset& dataset, int verbose,
+                      const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, bool notify);
+  Compiled& compiled(const char* what);
+  std::optional<Compiled> compiled_;
+  std::vector<std::string> metric_names_;
+  // The names of the step functions' results, in their output order (set by each trace).
+  std::shared_ptr<std::vector<std::string>> train_names_, test_names_;
+};
+
+}  // namespace ef::nn

@@ -1,0 +1,459 @@
+// Model's training API (eagerflow/nn/model.h).
+#include "eagerflow/nn/model.h"
+
+#include <cxxabi.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
+#include "eagerflow/utils/progbar.h"
+
+namespace ef::nn {
+namespace {
+
+// The first `n` examples of t, and the rest.
+std::pair<Tensor, Tensor> split_examples(const Tensor& t, int64_t n) {
+  std::vector<int64_t> begin(t.rank(), 0), size(t.rank(), -1);
+  size[0] = n;
+  Tensor head = slice(t, begin, size);
+  begin[0] = n;
+  size[0] = -1;
+  return {head, slice(t, begin, size)};
+}
+
+// Per-example weights from sample_weight and class_weight (ids in y), or nothing.
+std::optional<Tensor> example_weights(const Tensor& y, const FitOptions& options) {
+  std::optional<Tensor> weights = options.sample_weight;
+  if (options.class_weight.empty()) return weights;
+  if (!is_integer(y.dtype()))
+    fail("Model.fit: class_weight needs integer class ids in y, got dtype ", y.dtype());
+  int64_t largest = 0;
+  for (const auto& [id, w] : options.class_weight) {
+    if (id < 0) fail("Model.fit: class_weight has the negative class id ", id);
+    largest = std::max(largest, id);
+  }
+  const std::vector<int64_t> ids = cast(y, DType::Int64).to_vector<int64_t>();
+  for (int64_t id : ids) largest = std::max(largest, id);
+  std::vector<float> table(static_cast<size_t>(largest + 1), 1.0f);
+  for (const auto& [id, w] : options.class_weight) table[static_cast<size_t>(id)] = static_cast<float>(w);
+  Tensor per_class = gather(constant(table, Shape{static_cast<int64_t>(table.size())}),
+                            reshape(cast(y, DType::Int64), {-1}));
+  if (y.rank() > 1) per_class = reshape(per_class, {y.shape()[0], -1});
+  if (y.rank() > 1) per_class = reduce_mean(per_class, {1});
+  return weights ? *weights * per_class : per_class;
+}
+
+int effective_verbose(int verbose) {
+  if (verbose >= 0) return verbose;
+  return isatty(fileno(stdout)) ? 1 : 2;
+}
+
+std::vector<std::pair<std::string, double>> progbar_values(const Logs& logs) {
+  std::vector<std::pair<std::string, double>> values;
+  if (auto it = logs.find("loss"); it != logs.end()) values.emplace_back("loss", it->second);
+  for (const auto& [name, value] : logs)
+    if (name != "loss") values.emplace_back(name, value);
+  return values;
+}
+
+Logs to_logs(const std::map<std::string, Tensor>& results) {
+  Logs logs;
+  for (const auto& [name, value] : results) logs[name] = cast(value, DType::Float64).item<double>();
+  return logs;
+}
+
+std::string demangled(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status),
+                                              std::free);
+  std::string full = status == 0 && name ? name.get() : type.name();
+  const size_t colon = full.rfind("::");
+  return colon == std::string::npos ? full : full.substr(colon + 2);
+}
+
+}  // namespace
+
+// ---- compile ----
+
+void Model::compile(CompileOptions options) {
+  if (!options.optimizer) fail("Model.compile: no optimizer given");
+  if (!options.loss) fail("Model.compile: no loss given");
+  std::vector<std::string> names = {"loss"};
+  for (const auto& metric : options.metrics) {
+    if (!metric) fail("Model.compile: a metric is null");
+    if (std::find(names.begin(), names.end(), metric->name()) != names.end())
+      fail("Model.compile: two metrics are named '", metric->name(), "'");
+    names.push_back(metric->name());
+  }
+  Compiled c;
+  c.options = std::move(options);
+  c.loss_tracker = std::make_shared<metrics::Mean>("loss");
+  compiled_ = std::move(c);
+  metric_names_ = std::move(names);
+}
+
+const CompileOptions& Model::compile_options() const {
+  if (!compiled_) fail<FailedPreconditionError>("Model '", name(), "' is not compiled: call compile() first");
+  return compiled_->options;
+}
+
+Model::Compiled& Model::compiled(const char* what) {
+  if (!compiled_)
+    fail<FailedPreconditionError>("Model.", what, ": model '", name(),
+                                  "' is not compiled: call compile() first");
+  return *compiled_;
+}
+
+// ---- steps ----
+
+Tensor Model::compute_loss(const Tensor& y_true, const Tensor& y_pred,
+                           const std::optional<Tensor>& sample_weight) {
+  return (*compiled("compute_loss").options.loss)(y_true, y_pred, sample_weight);
+}
+
+void Model::reset_metrics() {
+  Compiled& c = compiled("reset_metrics");
+  c.loss_tracker->reset_state();
+  for (const auto& m : c.options.metrics) m->reset_state();
+}
+
+std::map<std::string, Tensor> Model::metric_results() const {
+  const Compiled& c = *compiled_;
+  std::map<std::string, Tensor> out{{"loss", c.loss_tracker->result()}};
+  for (const auto& m : c.options.metrics) out[m->name()] = m->result();
+  return out;
+}
+
+namespace {
+void check_batch(const data::Element& batch, const char* step) {
+  if (batch.size() < 2 || batch.size() > 3)
+    fail("Model.", step, ": a batch must be (x, y) or (x, y, sample_weight), got ", batch.size(), " tensors");
+}
+}  // namespace
+
+std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
+  check_batch(batch, "train_step");
+  Compiled& c = compiled("train_step");
+  const std::optional<Tensor> weights = batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
+  Tensor y_pred, loss;
+  std::vector<Tensor> grads;
+  std::vector<Variable> variables;
+  {
+    GradientTape tape;
+    y_pred = (*this)(batch[0], /*training=*/true);
+    loss = compute_loss(batch[1], y_pred, weights);
+    variables = trainable_variables();
+    grads = tape.gradient(loss, variables);
+  }
+  c.options.optimizer->apply_gradients(grads, variables);
+  c.loss_tracker->update_state(loss);
+  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
+  return metric_results();
+}
+
+std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
+  check_batch(batch, "test_step");
+  Compiled& c = compiled("test_step");
+  const std::optional<Tensor> weights = batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
+  const Tensor y_pred = (*this)(batch[0], /*training=*/false);
+  c.loss_tracker->update_state(compute_loss(batch[1], y_pred, weights));
+  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
+  return metric_results();
+}
+
+std::map<std::string, Tensor> Model::run_step(bool training, const data::Element& batch) {
+  Compiled& c = compiled(training ? "fit" : "evaluate");
+  if (c.options.run_eagerly) return training ? train_step(batch) : test_step(batch);
+  // Note [fit runs a function]. The names of the results are fixed by the first trace.
+  std::optional<Function>& step = training ? c.train_function : c.test_function;
+  if (!step) {
+    auto names = std::make_shared<std::vector<std::string>>();
+    step = Function(
+        [this, training, names](const std::vector<Tensor>& args) {
+          std::map<std::string, Tensor> results = training ? train_step(args) : test_step(args);
+          std::vector<Tensor> values;
+          names->clear();
+          for (auto& [name, value] : results) {
+            names->push_back(name);
+            values.push_back(value);
+          }
+          return values;
+        },
+        training ? "train_function" : "test_function", std::nullopt, c.options.jit_compile);
+    (training ? train_names_ : test_names_) = names;
+  }
+  const std::vector<Tensor> values = (*step)(batch);
+  const std::vector<std::string>& known = *(training ? train_names_ : test_names_);
+  std::map<std::string, Tensor> out;
+  for (size_t i = 0; i < values.size() && i < known.size(); ++i) out[known[i]] = values[i];
+  return out;
+}
+
+// ---- fit ----
+
+std::shared_ptr<callbacks::History> Model::fit(const Tensor& x, const Tensor& y, FitOptions options,
+                                               CallSite where) {
+  try {
+    if (!x.defined() || !y.defined()) fail("Model.fit: x or y is an undefined tensor");
+    if (x.rank() == 0 || y.rank() == 0)
+      fail("Model.fit: x and y need a first dimension indexing the examples");
+    if (x.shape()[0] != y.shape()[0])
+      fail("Model.fit: x has ", x.shape()[0], " examples (shape ", x.shape(), ") but y has ", y.shape()[0],
+           " (shape ", y.shape(), ")");
+    if (options.batch_size <= 0) fail("Model.fit: batch_size must be positive, got ", options.batch_size);
+    if (!(options.validation_split >= 0 && options.validation_split < 1))
+      fail("Model.fit: validation_split must be in [0, 1), got ", options.validation_split);
+    if (options.sample_weight &&
+        (options.sample_weight->rank() == 0 || options.sample_weight->shape()[0] != x.shape()[0]))
+      fail("Model.fit: sample_weight has shape ", options.sample_weight->shape(), " but x has ", x.shape()[0],
+           " examples");
+    std::vector<Tensor> train = {x, y};
+    if (std::optional<Tensor> weights = example_weights(y, options)) train.push_back(*weights);
+    const int64_t n = x.shape()[0];
+    if (options.validation_split > 0) {
+      const int64_t kept = n - static_cast<int64_t>(static_cast<double>(n) * options.validation_split);
+      if (kept <= 0 || kept == n)
+        fail("Model.fit: validation_split ", options.validation_split, " of ", n,
+             " examples leaves no training or no validation examples");
+      std::vector<Tensor> held_out;
+      for (Tensor& t : train) {
+        auto [head, tail] = split_examples(t, kept);
+        t = head;
+        held_out.push_back(tail);
+      }
+      options.validation_data = held_out;
+    }
+    data::Dataset dataset = data::Dataset::from_tensor_slices(train);
+    if (options.shuffle) dataset = dataset.shuffle(train[0].shape()[0], options.seed);
+    dataset = dataset.batch(options.batch_size);
+    return fit(dataset, std::move(options), where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+std::shared_ptr<callbacks::History> Model::fit(const data::Dataset& dataset, FitOptions options,
+                                               CallSite where) {
+  try {
+    compiled("fit");
+    if (options.epochs < 0 || options.initial_epoch < 0)
+      fail("Model.fit: epochs and initial_epoch must be >= 0, got ", options.epochs, " and ",
+           options.initial_epoch);
+    if (options.steps_per_epoch && *options.steps_per_epoch <= 0)
+      fail("Model.fit: steps_per_epoch must be positive, got ", *options.steps_per_epoch);
+    const int64_t cardinality = dataset.cardinality();
+    if (cardinality == data::kInfiniteCardinality && !options.steps_per_epoch)
+      fail("Model.fit: the dataset repeats forever; give steps_per_epoch");
+    std::optional<data::Dataset> validation = options.validation_dataset;
+    if (!options.validation_data.empty()) {
+      if (options.validation_data.size() < 2 || options.validation_data.size() > 3)
+        fail("Model.fit: validation_data must be (x, y) or (x, y, sample_weight), got ",
+             options.validation_data.size(), " tensors");
+      validation = data::Dataset::from_tensor_slices(options.validation_data)
+                       .batch(std::max<int64_t>(options.batch_size, 1));
+    }
+    const int verbose = effective_verbose(options.verbose);
+    auto history = std::make_shared<callbacks::History>();
+    // History last, as in Keras: it records the logs as the other callbacks left them.
+    std::vector<std::shared_ptr<callbacks::Callback>> all = options.callbacks;
+    all.push_back(history);
+    for (auto& cb : all) {
+      if (!cb) fail("Model.fit: a callback is null");
+      cb->set_model(this);
+    }
+    stop_training = false;
+    for (auto& cb : all) cb->on_train_begin({});
+    const int64_t steps =
+        options.steps_per_epoch ? *options.steps_per_epoch : std::max<int64_t>(cardinality, 0);
+    std::optional<data::Iterator> iterator;  // with steps_per_epoch, epochs continue one pass
+    Logs logs;
+    for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+      reset_metrics();
+      for (auto& cb : all) cb->on_epoch_begin(epoch, {});
+      if (verbose) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs), std::fflush(stdout);
+      std::optional<utils::Progbar> bar;
+      if (verbose == 1 && steps > 0) bar.emplace(steps);
+      logs.clear();
+      int64_t step = 0;
+      if (!iterator || !options.steps_per_epoch) iterator = dataset.make_iterator();
+      data::Element batch;
+      while ((!options.steps_per_epoch || step < *options.steps_per_epoch)) {
+        if (!iterator->next(batch)) {
+          if (!options.steps_per_epoch || step == 0) break;
+          iterator = dataset.make_iterator();  // a finite dataset under steps_per_epoch starts over
+          if (!iterator->next(batch)) break;
+        }
+        for (auto& cb : all) cb->on_train_batch_begin(step, logs);
+        logs = to_logs(run_step(/*training=*/true, batch));
+        ++step;
+        if (bar) bar->update(step, progbar_values(logs));
+        for (auto& cb : all) cb->on_train_batch_end(step - 1, logs);
+        if (stop_training) break;
+      }
+      if (step == 0) fail("Model.fit: the dataset gave no batches");
+      if (validation) {
+        const Logs val = run_evaluation(*validation, 0, {}, /*notify=*/false);
+        for (const auto& [name, value] : val) logs["val_" + name] = value;
+      }
+      for (auto& cb : all) cb->on_epoch_end(epoch, logs);
+      if (verbose == 2 || (verbose == 1 && validation)) {
+        std::ostringstream line;
+        line << step << "/" << step;
+        for (const auto& [name, value] : progbar_values(logs)) line << " - " << name << ": " << value;
+        std::printf("%s\n", line.str().c_str());
+        std::fflush(stdout);
+      }
+    }
+    for (auto& cb : all) cb->on_train_end(logs);
+    return history;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+// ---- evaluate, predict, single batches ----
+
+Logs Model::run_evaluation(const data::Dataset& dataset, int verbose,
+                           const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, bool notify) {
+  reset_metrics();
+  for (auto& cb : callbacks) {
+    if (!cb) fail("Model.evaluate: a callback is null");
+    cb->set_model(this);
+    if (notify) cb->on_test_begin({});
+  }
+  Logs logs;
+  int64_t step = 0;
+  for (const data::Element& batch : dataset) {
+    logs = to_logs(run_step(/*training=*/false, batch));
+    for (auto& cb : callbacks) cb->on_test_batch_end(step, logs);
+    ++step;
+  }
+  if (step == 0) fail("Model.evaluate: the dataset gave no batches");
+  for (auto& cb : callbacks)
+    if (notify) cb->on_test_end(logs);
+  if (verbose) {
+    std::ostringstream line;
+    line << step << "/" << step;
+    for (const auto& [name, value] : progbar_values(logs)) line << " - " << name << ": " << value;
+    std::printf("%s\n", line.str().c_str());
+  }
+  return logs;
+}
+
+Logs Model::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, int verbose,
+                     const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, CallSite where) {
+  try {
+    if (!x.defined() || !y.defined()) fail("Model.evaluate: x or y is an undefined tensor");
+    if (x.rank() == 0 || y.rank() == 0 || x.shape()[0] != y.shape()[0])
+      fail("Model.evaluate: x (shape ", x.shape(), ") and y (shape ", y.shape(),
+           ") must have the same examples");
+    if (batch_size <= 0) fail("Model.evaluate: batch_size must be positive, got ", batch_size);
+    return evaluate(data::Dataset::from_tensor_slices({x, y}).batch(batch_size), verbose, callbacks, where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Logs Model::evaluate(const data::Dataset& dataset, int verbose,
+                     const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, CallSite where) {
+  try {
+    compiled("evaluate");
+    return run_evaluation(dataset, verbose, callbacks, /*notify=*/true);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor Model::predict(const Tensor& x, int64_t batch_size, CallSite where) {
+  try {
+    if (!x.defined() || x.rank() == 0) fail("Model.predict: x needs a first dimension indexing the examples");
+    if (batch_size <= 0) fail("Model.predict: batch_size must be positive, got ", batch_size);
+    std::vector<Tensor> outputs;
+    for (const data::Element& batch : data::Dataset::from_tensor_slices({x}).batch(batch_size))
+      outputs.push_back((*this)(batch[0], /*training=*/false));
+    if (outputs.empty()) fail("Model.predict: x has no examples");
+    return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Logs Model::on_batch(bool training, const Tensor& x, const Tensor& y,
+                     const std::optional<Tensor>& sample_weight, CallSite where) {
+  try {
+    compiled(training ? "train_on_batch" : "test_on_batch");
+    reset_metrics();
+    data::Element batch = {x, y};
+    if (sample_weight) batch.push_back(*sample_weight);
+    return to_logs(run_step(training, batch));
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+// ---- summary ----
+
+std::string Model::summary(int line_length,
+                           const std::function<std::string(const Module&)>& type_name) const {
+  const int name_width = line_length * 45 / 100, shape_width = line_length * 33 / 100;
+  std::ostringstream out;
+  auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
+    std::string line = a.substr(0, static_cast<size_t>(name_width - 1));
+    line.resize(static_cast<size_t>(name_width), ' ');
+    line += b.substr(0, static_cast<size_t>(shape_width - 1));
+    line.resize(static_cast<size_t>(name_width + shape_width), ' ');
+    out << line << c << "\n";
+  };
+  const std::string rule(static_cast<size_t>(line_length), '_'),
+      double_rule(static_cast<size_t>(line_length), '=');
+  out << "Model: \"" << name() << "\"\n" << rule << "\n";
+  row("Layer (type)", "Output Shape", "Param #");
+  out << double_rule << "\n";
+  for (const auto& [child_name, child] : named_children()) {
+    int64_t params = 0;
+    for (const Variable& v : child->variables()) params += v.shape().num_elements();
+    std::string shape = "?";
+    auto* layer = dynamic_cast<Layer*>(child.get());
+    if (layer && layer->built_input_shape()) {
+      // Shape inference only: the layer's output for a batch of unknown size.
+      Shape input = *layer->built_input_shape();
+      if (input.rank() > 0) input.dims()[0] = kUnknownDim;
+      try {
+        InferenceOnlyBuilder shapes_only;
+        BuildScope scope(&shapes_only);
+        RecordingPaused paused;
+        shape = (*layer)(symbolic_tensor(layer->dtype(), input), false).shape().to_string();
+      } catch (const Error&) {
+        shape = "?";  // a layer whose output depends on values, not only shapes
+      }
+    }
+    const std::string type = type_name ? type_name(*child) : demangled(typeid(*child));
+    row(child_name + " (" + type + ")", shape, std::to_string(params));
+  }
+  int64_t trainable = 0, frozen = 0;
+  for (const Variable& v : variables()) (v.trainable() ? trainable : frozen) += v.shape().num_elements();
+  out << double_rule << "\n";
+  out << "Total params: " << trainable + frozen << "\n";
+  out << "Trainable params: " << trainable << "\n";
+  out << "Non-trainable params: " << frozen << "\n";
+  out << rule << "\n";
+  return out.str();
+}
+
+}  // namespace ef::nn
