@@ -93,10 +93,14 @@ class Model : public Layer {
   // first, as Keras' reset_metrics=True).
   Logs train_on_batch(const Tensor& x, const Tensor& y,
                       const std::optional<Tensor>& sample_weight = std::nullopt,
-                      CallSite where = CallSite::current());
+                      CallSite where = CallSite::current()) {
+    return on_batch(true, x, y, sample_weight, where);
+  }
   Logs test_on_batch(const Tensor& x, const Tensor& y,
                      const std::optional<Tensor>& sample_weight = std::nullopt,
-                     CallSite where = CallSite::current());
+                     CallSite where = CallSite::current()) {
+    return on_batch(false, x, y, sample_weight, where);
+  }
 
   // Set by a callback to end fit after the current epoch.
   bool stop_training = false;
@@ -129,6 +133,8 @@ class Model : public Layer {
     std::optional<Function> train_function, test_function;
   };
   std::map<std::string, Tensor> run_step(bool training, const data::Element& batch);
+  Logs on_batch(bool training, const Tensor& x, const Tensor& y, const std::optional<Tensor>& sample_weight,
+                CallSite where);
   Logs run_evaluation(const data::Dataset& dataset, int verbose,
                       const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, bool notify);
   Compiled& compiled(const char* what);
