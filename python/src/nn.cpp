@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "py_layer.h"
 
 namespace efpy {
 namespace {
@@ -19,45 +20,6 @@ constexpr ef::CallSite kPython{};
 struct LayerAccess : nn::Layer {
   using nn::Layer::build;
   using nn::Layer::call;
-};
-
-class PyLayer : public nn::Layer {
- public:
-  using nn::Layer::Layer;
-  void build(const ef::Shape& input_shape) override {
-    py::gil_scoped_acquire gil;
-    py::function override = py::get_override(static_cast<const nn::Layer*>(this), "build");
-    if (override) {
-      override(py::module_::import("eagerflow._shape").attr("TensorShape")(shape_tuple(input_shape)));
-      return;
-    }
-    nn::Layer::build(input_shape);
-  }
-  ef::Tensor call(const ef::Tensor& inputs, bool training) override {
-    py::gil_scoped_acquire gil;
-    py::function override = py::get_override(static_cast<const nn::Layer*>(this), "call");
-    if (!override) throw ef::UnimplementedError("layer '" + name() + "' defines no call(inputs, training)");
-    if (!call_takes_training_) call_takes_training_ = takes_training(override);
-    py::object out = *call_takes_training_ ? override(inputs, "training"_a = training) : override(inputs);
-    // One tensor out (Layer's contract in C++); a list would otherwise be stacked silently.
-    if (py::isinstance<py::list>(out) || py::isinstance<py::tuple>(out) || out.is_none())
-      throw py::type_error("layer '" + name() + "': call() must return one tensor, got " +
-                           std::string(py::str(py::type::of(out).attr("__name__"))));
-    return to_tensor(out);
-  }
-
- private:
-  // Keras passes `training` only to a call() that declares it (or takes **kwargs): the
-  // seeds' models define call(self, input).
-  static bool takes_training(const py::function& call) {
-    py::object parameters = py::module_::import("inspect").attr("signature")(call).attr("parameters");
-    if (parameters.contains("training")) return true;
-    for (py::handle p : parameters.attr("values")())
-      if (p.attr("kind").equal(py::module_::import("inspect").attr("Parameter").attr("VAR_KEYWORD")))
-        return true;
-    return false;
-  }
-  std::optional<bool> call_takes_training_;
 };
 
 // None (linear), a Keras name, or a Python function of a tensor.
@@ -236,9 +198,11 @@ void bind_layers(py::module_& m) {
            "moving_variance_initializer"_a = "ones", "name"_a = py::none())
       .def_property_readonly("moving_mean", &nn::BatchNormalization::moving_mean)
       .def_property_readonly("moving_variance", &nn::BatchNormalization::moving_variance);
-  py::class_<nn::Sequential, nn::Layer, std::shared_ptr<nn::Sequential>>(m, "Sequential", py::dynamic_attr())
-      .def(py::init([](py::handle name) { return std::make_shared<nn::Sequential>(
-                                              std::vector<std::shared_ptr<nn::Layer>>{}, name_or(name, "sequential")); }),
+  py::class_<nn::Sequential, nn::Model, std::shared_ptr<nn::Sequential>>(m, "Sequential", py::dynamic_attr())
+      .def(py::init([](py::handle name) {
+             return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{},
+                                                     name_or(name, "sequential"));
+           }),
            "name"_a = py::none())
       .def("_add", [](nn::Sequential& self, std::shared_ptr<nn::Layer> layer) { self.add(std::move(layer)); })
       .def_property_readonly("layers", &nn::Sequential::layers);
@@ -271,7 +235,7 @@ void bind_initializers(py::module_& m) {
 
 template <class LossClass>
 void bind_loss_class(py::module_& m, const char* name) {
-  py::class_<LossClass, nn::losses::Loss>(m, name).def(
+  py::class_<LossClass, nn::losses::Loss, std::shared_ptr<LossClass>>(m, name).def(
       py::init([](bool from_logits, const std::string& reduction) {
         return LossClass(nn::losses::LossOptions{from_logits, reduction_of(reduction)});
       }),
@@ -280,7 +244,7 @@ void bind_loss_class(py::module_& m, const char* name) {
 
 void bind_losses(py::module_& m) {
   py::module_ sub = m.def_submodule("losses");
-  py::class_<nn::losses::Loss>(sub, "Loss")
+  py::class_<nn::losses::Loss, std::shared_ptr<nn::losses::Loss>>(sub, "Loss")
       .def(
           "__call__",
           [](const nn::losses::Loss& self, TensorArg y_true, TensorArg y_pred, py::handle sample_weight) {
@@ -372,9 +336,10 @@ void bind_nn(py::module_& m) {
   py::module_ keras = m.def_submodule("keras", "Layers, initializers, losses and metrics (eagerflow/nn)");
   bind_module(m);
   bind_initializers(keras);
-  bind_layers(keras);
   bind_losses(keras);
   bind_metrics(keras);
+  bind_model(keras);  // after losses and metrics, before Sequential (a Model)
+  bind_layers(keras);
   bind_progbar(keras);
 }
 

@@ -81,7 +81,7 @@ void bind_optim(py::module_& m) {
            "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0)
       .def("__call__", py::overload_cast<int64_t>(&optim::CosineDecay::operator(), py::const_), "step"_a);
 
-  py::class_<optim::Optimizer>(m, "Optimizer")
+  py::class_<optim::Optimizer, std::shared_ptr<optim::Optimizer>>(m, "Optimizer")
       .def("apply_gradients", &apply_gradients, "grads_and_vars"_a)
       .def(
           "minimize",
@@ -93,7 +93,8 @@ void bind_optim(py::module_& m) {
           "loss"_a, "var_list"_a = py::none())
       // A variable, as TensorFlow's: inside ef.function it is read when the function runs.
       .def_property_readonly("iterations", &optim::Optimizer::iterations_variable)
-      .def_property_readonly("learning_rate", &optim::Optimizer::current_learning_rate)
+      .def_property("learning_rate", &optim::Optimizer::current_learning_rate,
+                    &optim::Optimizer::set_learning_rate)
       .def_property_readonly("name", &optim::Optimizer::name)
       .def(
           "get_slot",
@@ -103,43 +104,48 @@ void bind_optim(py::module_& m) {
           "var"_a, "slot_name"_a)
       .def("variables", &optim::Optimizer::slot_variables);
 
-  py::class_<optim::SGD, optim::Optimizer>(m, "SGD").def(
+  py::class_<optim::SGD, optim::Optimizer, std::shared_ptr<optim::SGD>>(m, "SGD").def(
       py::init([](py::handle lr, double momentum, bool nesterov, std::optional<double> clipnorm,
                   std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
         return new optim::SGD(learning_rate_of(lr), momentum, nesterov, clipping_of(clipnorm, global_clipnorm, clipvalue));
       }),
       "learning_rate"_a = 0.01, "momentum"_a = 0.0, "nesterov"_a = false, EFPY_CLIPPING_ARGS);
-  py::class_<optim::Adam, optim::Optimizer>(m, "Adam").def(
+  py::class_<optim::Adam, optim::Optimizer, std::shared_ptr<optim::Adam>>(m, "Adam").def(
       py::init([](py::handle lr, double beta_1, double beta_2, double epsilon, bool amsgrad,
-                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
+                  std::optional<double> clipnorm, std::optional<double> global_clipnorm,
+                  std::optional<double> clipvalue) {
         return new optim::Adam(learning_rate_of(lr), beta_1, beta_2, epsilon, amsgrad,
                                clipping_of(clipnorm, global_clipnorm, clipvalue));
       }),
-      "learning_rate"_a = 0.001, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7, "amsgrad"_a = false,
-      EFPY_CLIPPING_ARGS);
-  py::class_<optim::AdamW, optim::Adam>(m, "AdamW").def(
-      py::init([](py::handle lr, double weight_decay, double beta_1, double beta_2, double epsilon, bool amsgrad,
-                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
-        return new optim::AdamW(learning_rate_of(lr), weight_decay, beta_1, beta_2, epsilon, amsgrad,
-                                clipping_of(clipnorm, global_clipnorm, clipvalue));
-      }),
-      "learning_rate"_a = 0.001, "weight_decay"_a = 0.004, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7,
+      "learning_rate"_a = 0.001, "beta_1"_a = 0.9, "beta_2"_a = 0.999, "epsilon"_a = 1e-7,
       "amsgrad"_a = false, EFPY_CLIPPING_ARGS);
-  py::class_<optim::RMSprop, optim::Optimizer>(m, "RMSprop").def(
-      py::init([](py::handle lr, double rho, double momentum, double epsilon, bool centered,
-                  std::optional<double> clipnorm, std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
-        return new optim::RMSprop(learning_rate_of(lr), rho, momentum, epsilon, centered,
-                                  clipping_of(clipnorm, global_clipnorm, clipvalue));
-      }),
-      "learning_rate"_a = 0.001, "rho"_a = 0.9, "momentum"_a = 0.0, "epsilon"_a = 1e-7, "centered"_a = false,
-      EFPY_CLIPPING_ARGS);
-  py::class_<optim::Adagrad, optim::Optimizer>(m, "Adagrad").def(
-      py::init([](py::handle lr, double initial_accumulator_value, double epsilon, std::optional<double> clipnorm,
-                  std::optional<double> global_clipnorm, std::optional<double> clipvalue) {
-        return new optim::Adagrad(learning_rate_of(lr), initial_accumulator_value, epsilon,
-                                  clipping_of(clipnorm, global_clipnorm, clipvalue));
-      }),
-      "learning_rate"_a = 0.001, "initial_accumulator_value"_a = 0.1, "epsilon"_a = 1e-7, EFPY_CLIPPING_ARGS);
+  py::class_<optim::AdamW, optim::Adam, std::shared_ptr<optim::AdamW>>(m, "AdamW")
+      .def(py::init([](py::handle lr, double weight_decay, double beta_1, double beta_2, double epsilon,
+                       bool amsgrad, std::optional<double> clipnorm, std::optional<double> global_clipnorm,
+                       std::optional<double> clipvalue) {
+             return new optim::AdamW(learning_rate_of(lr), weight_decay, beta_1, beta_2, epsilon, amsgrad,
+                                     clipping_of(clipnorm, global_clipnorm, clipvalue));
+           }),
+           "learning_rate"_a = 0.001, "weight_decay"_a = 0.004, "beta_1"_a = 0.9, "beta_2"_a = 0.999,
+           "epsilon"_a = 1e-7, "amsgrad"_a = false, EFPY_CLIPPING_ARGS);
+  py::class_<optim::RMSprop, optim::Optimizer, std::shared_ptr<optim::RMSprop>>(m, "RMSprop")
+      .def(py::init([](py::handle lr, double rho, double momentum, double epsilon, bool centered,
+                       std::optional<double> clipnorm, std::optional<double> global_clipnorm,
+                       std::optional<double> clipvalue) {
+             return new optim::RMSprop(learning_rate_of(lr), rho, momentum, epsilon, centered,
+                                       clipping_of(clipnorm, global_clipnorm, clipvalue));
+           }),
+           "learning_rate"_a = 0.001, "rho"_a = 0.9, "momentum"_a = 0.0, "epsilon"_a = 1e-7,
+           "centered"_a = false, EFPY_CLIPPING_ARGS);
+  py::class_<optim::Adagrad, optim::Optimizer, std::shared_ptr<optim::Adagrad>>(m, "Adagrad")
+      .def(py::init([](py::handle lr, double initial_accumulator_value, double epsilon,
+                       std::optional<double> clipnorm, std::optional<double> global_clipnorm,
+                       std::optional<double> clipvalue) {
+             return new optim::Adagrad(learning_rate_of(lr), initial_accumulator_value, epsilon,
+                                       clipping_of(clipnorm, global_clipnorm, clipvalue));
+           }),
+           "learning_rate"_a = 0.001, "initial_accumulator_value"_a = 0.1, "epsilon"_a = 1e-7,
+           EFPY_CLIPPING_ARGS);
 
   // torch.optim.LBFGS' options under their PyTorch names, except learning_rate (lr).
   py::class_<optim::LBFGS>(m, "LBFGS")

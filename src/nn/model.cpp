@@ -16,6 +16,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/ops/scalar.h"
 #include "eagerflow/utils/progbar.h"
 
 namespace ef::nn {
@@ -64,6 +65,14 @@ std::vector<std::pair<std::string, double>> progbar_values(const Logs& logs) {
   for (const auto& [name, value] : logs)
     if (name != "loss") values.emplace_back(name, value);
   return values;
+}
+
+// "12/12 - loss: 0.1234 - accuracy: 0.9500": a pass's results, as a finished Progbar shows them.
+void print_results(int64_t steps, const Logs& logs) {
+  const std::string line = utils::Progbar(std::max<int64_t>(steps, 1), 30, 0, stdout, 0)
+                               .render(std::max<int64_t>(steps, 1), progbar_values(logs), 0);
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
 }
 
 Logs to_logs(const std::map<std::string, Tensor>& results) {
@@ -135,6 +144,14 @@ std::map<std::string, Tensor> Model::metric_results() const {
 }
 
 namespace {
+// The running loss weights each batch by its size, as Keras' does, so that the epoch's
+// loss is the mean over examples even when the last batch is smaller.
+void track_loss(metrics::Mean& tracker, const Tensor& loss, const Tensor& y_pred) {
+  const double examples =
+      y_pred.rank() > 0 && y_pred.shape()[0] >= 0 ? static_cast<double>(y_pred.shape()[0]) : 1.0;
+  tracker.update_state(loss, scalar_tensor(examples, loss.dtype()));
+}
+
 void check_batch(const data::Element& batch, const char* step) {
   if (batch.size() < 2 || batch.size() > 3)
     fail("Model.", step, ": a batch must be (x, y) or (x, y, sample_weight), got ", batch.size(), " tensors");
@@ -156,7 +173,7 @@ std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
     grads = tape.gradient(loss, variables);
   }
   c.options.optimizer->apply_gradients(grads, variables);
-  c.loss_tracker->update_state(loss);
+  track_loss(*c.loss_tracker, loss, y_pred);
   for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
   return metric_results();
 }
@@ -166,7 +183,7 @@ std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
   Compiled& c = compiled("test_step");
   const std::optional<Tensor> weights = batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
   const Tensor y_pred = (*this)(batch[0], /*training=*/false);
-  c.loss_tracker->update_state(compute_loss(batch[1], y_pred, weights));
+  track_loss(*c.loss_tracker, compute_loss(batch[1], y_pred, weights), y_pred);
   for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
   return metric_results();
 }
@@ -282,8 +299,10 @@ std::shared_ptr<callbacks::History> Model::fit(const data::Dataset& dataset, Fit
       reset_metrics();
       for (auto& cb : all) cb->on_epoch_begin(epoch, {});
       if (verbose) std::printf("Epoch %d/%d\n", epoch + 1, options.epochs), std::fflush(stdout);
+      // Verbose 1: a bar redrawn on a terminal; 2: its final line only. Both end with the
+      // validation results, as Keras' do.
       std::optional<utils::Progbar> bar;
-      if (verbose == 1 && steps > 0) bar.emplace(steps);
+      if (verbose && steps > 0) bar.emplace(steps, 30, 0.05, nullptr, verbose == 1 ? -1 : 0);
       logs.clear();
       int64_t step = 0;
       if (!iterator || !options.steps_per_epoch) iterator = dataset.make_iterator();
@@ -297,7 +316,7 @@ std::shared_ptr<callbacks::History> Model::fit(const data::Dataset& dataset, Fit
         for (auto& cb : all) cb->on_train_batch_begin(step, logs);
         logs = to_logs(run_step(/*training=*/true, batch));
         ++step;
-        if (bar) bar->update(step, progbar_values(logs));
+        if (bar && step < steps) bar->update(step, progbar_values(logs));
         for (auto& cb : all) cb->on_train_batch_end(step - 1, logs);
         if (stop_training) break;
       }
@@ -307,13 +326,10 @@ std::shared_ptr<callbacks::History> Model::fit(const data::Dataset& dataset, Fit
         for (const auto& [name, value] : val) logs["val_" + name] = value;
       }
       for (auto& cb : all) cb->on_epoch_end(epoch, logs);
-      if (verbose == 2 || (verbose == 1 && validation)) {
-        std::ostringstream line;
-        line << step << "/" << step;
-        for (const auto& [name, value] : progbar_values(logs)) line << " - " << name << ": " << value;
-        std::printf("%s\n", line.str().c_str());
-        std::fflush(stdout);
-      }
+      if (bar)
+        bar->update(steps, progbar_values(logs));
+      else if (verbose)
+        print_results(step, logs);
     }
     for (auto& cb : all) cb->on_train_end(logs);
     return history;
@@ -343,12 +359,7 @@ Logs Model::run_evaluation(const data::Dataset& dataset, int verbose,
   if (step == 0) fail("Model.evaluate: the dataset gave no batches");
   for (auto& cb : callbacks)
     if (notify) cb->on_test_end(logs);
-  if (verbose) {
-    std::ostringstream line;
-    line << step << "/" << step;
-    for (const auto& [name, value] : progbar_values(logs)) line << " - " << name << ": " << value;
-    std::printf("%s\n", line.str().c_str());
-  }
+  if (verbose) print_results(step, logs);
   return logs;
 }
 

@@ -6,10 +6,17 @@ names and defaults, over eagerflow's C++ nn/ and optim/.
         ef.keras.layers.Dense(256, activation="relu"),
         ef.keras.layers.Dense(10),
     ])
+    model.compile(optimizer="adam",
+                  loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(images, labels, epochs=5, validation_split=0.1)
+
+or a training loop of your own:
+
     loss_fn = ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     with ef.GradientTape() as tape:
         loss = loss_fn(labels, model(images, training=True))
 """
 from eagerflow import datasets, optimizers  # noqa: F401
-from eagerflow.keras import initializers, layers, losses, metrics, utils  # noqa: F401
+from eagerflow.keras import callbacks, initializers, layers, losses, metrics, utils  # noqa: F401
 from eagerflow.keras.models import Model, Sequential  # noqa: F401

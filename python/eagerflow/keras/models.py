@@ -1,11 +1,170 @@
-"""Model (a Layer made of layers, subclassed by users) and Sequential."""
-from eagerflow import _core
+"""Model (a Layer made of layers that trains itself: compile / fit / evaluate / predict)
+and Sequential. The training loop is C++'s (eagerflow/nn/model.h); this file turns
+Keras' names and arguments into it.
+
+    model = ef.keras.Sequential([ef.keras.layers.Dense(64, activation="relu"),
+                                 ef.keras.layers.Dense(10)])
+    model.compile(optimizer="adam",
+                  loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x, y, epochs=5, validation_split=0.1)
+    print(history.history["val_accuracy"])
+
+fit runs its training step as an ef.function (run_eagerly=True: eagerly); subclasses
+customise a step by overriding train_step(data) / test_step(data), which return a dict
+of metric results.
+"""
+import sys
+
+from eagerflow import _core, errors
 from eagerflow import module as _module  # noqa: F401  (installs attribute tracking)
+from eagerflow import optimizers as _optimizers
+from eagerflow.keras import losses as _losses
+from eagerflow.keras import metrics as _metrics
 
-Model = _core.Layer
+_OPTIMIZERS = {"sgd": _optimizers.SGD, "adam": _optimizers.Adam, "adamw": _optimizers.AdamW,
+               "rmsprop": _optimizers.RMSprop, "adagrad": _optimizers.Adagrad}
+_LOSSES = {
+    "mse": _losses.MeanSquaredError, "mean_squared_error": _losses.MeanSquaredError,
+    "mae": _losses.MeanAbsoluteError, "mean_absolute_error": _losses.MeanAbsoluteError,
+    "binary_crossentropy": _losses.BinaryCrossentropy,
+    "categorical_crossentropy": _losses.CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": _losses.SparseCategoricalCrossentropy,
+}
 
 
-class Sequential(_core.keras.Sequential):
+def _optimizer_of(optimizer):
+    if isinstance(optimizer, str):
+        try:
+            return _OPTIMIZERS[optimizer.lower()]()
+        except KeyError:
+            raise errors.InvalidArgumentError(
+                f"compile: unknown optimizer {optimizer!r}; known: {', '.join(sorted(_OPTIMIZERS))}") from None
+    if not isinstance(optimizer, _core.Optimizer):
+        raise TypeError(f"compile: optimizer must be a name or an ef.optimizers optimizer, got {type(optimizer).__name__}")
+    return optimizer
+
+
+def _loss_of(loss):
+    if isinstance(loss, _core.keras.losses.Loss):
+        return loss
+    if isinstance(loss, str):
+        try:
+            return _LOSSES[loss.lower()]()
+        except KeyError:
+            raise errors.InvalidArgumentError(
+                f"compile: unknown loss {loss!r}; known: {', '.join(sorted(_LOSSES))}") from None
+    if callable(loss):  # a function (y_true, y_pred) -> per-example losses
+        return _core.keras.losses._FunctionLoss(getattr(loss, "__name__", "loss"), loss)
+    raise TypeError(f"compile: loss must be a name, a Loss or a function, got {type(loss).__name__}")
+
+
+def _metric_of(metric, loss):
+    if isinstance(metric, _core.keras.metrics.MeanMetricWrapper):
+        return metric
+    if metric in ("accuracy", "acc"):
+        # Keras picks the accuracy that fits the loss, and names it as the user did.
+        if isinstance(loss, _losses.SparseCategoricalCrossentropy):
+            return _metrics.SparseCategoricalAccuracy(name=metric)
+        if isinstance(loss, _losses.CategoricalCrossentropy):
+            return _metrics.CategoricalAccuracy(name=metric)
+        if isinstance(loss, _losses.BinaryCrossentropy):
+            return _metrics.BinaryAccuracy(name=metric)
+        return _metrics.Accuracy(name=metric)
+    named = {"sparse_categorical_accuracy": _metrics.SparseCategoricalAccuracy,
+             "categorical_accuracy": _metrics.CategoricalAccuracy,
+             "binary_accuracy": _metrics.BinaryAccuracy}
+    if isinstance(metric, str) and metric in named:
+        return named[metric]()
+    raise errors.InvalidArgumentError(
+        f"compile: unknown metric {metric!r}; give 'accuracy', a metric name such as "
+        "'sparse_categorical_accuracy', or a metric object")
+
+
+class History:
+    """What fit returns: `history` maps each log name to its value per epoch."""
+
+    def __init__(self, core, model):
+        self.history = {k: list(v) for k, v in core.history.items()}
+        self.epoch = list(core.epoch)
+        self.model = model
+
+
+def _dataset_parts(x):
+    """The raw C++ dataset of an ef.data.Dataset, else None."""
+    from eagerflow import data
+    return x._raw if isinstance(x, data.Dataset) else None
+
+
+class _Training:
+    """compile / fit / evaluate / predict for Model and Sequential."""
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None):
+        """Sets the optimizer, loss and metrics (names or objects). The training step runs
+        as an ef.function unless run_eagerly."""
+        if loss is None:
+            raise errors.InvalidArgumentError("compile: no loss given")
+        loss = _loss_of(loss)
+        self._compile(_optimizer_of(optimizer), loss, [_metric_of(m, loss) for m in (metrics or [])],
+                      bool(run_eagerly), bool(jit_compile))
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
+            initial_epoch=0, steps_per_epoch=None, seed=None):
+        """Trains on arrays or tensors x, y (batches of batch_size, 32 by default) or on an
+        ef.data.Dataset of (x, y) / (x, y, sample_weight) batches. Returns a History."""
+        dataset = _dataset_parts(x)
+        if dataset is None and (x is None or y is None):
+            raise errors.InvalidArgumentError("fit: give x and y, or a Dataset as x")
+        validation_dataset = _dataset_parts(validation_data)
+        if validation_dataset is not None:
+            validation_data = None
+        elif validation_data is not None:
+            validation_data = list(validation_data)
+        sys.stdout.flush()
+        core = self._fit(x if dataset is None else None, y if dataset is None else None, dataset,
+                         32 if batch_size is None else batch_size, epochs, -1 if verbose == "auto" else int(verbose),
+                         list(callbacks or []), validation_split, validation_data, validation_dataset, shuffle, seed,
+                         initial_epoch, steps_per_epoch, sample_weight, dict(class_weight or {}))
+        self.history = History(core, self)
+        return self.history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, callbacks=None, return_dict=False):
+        """The loss and metrics over the data; a list [loss, metric, ...] in compile's order,
+        or a dict with return_dict."""
+        dataset = _dataset_parts(x)
+        sys.stdout.flush()
+        logs = self._evaluate(x if dataset is None else None, y if dataset is None else None, dataset,
+                              32 if batch_size is None else batch_size, int(verbose), list(callbacks or []))
+        return logs if return_dict else self._ordered(logs)
+
+    def train_on_batch(self, x, y, sample_weight=None, return_dict=False):
+        logs = self._on_batch(True, x, y, sample_weight)
+        return logs if return_dict else self._ordered(logs)
+
+    def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
+        logs = self._on_batch(False, x, y, sample_weight)
+        return logs if return_dict else self._ordered(logs)
+
+    @property
+    def metrics_names(self):
+        return ["loss"] + [m.name for m in self.metrics]
+
+    def _ordered(self, logs):
+        values = [logs[name] for name in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def summary(self, line_length=72, print_fn=None):
+        """Prints Keras' table of layers, output shapes and parameter counts."""
+        (print_fn or print)(self._summary(line_length).rstrip("\n"))
+
+
+class Model(_Training, _core.keras.Model):
+    """Subclass it: define the layers in __init__ and the computation in call(inputs,
+    training=False); compile and fit it. Override train_step / test_step to change one step."""
+
+
+class Sequential(_Training, _core.keras.Sequential):
     """Layers applied one after another; each is tracked under its name, made unique
     with a suffix ("dense", "dense_1")."""
 

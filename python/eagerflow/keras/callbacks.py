@@ -1,0 +1,46 @@
+"""Keras callbacks for Model.fit / evaluate: subclass Callback and override on_epoch_end
+(epoch, logs) and friends; self.model is the model being trained, and setting
+self.model.stop_training = True ends fit after the epoch. The built-in ones run in C++
+(eagerflow/nn/callbacks.h)."""
+from eagerflow._core.keras.callbacks import (  # noqa: F401
+    Callback, CSVLogger, EarlyStopping, LearningRateScheduler, ModelCheckpoint, ReduceLROnPlateau, TerminateOnNaN,
+)
+
+
+class LambdaCallback(Callback):
+    """Callbacks from functions: on_epoch_begin(epoch, logs), on_epoch_end(epoch, logs),
+    on_train_batch_begin / on_train_batch_end (or on_batch_begin / on_batch_end) (batch,
+    logs), on_train_begin(logs), on_train_end(logs)."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
+                 on_train_begin=None, on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None):
+        super().__init__()
+        chosen = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end,
+                  "on_train_batch_begin": on_train_batch_begin or on_batch_begin,
+                  "on_train_batch_end": on_train_batch_end or on_batch_end,
+                  "on_train_begin": on_train_begin, "on_train_end": on_train_end}
+        self._functions = {name: f for name, f in chosen.items() if f is not None}
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if "on_epoch_begin" in self._functions:
+            self._functions["on_epoch_begin"](epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if "on_epoch_end" in self._functions:
+            self._functions["on_epoch_end"](epoch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if "on_train_batch_begin" in self._functions:
+            self._functions["on_train_batch_begin"](batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if "on_train_batch_end" in self._functions:
+            self._functions["on_train_batch_end"](batch, logs)
+
+    def on_train_begin(self, logs=None):
+        if "on_train_begin" in self._functions:
+            self._functions["on_train_begin"](logs)
+
+    def on_train_end(self, logs=None):
+        if "on_train_end" in self._functions:
+            self._functions["on_train_end"](logs)

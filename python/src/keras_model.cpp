@@ -1,0 +1,342 @@
+// ef.keras' Model training API and callbacks over eagerflow/nn/model.h and callbacks.h.
+// The Python package (eagerflow/keras/models.py, callbacks.py) turns Keras' names and
+// arguments into these; Python subclasses of Model and Callback are C++ ones underneath.
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "convert.h"
+#include "py_layer.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+namespace nn = ef::nn;
+namespace cb = ef::nn::callbacks;
+constexpr ef::CallSite kPython{};
+
+struct ModelAccess : nn::Model {
+  using nn::Model::test_step;
+  using nn::Model::train_step;
+};
+
+py::dict dict_of(const nn::Logs& logs) {
+  py::dict d;
+  for (const auto& [name, value] : logs) d[py::str(name)] = value;
+  return d;
+}
+
+// A Python train_step / test_step returns a dict of tensors (Keras: metric results).
+std::map<std::string, ef::Tensor> results_of(const py::object& out, const char* step) {
+  if (!py::isinstance<py::dict>(out))
+    throw py::type_error(std::string(step) + " must return a dict of metric results, got " +
+                         std::string(py::str(py::type::of(out).attr("__name__"))));
+  std::map<std::string, ef::Tensor> results;
+  for (auto [name, value] : out.cast<py::dict>()) results[py::str(name)] = to_tensor(value);
+  return results;
+}
+
+class PyModel : public PyLayerOf<nn::Model> {
+ public:
+  using PyLayerOf<nn::Model>::PyLayerOf;
+
+ protected:
+  std::map<std::string, ef::Tensor> train_step(const ef::data::Element& batch) override {
+    return step("train_step", batch, true);
+  }
+  std::map<std::string, ef::Tensor> test_step(const ef::data::Element& batch) override {
+    return step("test_step", batch, false);
+  }
+
+ private:
+  std::map<std::string, ef::Tensor> step(const char* name, const ef::data::Element& batch, bool training) {
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const nn::Model*>(this), name);
+    if (!override) return training ? nn::Model::train_step(batch) : nn::Model::test_step(batch);
+    return results_of(override(py::tuple(py::cast(batch))), name);
+  }
+};
+
+// Python callbacks: each event calls the Python method with a dict of the logs; changes
+// a Python on_epoch_end makes to its dict reach the callbacks after it.
+class PyCallback : public cb::Callback {
+ public:
+  void on_train_begin(const nn::Logs& logs) override { event("on_train_begin", logs); }
+  void on_train_end(const nn::Logs& logs) override { event("on_train_end", logs); }
+  void on_epoch_begin(int epoch, const nn::Logs& logs) override { event("on_epoch_begin", logs, epoch); }
+  void on_epoch_end(int epoch, nn::Logs& logs) override {
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const cb::Callback*>(this), "on_epoch_end");
+    if (!f) return;
+    py::dict d = dict_of(logs);
+    f(epoch, d);
+    for (auto [name, value] : d) logs[py::str(name)] = value.cast<double>();
+  }
+  void on_train_batch_begin(int64_t batch, const nn::Logs& logs) override {
+    event("on_train_batch_begin", logs, batch);
+  }
+  void on_train_batch_end(int64_t batch, const nn::Logs& logs) override {
+    event("on_train_batch_end", logs, batch);
+  }
+  void on_test_begin(const nn::Logs& logs) override { event("on_test_begin", logs); }
+  void on_test_end(const nn::Logs& logs) override { event("on_test_end", logs); }
+  void on_test_batch_end(int64_t batch, const nn::Logs& logs) override {
+    event("on_test_batch_end", logs, batch);
+  }
+
+ private:
+  void event(const char* name, const nn::Logs& logs, std::optional<int64_t> index = std::nullopt) {
+    py::gil_scoped_acquire gil;
+    py::function f = py::get_override(static_cast<const cb::Callback*>(this), name);
+    if (!f) return;
+    if (index)
+      f(*index, dict_of(logs));
+    else
+      f(dict_of(logs));
+  }
+};
+
+cb::Mode mode_of(const std::string& mode) {
+  if (mode == "auto") return cb::Mode::kAuto;
+  if (mode == "min") return cb::Mode::kMin;
+  if (mode == "max") return cb::Mode::kMax;
+  throw ef::InvalidArgumentError("mode must be \"auto\", \"min\" or \"max\", got \"" + mode + "\"");
+}
+
+// A Python function (y_true, y_pred) -> per-example losses, as a Loss (Keras' custom losses).
+class FunctionLoss : public nn::losses::Loss {
+ public:
+  FunctionLoss(std::string name, py::object fn)
+      : Loss(std::move(name), {}), fn_(std::make_shared<PyRef>(fn)) {}
+
+ protected:
+  ef::Tensor per_example(const ef::Tensor& y_true, const ef::Tensor& y_pred) const override {
+    py::gil_scoped_acquire gil;
+    return to_tensor(fn_->object(y_true, y_pred));
+  }
+
+ private:
+  std::shared_ptr<PyRef> fn_;
+};
+
+std::vector<ef::Tensor> tensors_or_empty(py::handle obj) {
+  std::vector<ef::Tensor> out;
+  if (obj.is_none()) return out;
+  for (py::handle item : obj) out.push_back(to_tensor(item));
+  return out;
+}
+
+}  // namespace
+
+void bind_model(py::module_& keras) {
+  py::class_<nn::Model, nn::Layer, PyModel, std::shared_ptr<nn::Model>>(keras, "Model", py::dynamic_attr())
+      .def(py::init([](py::handle name) {
+             return std::make_shared<PyModel>(name.is_none() ? std::string("model")
+                                                             : name.cast<std::string>());
+           }),
+           "name"_a = py::none())
+      .def(
+          "_compile",
+          [](nn::Model& self, std::shared_ptr<ef::optim::Optimizer> optimizer,
+             std::shared_ptr<nn::losses::Loss> loss,
+             std::vector<std::shared_ptr<nn::metrics::MeanMetricWrapper>> metrics, bool run_eagerly,
+             bool jit_compile) {
+            self.compile(
+                {std::move(optimizer), std::move(loss), std::move(metrics), run_eagerly, jit_compile});
+          },
+          "optimizer"_a, "loss"_a, "metrics"_a, "run_eagerly"_a, "jit_compile"_a)
+      .def_property_readonly("optimizer",
+                             [](const nn::Model& self) -> py::object {
+                               if (!self.compiled()) return py::none();
+                               return py::cast(self.compile_options().optimizer);
+                             })
+      .def_property_readonly("compiled_loss",
+                             [](const nn::Model& self) -> py::object {
+                               if (!self.compiled()) return py::none();
+                               return py::cast(self.compile_options().loss);
+                             })
+      .def_property_readonly("metrics",
+                             [](const nn::Model& self) {
+                               std::vector<std::shared_ptr<nn::metrics::MeanMetricWrapper>> out;
+                               if (self.compiled()) out = self.compile_options().metrics;
+                               return out;
+                             })
+      .def(
+          "_fit",
+          [](nn::Model& self, py::handle x, py::handle y, py::object dataset, int64_t batch_size, int epochs,
+             int verbose, std::vector<std::shared_ptr<cb::Callback>> callbacks, double validation_split,
+             py::handle validation_data, py::object validation_dataset, bool shuffle,
+             std::optional<int64_t> seed, int initial_epoch, std::optional<int64_t> steps_per_epoch,
+             py::handle sample_weight, std::map<int64_t, double> class_weight) {
+            nn::FitOptions o;
+            o.batch_size = batch_size;
+            o.epochs = epochs;
+            o.verbose = verbose;
+            o.callbacks = std::move(callbacks);
+            o.validation_split = validation_split;
+            o.validation_data = tensors_or_empty(validation_data);
+            if (!validation_dataset.is_none())
+              o.validation_dataset = validation_dataset.cast<ef::data::Dataset>();
+            o.shuffle = shuffle;
+            o.seed = seed;
+            o.initial_epoch = initial_epoch;
+            o.steps_per_epoch = steps_per_epoch;
+            if (!sample_weight.is_none()) o.sample_weight = to_tensor(sample_weight);
+            o.class_weight = std::move(class_weight);
+            if (!dataset.is_none()) return self.fit(dataset.cast<ef::data::Dataset>(), std::move(o), kPython);
+            return self.fit(to_tensor(x), to_tensor(y), std::move(o), kPython);
+          },
+          "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "epochs"_a, "verbose"_a, "callbacks"_a,
+          "validation_split"_a, "validation_data"_a, "validation_dataset"_a, "shuffle"_a, "seed"_a,
+          "initial_epoch"_a, "steps_per_epoch"_a, "sample_weight"_a, "class_weight"_a)
+      .def(
+          "_evaluate",
+          [](nn::Model& self, py::handle x, py::handle y, py::object dataset, int64_t batch_size, int verbose,
+             std::vector<std::shared_ptr<cb::Callback>> callbacks) {
+            if (!dataset.is_none())
+              return dict_of(self.evaluate(dataset.cast<ef::data::Dataset>(), verbose, callbacks, kPython));
+            return dict_of(
+                self.evaluate(to_tensor(x), to_tensor(y), batch_size, verbose, callbacks, kPython));
+          },
+          "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "verbose"_a, "callbacks"_a)
+      .def(
+          "predict",
+          [](nn::Model& self, TensorArg x, int64_t batch_size) {
+            return self.predict(x.value, batch_size, kPython);
+          },
+          "x"_a, "batch_size"_a = 32)
+      .def(
+          "_on_batch",
+          [](nn::Model& self, bool training, TensorArg x, TensorArg y, py::handle sample_weight) {
+            std::optional<ef::Tensor> w;
+            if (!sample_weight.is_none()) w = to_tensor(sample_weight);
+            return dict_of(training ? self.train_on_batch(x.value, y.value, w, kPython)
+                                    : self.test_on_batch(x.value, y.value, w, kPython));
+          },
+          "training"_a, "x"_a, "y"_a, "sample_weight"_a)
+      .def(
+          "train_step",
+          [](nn::Model& self, py::tuple data) {
+            return (self.*(&ModelAccess::train_step))(data.cast<ef::data::Element>());
+          },
+          "data"_a)
+      .def(
+          "test_step",
+          [](nn::Model& self, py::tuple data) {
+            return (self.*(&ModelAccess::test_step))(data.cast<ef::data::Element>());
+          },
+          "data"_a)
+      .def(
+          "compute_loss",
+          [](nn::Model& self, TensorArg y, TensorArg y_pred, py::handle sample_weight) {
+            std::optional<ef::Tensor> w;
+            if (!sample_weight.is_none()) w = to_tensor(sample_weight);
+            return self.compute_loss(y.value, y_pred.value, w);
+          },
+          "y"_a, "y_pred"_a, "sample_weight"_a = py::none())
+      .def("reset_metrics", &nn::Model::reset_metrics)
+      .def("_metric_results", &nn::Model::metric_results)
+      .def_readwrite("stop_training", &nn::Model::stop_training)
+      .def(
+          "_summary",
+          [](const nn::Model& self, int line_length) {
+            return self.summary(line_length, [](const nn::Module& m) {
+              py::gil_scoped_acquire gil;
+              return py::str(py::type::of(py::cast(&m)).attr("__name__")).cast<std::string>();
+            });
+          },
+          "line_length"_a = 72);
+
+  py::module_ sub = keras.def_submodule("callbacks");
+  py::class_<cb::Callback, PyCallback, std::shared_ptr<cb::Callback>>(sub, "Callback", py::dynamic_attr())
+      .def(py::init<>())
+      .def_property_readonly("model", [](const cb::Callback& self) { return py::cast(&self.model()); })
+      .def(
+          "on_train_begin", [](cb::Callback&, py::handle) {}, "logs"_a = py::none())
+      .def(
+          "on_train_end", [](cb::Callback&, py::handle) {}, "logs"_a = py::none())
+      .def(
+          "on_epoch_begin", [](cb::Callback&, int, py::handle) {}, "epoch"_a, "logs"_a = py::none())
+      .def(
+          "on_epoch_end", [](cb::Callback&, int, py::handle) {}, "epoch"_a, "logs"_a = py::none())
+      .def(
+          "on_train_batch_begin", [](cb::Callback&, int64_t, py::handle) {}, "batch"_a, "logs"_a = py::none())
+      .def(
+          "on_train_batch_end", [](cb::Callback&, int64_t, py::handle) {}, "batch"_a, "logs"_a = py::none())
+      .def(
+          "on_test_begin", [](cb::Callback&, py::handle) {}, "logs"_a = py::none())
+      .def(
+          "on_test_end", [](cb::Callback&, py::handle) {}, "logs"_a = py::none())
+      .def(
+          "on_test_batch_end", [](cb::Callback&, int64_t, py::handle) {}, "batch"_a, "logs"_a = py::none());
+  py::class_<cb::History, cb::Callback, std::shared_ptr<cb::History>>(sub, "_History")
+      .def_property_readonly("history", &cb::History::history)
+      .def_property_readonly("epoch", &cb::History::epochs);
+  py::class_<cb::EarlyStopping, cb::Callback, std::shared_ptr<cb::EarlyStopping>>(sub, "EarlyStopping")
+      .def(py::init([](std::string monitor, double min_delta, int patience, int verbose,
+                       const std::string& mode, std::optional<double> baseline, bool restore_best_weights,
+                       int start_from_epoch) {
+             (void)verbose;
+             return std::make_shared<cb::EarlyStopping>(
+                 cb::EarlyStoppingOptions{std::move(monitor), min_delta, patience, mode_of(mode), baseline,
+                                          restore_best_weights, start_from_epoch});
+           }),
+           "monitor"_a = "val_loss", "min_delta"_a = 0.0, "patience"_a = 0, "verbose"_a = 0,
+           "mode"_a = "auto", "baseline"_a = py::none(), "restore_best_weights"_a = false,
+           "start_from_epoch"_a = 0)
+      .def_property_readonly("stopped_epoch", &cb::EarlyStopping::stopped_epoch)
+      .def_property_readonly("best_epoch", &cb::EarlyStopping::best_epoch);
+  py::class_<cb::TerminateOnNaN, cb::Callback, std::shared_ptr<cb::TerminateOnNaN>>(sub, "TerminateOnNaN")
+      .def(py::init<>());
+  py::class_<cb::CSVLogger, cb::Callback, std::shared_ptr<cb::CSVLogger>>(sub, "CSVLogger")
+      .def(py::init([](py::handle filename, const std::string& separator, bool append) {
+             if (separator.size() != 1)
+               throw ef::InvalidArgumentError("CSVLogger: separator must be one character");
+             return std::make_shared<cb::CSVLogger>(py::str(filename).cast<std::string>(), separator[0],
+                                                    append);
+           }),
+           "filename"_a, "separator"_a = ",", "append"_a = false);
+  py::class_<cb::ModelCheckpoint, cb::Callback, std::shared_ptr<cb::ModelCheckpoint>>(sub, "ModelCheckpoint")
+      .def(py::init([](py::handle filepath, std::string monitor, int verbose, bool save_best_only,
+                       const std::string& mode) {
+             (void)verbose;
+             return std::make_shared<cb::ModelCheckpoint>(
+                 py::str(filepath).cast<std::string>(),
+                 cb::ModelCheckpointOptions{std::move(monitor), save_best_only, mode_of(mode)});
+           }),
+           "filepath"_a, "monitor"_a = "val_loss", "verbose"_a = 0, "save_best_only"_a = false,
+           "mode"_a = "auto")
+      .def_property_readonly("saved", &cb::ModelCheckpoint::saved);
+  py::class_<cb::LearningRateScheduler, cb::Callback, std::shared_ptr<cb::LearningRateScheduler>>(
+      sub, "LearningRateScheduler")
+      .def(py::init([](py::function schedule, int verbose) {
+             (void)verbose;
+             auto fn = std::make_shared<PyRef>(schedule);
+             // Keras calls schedule(epoch, lr), or schedule(epoch) for a function of one argument.
+             const bool two =
+                 py::len(py::module_::import("inspect").attr("signature")(schedule).attr("parameters")) >= 2;
+             return std::make_shared<cb::LearningRateScheduler>([fn, two](int epoch, double lr) {
+               py::gil_scoped_acquire gil;
+               return py::float_(two ? fn->object(epoch, lr) : fn->object(epoch)).cast<double>();
+             });
+           }),
+           "schedule"_a, "verbose"_a = 0);
+  py::class_<cb::ReduceLROnPlateau, cb::Callback, std::shared_ptr<cb::ReduceLROnPlateau>>(sub,
+                                                                                          "ReduceLROnPlateau")
+      .def(py::init([](std::string monitor, double factor, int patience, int verbose, const std::string& mode,
+                       double min_delta, int cooldown, double min_lr) {
+             (void)verbose;
+             return std::make_shared<cb::ReduceLROnPlateau>(cb::ReduceLROnPlateauOptions{
+                 std::move(monitor), factor, patience, mode_of(mode), min_delta, cooldown, min_lr});
+           }),
+           "monitor"_a = "val_loss", "factor"_a = 0.1, "patience"_a = 10, "verbose"_a = 0, "mode"_a = "auto",
+           "min_delta"_a = 1e-4, "cooldown"_a = 0, "min_lr"_a = 0.0);
+
+  py::module_ losses = keras.attr("losses").cast<py::module_>();
+  py::class_<FunctionLoss, nn::losses::Loss, std::shared_ptr<FunctionLoss>>(losses, "_FunctionLoss")
+      .def(py::init(
+          [](std::string name, py::function fn) { return std::make_shared<FunctionLoss>(name, fn); }));
+}
+
+}  // namespace efpy

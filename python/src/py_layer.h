@@ -1,0 +1,59 @@
+// The trampolines that let Python subclasses of Layer and Model be C++ layers and
+// models: build(), call() and (for models) train_step() / test_step() forward to Python
+// when the subclass defines them.
+#pragma once
+
+#include <optional>
+
+#include "bindings.h"
+#include "convert.h"
+
+namespace efpy {
+
+template <class Base>
+class PyLayerOf : public Base {
+ public:
+  using Base::Base;
+  void build(const ef::Shape& input_shape) override {
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const Base*>(this), "build");
+    if (override) {
+      override(py::module_::import("eagerflow._shape").attr("TensorShape")(shape_tuple(input_shape)));
+      return;
+    }
+    Base::build(input_shape);
+  }
+  ef::Tensor call(const ef::Tensor& inputs, bool training) override {
+    using namespace pybind11::literals;
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const Base*>(this), "call");
+    if (!override)
+      throw ef::UnimplementedError("layer '" + this->name() + "' defines no call(inputs, training)");
+    if (!call_takes_training_) call_takes_training_ = takes_training(override);
+    py::object out = *call_takes_training_ ? override(inputs, "training"_a = training) : override(inputs);
+    // One tensor out (Layer's contract in C++); a list would otherwise be stacked silently.
+    if (py::isinstance<py::list>(out) || py::isinstance<py::tuple>(out) || out.is_none())
+      throw py::type_error("layer '" + this->name() + "': call() must return one tensor, got " +
+                           std::string(py::str(py::type::of(out).attr("__name__"))));
+    return to_tensor(out);
+  }
+
+ private:
+  // Keras passes `training` only to a call() that declares it (or takes **kwargs): the
+  // seeds' models define call(self, input).
+  static bool takes_training(const py::function& call) {
+    py::object parameters = py::module_::import("inspect").attr("signature")(call).attr("parameters");
+    if (parameters.contains("training")) return true;
+    for (py::handle p : parameters.attr("values")())
+      if (p.attr("kind").equal(py::module_::import("inspect").attr("Parameter").attr("VAR_KEYWORD")))
+        return true;
+    return false;
+  }
+  std::optional<bool> call_takes_training_;
+};
+
+using PyLayer = PyLayerOf<ef::nn::Layer>;
+
+void bind_model(py::module_& keras);  // keras_model.cpp
+
+}  // namespace efpy

@@ -1,0 +1,165 @@
+"""Keras' training API: compile / fit / evaluate / predict, callbacks, custom steps,
+summary, bad input. The loop itself is C++'s (tests/cpp/nn/model_test.cpp)."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+
+
+def _data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    y = (x @ np.array([1.0, -2.0, 0.5, 1.0], np.float32) > 0).astype(np.int64)
+    return x, y
+
+
+def _classifier(run_eagerly=False, seed=1):
+    ef.random.set_seed(seed)
+    model = ef.keras.Sequential([ef.keras.layers.Dense(16, activation="relu"), ef.keras.layers.Dense(2)])
+    model(ef.zeros([1, 4]))  # built now, from this seed
+    model.compile(optimizer=ef.optimizers.Adam(0.01),
+                  loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], run_eagerly=run_eagerly)
+    return model
+
+
+def test_fit_learns_and_reports_like_keras():
+    x, y = _data()
+    model = _classifier()
+    history = model.fit(x, y, batch_size=32, epochs=15, validation_split=0.2, verbose=0, seed=3)
+    assert sorted(history.history) == ["accuracy", "loss", "val_accuracy", "val_loss"]
+    assert history.epoch == list(range(15))
+    assert history.history["accuracy"][-1] > 0.9 and history.history["val_accuracy"][-1] > 0.85
+    loss, accuracy = model.evaluate(x, y)
+    assert accuracy > 0.9
+    assert model.evaluate(x, y, return_dict=True) == {"loss": loss, "accuracy": accuracy}
+    probabilities = ef.nn.softmax(model.predict(x, batch_size=50)).numpy()
+    assert probabilities.shape == (200, 2)
+    assert (probabilities.argmax(1) == y).mean() == pytest.approx(accuracy)
+
+
+def test_a_traced_fit_matches_an_eager_fit():
+    x, y = _data(64)
+    traced, eager = _classifier(False), _classifier(True)
+    h1 = traced.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    h2 = eager.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    np.testing.assert_allclose(h1.history["loss"], h2.history["loss"], rtol=1e-5)
+    for a, b in zip(traced.variables, eager.variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    assert int(traced.optimizer.iterations) == 12
+
+
+def test_datasets_weights_and_single_batches():
+    x, y = _data(96)
+    model = _classifier()
+    ds = ef.data.Dataset.from_tensor_slices((x, y)).batch(32)
+    history = model.fit(ds, epochs=2, validation_data=ds, verbose=0)
+    assert len(history.history["val_loss"]) == 2
+    # Weights of zero for one class: its examples stop counting in the loss.
+    only_ones = model.evaluate(x[y == 1], y[y == 1], return_dict=True)["loss"]
+    weighted = model.test_on_batch(x, y, sample_weight=(y == 1).astype(np.float32), return_dict=True)["loss"]
+    assert weighted == pytest.approx(only_ones * (y == 1).mean(), rel=1e-5)
+    model.fit(x, y, epochs=1, class_weight={0: 0.5, 1: 2.0}, verbose=0)
+    before = model.test_on_batch(x, y)[0]
+    for _ in range(5):
+        model.train_on_batch(x, y)
+    assert model.test_on_batch(x, y)[0] < before
+
+
+def test_callbacks_python_and_builtin(tmp_path):
+    x, y = _data(64)
+    model = _classifier()
+    seen = []
+
+    class StopAtTwo(ef.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["epoch_squared"] = float(epoch * epoch)  # reaches History
+            seen.append(sorted(logs))
+            if epoch == 2:
+                self.model.stop_training = True
+
+    batches = []
+    history = model.fit(
+        x, y, epochs=10, verbose=0, validation_split=0.25,
+        callbacks=[ef.keras.callbacks.LambdaCallback(on_batch_end=lambda b, logs: batches.append(logs["loss"])),
+                   ef.keras.callbacks.LearningRateScheduler(lambda epoch: 0.01 / (epoch + 1)),
+                   ef.keras.callbacks.CSVLogger(tmp_path / "log.csv"),
+                   ef.keras.callbacks.ModelCheckpoint(tmp_path / "best.safetensors", monitor="val_loss",
+                                                      save_best_only=True),
+                   StopAtTwo()])
+    assert history.epoch == [0, 1, 2] and history.history["epoch_squared"] == [0.0, 1.0, 4.0]
+    assert len(batches) == 3 * 2  # 48 training examples in batches of 32
+    assert history.history["learning_rate"] == pytest.approx([0.01, 0.005, 0.01 / 3])
+    assert model.optimizer.learning_rate == pytest.approx(0.01 / 3)
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0].split(",")[0] == "epoch" and len(rows) == 4
+    assert (tmp_path / "best.safetensors").exists()
+
+
+def test_early_stopping_restores_the_best_weights():
+    x, y = _data(64)
+    model = _classifier()
+    model.optimizer.learning_rate = 3.0  # diverges
+    stop = ef.keras.callbacks.EarlyStopping(monitor="loss", patience=1, restore_best_weights=True)
+    history = model.fit(x, y, epochs=40, batch_size=64, callbacks=[stop], verbose=0)
+    losses = history.history["loss"]
+    assert len(losses) < 40 and stop.stopped_epoch == len(losses) - 1
+    assert losses[stop.best_epoch] == min(losses)
+
+
+def test_custom_train_step_and_subclassed_models():
+    class Linear(ef.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = ef.keras.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+        def train_step(self, data):
+            x, y = data
+            with ef.GradientTape() as tape:
+                loss = self.compute_loss(y, self(x, training=True))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss, "doubled": loss * 2.0}
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-1.0], [2.0]], np.float32)
+    model = Linear()
+    model.compile(optimizer=ef.optimizers.SGD(0.1), loss="mse")
+    history = model.fit(x, y, epochs=20, batch_size=16, verbose=0)
+    assert history.history["doubled"][-1] == pytest.approx(2 * history.history["loss"][-1])
+    assert history.history["loss"][-1] < 1e-3
+    # A Python loss function, and a model stepped eagerly.
+    model.compile(optimizer="sgd", loss=lambda y_true, y_pred: ef.reduce_mean(ef.abs(y_true - y_pred), axis=-1),
+                  run_eagerly=True)
+    assert model.evaluate(x, y) < 0.1
+
+
+def test_summary_prints_the_table(capsys):
+    model = _classifier()
+    model.summary()
+    out = capsys.readouterr().out
+    assert "dense (Dense)" in out and "[?, 16]" in out and "Total params: 114" in out
+
+
+def test_bad_input_gets_clear_errors():
+    x, y = _data(20)
+    model = ef.keras.Sequential([ef.keras.layers.Dense(2)])
+    with pytest.raises(ef.errors.FailedPreconditionError, match="not compiled"):
+        model.fit(x, y, verbose=0)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="unknown optimizer 'adamm'"):
+        model.compile(optimizer="adamm", loss="mse")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="unknown loss"):
+        model.compile(optimizer="adam", loss="hinge_like")
+    model.compile(optimizer="adam", loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="20 examples.*has 10"):
+        model.fit(x, y[:10], verbose=0)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="no 'val_loss'"):
+        model.fit(x, y, verbose=0, callbacks=[ef.keras.callbacks.EarlyStopping()])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="class id|out of range|\\[0, 2\\)"):
+        model.fit(x, y + 5, verbose=0)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="schedule"):
+        ef.optimizers.SGD(ef.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)).learning_rate = 0.01
