@@ -21,26 +21,17 @@ class LambdaCallback(Callback):
                   "on_train_begin": on_train_begin, "on_train_end": on_train_end}
         self._functions = {name: f for name, f in chosen.items() if f is not None}
 
-    def on_epoch_begin(self, epoch, logs=None):
-        if "on_epoch_begin" in self._functions:
-            self._functions["on_epoch_begin"](epoch, logs)
 
-    def on_epoch_end(self, epoch, logs=None):
-        if "on_epoch_end" in self._functions:
-            self._functions["on_epoch_end"](epoch, logs)
+def _calls(event):
+    def method(self, *args):
+        function = self._functions.get(event)
+        if function is not None:
+            function(*args)
+    method.__name__ = event
+    return method
 
-    def on_train_batch_begin(self, batch, logs=None):
-        if "on_train_batch_begin" in self._functions:
-            self._functions["on_train_batch_begin"](batch, logs)
 
-    def on_train_batch_end(self, batch, logs=None):
-        if "on_train_batch_end" in self._functions:
-            self._functions["on_train_batch_end"](batch, logs)
-
-    def on_train_begin(self, logs=None):
-        if "on_train_begin" in self._functions:
-            self._functions["on_train_begin"](logs)
-
-    def on_train_end(self, logs=None):
-        if "on_train_end" in self._functions:
-            self._functions["on_train_end"](logs)
+for _event in ("on_epoch_begin", "on_epoch_end", "on_train_batch_begin", "on_train_batch_end", "on_train_begin",
+               "on_train_end"):
+    setattr(LambdaCallback, _event, _calls(_event))
+del _event

@@ -33,13 +33,17 @@ _LOSSES = {
 }
 
 
+def _by_name(table, name, what):
+    try:
+        return table[name.lower()]()
+    except KeyError:
+        raise errors.InvalidArgumentError(
+            f"compile: unknown {what} {name!r}; known: {', '.join(sorted(table))}") from None
+
+
 def _optimizer_of(optimizer):
     if isinstance(optimizer, str):
-        try:
-            return _OPTIMIZERS[optimizer.lower()]()
-        except KeyError:
-            raise errors.InvalidArgumentError(
-                f"compile: unknown optimizer {optimizer!r}; known: {', '.join(sorted(_OPTIMIZERS))}") from None
+        return _by_name(_OPTIMIZERS, optimizer, "optimizer")
     if not isinstance(optimizer, _core.Optimizer):
         raise TypeError(f"compile: optimizer must be a name or an ef.optimizers optimizer, got {type(optimizer).__name__}")
     return optimizer
@@ -49,11 +53,7 @@ def _loss_of(loss):
     if isinstance(loss, _core.keras.losses.Loss):
         return loss
     if isinstance(loss, str):
-        try:
-            return _LOSSES[loss.lower()]()
-        except KeyError:
-            raise errors.InvalidArgumentError(
-                f"compile: unknown loss {loss!r}; known: {', '.join(sorted(_LOSSES))}") from None
+        return _by_name(_LOSSES, loss, "loss")
     if callable(loss):  # a function (y_true, y_pred) -> per-example losses
         return _core.keras.losses._FunctionLoss(getattr(loss, "__name__", "loss"), loss)
     raise TypeError(f"compile: loss must be a name, a Loss or a function, got {type(loss).__name__}")
