@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Seconds per epoch of the Fashion-MNIST examples' training loop (examples/python/
 fashion_mnist_training.py minus its progress bar and checkpoints), eagerflow's Python
-API against PyTorch's on the same models and recipe: batch 32, Adam(1e-3), sparse
+API (a custom loop, and Keras' compile / fit: "eagerflow_fit") against PyTorch's on the
+same models and recipe: batch 32, Adam(1e-3), sparse
 categorical cross-entropy from logits, running mean loss and accuracy.
 
   mlp: Flatten, Dense 256 relu, Dense 10
@@ -42,7 +43,7 @@ import numpy as np
 
 STEPS_PER_EPOCH = 60000 // 32 + (60000 % 32 > 0)  # 1875
 MODELS = {"mlp": (300, 30), "cnn": (100, 10)}  # timed steps per block, warm-up steps
-LIBRARIES = ("eagerflow", "pytorch")
+LIBRARIES = ("eagerflow", "eagerflow_fit", "pytorch")
 
 
 def threads():
@@ -88,14 +89,7 @@ def eagerflow_trainer(model_name, directory):
     baseline = reset_peak()
 
     ef.random.set_seed(1)
-    if model_name == "mlp":
-        model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(256, activation="relu"),
-                                  keras.layers.Dense(10)])
-    else:
-        model = keras.Sequential([
-            keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
-            keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
-            keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
+    model = _eagerflow_model(model_name)
     adam = keras.optimizers.Adam(1e-3)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     mean_loss = keras.metrics.Mean("loss")
@@ -124,6 +118,40 @@ def eagerflow_trainer(model_name, directory):
         return loss
 
     return start_pass, step, lambda loss: float(loss.numpy()), baseline
+
+
+def eagerflow_fit_runner(model_name, directory):
+    """The same recipe through Keras' compile / fit: run(k) trains k steps with one fit
+    call (steps_per_epoch=k; the training step is an ef.function, fit's default) and
+    returns the loss."""
+    import eagerflow as ef
+    from eagerflow import keras
+
+    train, _ = ef.data.datasets.fashion_mnist(directory)
+    images = ef.expand_dims(train.images, -1) if model_name == "cnn" else train.images
+    baseline = reset_peak()
+    ef.random.set_seed(1)
+    model = _eagerflow_model(model_name)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    dataset = (ef.data.Dataset.from_tensor_slices((images, train.labels))
+               .shuffle(images.shape[0], seed=1).batch(32).prefetch(ef.data.AUTOTUNE))
+
+    def run(k):
+        return model.fit(dataset, epochs=1, steps_per_epoch=k, verbose=0).history["loss"][-1]
+
+    return run, baseline
+
+
+def _eagerflow_model(model_name):
+    from eagerflow import keras
+    if model_name == "mlp":
+        return keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(256, activation="relu"),
+                                 keras.layers.Dense(10)])
+    return keras.Sequential([
+        keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(),
+        keras.layers.Flatten(), keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
 
 
 # --- PyTorch ---------------------------------------------------------------------------
@@ -178,6 +206,8 @@ def pytorch_trainer(model_name, directory):
 def measure(library, model_name, directory, repetitions):
     """Runs in the worker process: times one library on one model."""
     steps, warmup = MODELS[model_name]
+    if library == "eagerflow_fit":
+        return measure_fit(model_name, directory, repetitions)
     make = eagerflow_trainer if library == "eagerflow" else pytorch_trainer
     start_pass, step, to_float, baseline = make(model_name, directory)
     start = time.perf_counter()
@@ -200,6 +230,22 @@ def measure(library, model_name, directory, repetitions):
     return {"epoch_seconds": pass_start_seconds + STEPS_PER_EPOCH * step_seconds, "step_seconds": step_seconds,
             "pass_start_seconds": pass_start_seconds, "peak_rss_growth": status_bytes("VmHWM") - baseline,
             "peak_rss": status_bytes("VmHWM"), "loss": last}
+
+
+def measure_fit(model_name, directory, repetitions):
+    """measure() for Keras' fit: each block is one fit call of `steps` steps, so its
+    fresh pass over the data (the shuffle buffer) and its callbacks count in the step."""
+    steps, warmup = MODELS[model_name]
+    run, baseline = eagerflow_fit_runner(model_name, directory)
+    run(warmup)  # traces the training step
+    blocks = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        last = run(steps)
+        blocks.append((time.perf_counter() - start) / steps)
+    step_seconds = statistics.median(blocks)
+    return {"epoch_seconds": STEPS_PER_EPOCH * step_seconds, "step_seconds": step_seconds, "pass_start_seconds": 0.0,
+            "peak_rss_growth": status_bytes("VmHWM") - baseline, "peak_rss": status_bytes("VmHWM"), "loss": last}
 
 
 def worker_result(library, model_name, directory, repetitions):
