@@ -26,6 +26,7 @@
 #include "eagerflow/graph/session.h"
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/crc32c.h"
+#include "eagerflow/io/model_file.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/nn/activations.h"
 #include "eagerflow/nn/callbacks.h"

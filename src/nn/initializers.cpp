@@ -50,19 +50,26 @@ Tensor draw_truncated_normal(const Shape& shape, double mean, double stddev, DTy
 // stddev of a normal truncated at ±2 stddev, relative to the untruncated one.
 constexpr double kTruncatedStddev = .87962566103423978;
 
+ConfigValue seed_value(std::optional<int64_t> seed) {
+  return seed ? ConfigValue(*seed) : ConfigValue(nullptr);
+}
+
 Initializer variance_scaling(const std::string& name, double scale, bool fan_in_only, bool uniform,
                              std::optional<int64_t> seed) {
-  return Initializer(name, [=](const Shape& shape, DType dtype) {
-    check_floating(name, dtype);
-    Fans fans = compute_fans(shape);
-    const double n = std::max(1.0, fan_in_only ? fans.in : (fans.in + fans.out) / 2);
-    const double variance = scale / n;
-    if (uniform) {
-      const double limit = std::sqrt(3 * variance);
-      return draw_uniform(shape, -limit, limit, dtype, seed);
-    }
-    return draw_truncated_normal(shape, 0.0, std::sqrt(variance) / kTruncatedStddev, dtype, seed);
-  });
+  return Initializer(name,
+                     [=](const Shape& shape, DType dtype) {
+                       check_floating(name, dtype);
+                       Fans fans = compute_fans(shape);
+                       const double n = std::max(1.0, fan_in_only ? fans.in : (fans.in + fans.out) / 2);
+                       const double variance = scale / n;
+                       if (uniform) {
+                         const double limit = std::sqrt(3 * variance);
+                         return draw_uniform(shape, -limit, limit, dtype, seed);
+                       }
+                       return draw_truncated_normal(shape, 0.0, std::sqrt(variance) / kTruncatedStddev, dtype,
+                                                    seed);
+                     })
+      .with_arguments(Config().set("seed", seed_value(seed)));
 }
 
 }  // namespace
@@ -86,7 +93,49 @@ Initializer::Initializer(const std::string& name) : name_(name) {
     for (auto& entry : by_name) known += (known.empty() ? "" : ", ") + entry.first;
     fail("unknown initializer \"", name, "\"; known: ", known);
   }
-  fn_ = it->second().fn_;
+  Initializer made = it->second();
+  fn_ = made.fn_;
+  arguments_ = made.arguments_;
+}
+
+Initializer Initializer::with_arguments(Config arguments) && {
+  arguments_ = std::move(arguments);
+  return std::move(*this);
+}
+
+Config Initializer::get_config() const {
+  if (!arguments_)
+    fail<UnimplementedError>("initializer '", name_,
+                             "' is a C++ function: it has no config to save; use a named initializer");
+  return Config().set("class_name", name_).set("config", *arguments_);
+}
+
+Initializer Initializer::from_config(const Config& config) {
+  const std::string who = "initializer config";
+  const auto name = config.get<std::string>("class_name", who);
+  const std::shared_ptr<Config> arguments = config.nested("config", who);
+  const Config args = arguments ? *arguments : Config();
+  auto seed = [&]() -> std::optional<int64_t> {
+    if (!args.has("seed") || std::holds_alternative<std::nullptr_t>(args.values.at("seed")))
+      return std::nullopt;
+    return args.get<int64_t>("seed", name);
+  };
+  auto number = [&](const char* key, double fallback) { return args.get<double>(key, name, fallback); };
+  if (name == "zeros") return initializers::zeros();
+  if (name == "ones") return initializers::ones();
+  if (name == "constant") return initializers::constant(number("value", 0.0));
+  if (name == "random_normal")
+    return initializers::random_normal(number("mean", 0.0), number("stddev", 0.05), seed());
+  if (name == "truncated_normal")
+    return initializers::truncated_normal(number("mean", 0.0), number("stddev", 0.05), seed());
+  if (name == "random_uniform")
+    return initializers::random_uniform(number("minval", -0.05), number("maxval", 0.05), seed());
+  if (name == "glorot_uniform") return initializers::glorot_uniform(seed());
+  if (name == "glorot_normal") return initializers::glorot_normal(seed());
+  if (name == "he_normal") return initializers::he_normal(seed());
+  if (name == "he_uniform") return initializers::he_uniform(seed());
+  if (name == "lecun_normal") return initializers::lecun_normal(seed());
+  fail("initializer config: unknown class_name \"", name, "\"");
 }
 
 Tensor Initializer::operator()(const Shape& shape, DType dtype) const { return fn_(shape, dtype); }
@@ -94,31 +143,40 @@ Tensor Initializer::operator()(const Shape& shape, DType dtype) const { return f
 namespace initializers {
 
 Initializer zeros() {
-  return Initializer("zeros", [](const Shape& shape, DType dtype) { return ef::zeros(shape, dtype); });
+  return Initializer("zeros", [](const Shape& shape, DType dtype) { return ef::zeros(shape, dtype); })
+      .with_arguments({});
 }
 Initializer ones() {
-  return Initializer("ones", [](const Shape& shape, DType dtype) { return ef::ones(shape, dtype); });
+  return Initializer("ones", [](const Shape& shape, DType dtype) { return ef::ones(shape, dtype); })
+      .with_arguments({});
 }
 Initializer constant(double value) {
-  return Initializer("constant", [=](const Shape& shape, DType dtype) { return fill(shape, value, dtype); });
+  return Initializer("constant", [=](const Shape& shape, DType dtype) { return fill(shape, value, dtype); })
+      .with_arguments(Config().set("value", value));
 }
 Initializer random_normal(double mean, double stddev, std::optional<int64_t> seed) {
-  return Initializer("random_normal", [=](const Shape& shape, DType dtype) {
-    check_floating("random_normal", dtype);
-    return draw_normal(shape, mean, stddev, dtype, seed);
-  });
+  return Initializer("random_normal",
+                     [=](const Shape& shape, DType dtype) {
+                       check_floating("random_normal", dtype);
+                       return draw_normal(shape, mean, stddev, dtype, seed);
+                     })
+      .with_arguments(Config().set("mean", mean).set("stddev", stddev).set("seed", seed_value(seed)));
 }
 Initializer random_uniform(double minval, double maxval, std::optional<int64_t> seed) {
-  return Initializer("random_uniform", [=](const Shape& shape, DType dtype) {
-    check_floating("random_uniform", dtype);
-    return draw_uniform(shape, minval, maxval, dtype, seed);
-  });
+  return Initializer("random_uniform",
+                     [=](const Shape& shape, DType dtype) {
+                       check_floating("random_uniform", dtype);
+                       return draw_uniform(shape, minval, maxval, dtype, seed);
+                     })
+      .with_arguments(Config().set("minval", minval).set("maxval", maxval).set("seed", seed_value(seed)));
 }
 Initializer truncated_normal(double mean, double stddev, std::optional<int64_t> seed) {
-  return Initializer("truncated_normal", [=](const Shape& shape, DType dtype) {
-    check_floating("truncated_normal", dtype);
-    return draw_truncated_normal(shape, mean, stddev, dtype, seed);
-  });
+  return Initializer("truncated_normal",
+                     [=](const Shape& shape, DType dtype) {
+                       check_floating("truncated_normal", dtype);
+                       return draw_truncated_normal(shape, mean, stddev, dtype, seed);
+                     })
+      .with_arguments(Config().set("mean", mean).set("stddev", stddev).set("seed", seed_value(seed)));
 }
 Initializer glorot_uniform(std::optional<int64_t> seed) {
   return variance_scaling("glorot_uniform", 1.0, false, true, seed);

@@ -34,6 +34,8 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   return track_variable(name, Variable(initial, this->name() + "/" + name, trainable));
 }
 
+Config Layer::get_config() const { return Config().set("name", name()); }
+
 Variable Layer::built_variable(const std::optional<Variable>& variable, const char* what) const {
   if (!variable)
     fail<FailedPreconditionError>("layer '", name(), "' has no ", what, " yet: it is built on its first call");

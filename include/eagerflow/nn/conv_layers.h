@@ -36,6 +36,9 @@ struct Conv2DOptions {
 // built for throws InvalidArgumentError naming both.
 class Conv2D : public Layer {
  public:
+  std::string class_name() const override { return "Conv2D"; }
+  Config get_config() const override;
+  static std::shared_ptr<Conv2D> from_config(const Config& config);
   Conv2D(int64_t filters, Window kernel_size, Conv2DOptions options = {});
   Variable kernel() const;
   Variable bias() const;
@@ -61,6 +64,9 @@ struct Pool2DOptions {
 // Maximum over pool_size windows of [N, H, W, C] (ef::max_pool2d).
 class MaxPool2D : public Layer {
  public:
+  std::string class_name() const override { return "MaxPooling2D"; }
+  Config get_config() const override;
+  static std::shared_ptr<MaxPool2D> from_config(const Config& config);
   explicit MaxPool2D(Window pool_size = {2, 2}, Pool2DOptions options = {});
 
  protected:
@@ -74,6 +80,9 @@ class MaxPool2D : public Layer {
 // Mean over pool_size windows of [N, H, W, C] (ef::avg_pool2d).
 class AveragePool2D : public Layer {
  public:
+  std::string class_name() const override { return "AveragePooling2D"; }
+  Config get_config() const override;
+  static std::shared_ptr<AveragePool2D> from_config(const Config& config);
   explicit AveragePool2D(Window pool_size = {2, 2}, Pool2DOptions options = {});
 
  protected:
@@ -104,6 +113,9 @@ struct BatchNormalizationOptions {
 // not, and their updates are never recorded by tapes.
 class BatchNormalization : public Layer {
  public:
+  std::string class_name() const override { return "BatchNormalization"; }
+  Config get_config() const override;
+  static std::shared_ptr<BatchNormalization> from_config(const Config& config);
   explicit BatchNormalization(BatchNormalizationOptions options = {});
   Variable moving_mean() const;
   Variable moving_variance() const;

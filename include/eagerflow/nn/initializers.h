@@ -15,6 +15,7 @@
 #include <string>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/nn/config.h"
 
 namespace ef::nn {
 
@@ -32,9 +33,17 @@ class Initializer {
   Tensor operator()(const Shape& shape, DType dtype = DType::Float32) const;
   const std::string& name() const { return name_; }
 
+  // {"class_name": "random_normal", "config": {"mean": 0, "stddev": 0.05, "seed": null}}
+  // for the initializers above; UnimplementedError for one made from a C++ function.
+  Config get_config() const;
+  static Initializer from_config(const Config& config);
+  // The initializer with its arguments recorded, for get_config (the factories use it).
+  Initializer with_arguments(Config arguments) &&;
+
  private:
   std::string name_;
   Fn fn_;
+  std::optional<Config> arguments_;  // set for the initializers of this file
 };
 
 namespace initializers {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "eagerflow/nn/config.h"
 #include "eagerflow/nn/initializers.h"
 #include "eagerflow/nn/module.h"
 
@@ -37,6 +38,13 @@ class Layer : public Module {
   // The input shape the layer was built for (none before it was built).
   const std::optional<Shape>& built_input_shape() const { return built_input_shape_; }
   DType dtype() const { return dtype_; }
+
+  // Keras' class name ("Dense") under which layer_from_config makes it again; empty for
+  // a layer that has not registered one (it cannot be saved with its architecture).
+  virtual std::string class_name() const { return ""; }
+  // What it takes to make the layer again (Keras' get_config): {"name": ...} here,
+  // each layer adds its arguments (eagerflow/nn/config.h).
+  virtual Config get_config() const;
 
   // Creates a variable named "<layer>/<name>", filled by `initializer` in the layer's
   // dtype, and tracks it under `name` (Keras' add_weight).

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,9 @@ struct DenseOptions {
 // layer was built for throws InvalidArgumentError naming both.
 class Dense : public Layer {
  public:
+  std::string class_name() const override { return "Dense"; }
+  Config get_config() const override;
+  static std::shared_ptr<Dense> from_config(const Config& config);
   explicit Dense(int64_t units, DenseOptions options = {});
   int64_t units() const { return units_; }
   // The variables; throw FailedPreconditionError before the first call.
@@ -48,6 +52,9 @@ class Dense : public Layer {
 // [batch, d1, d2, ...] -> [batch, d1 * d2 * ...].
 class Flatten : public Layer {
  public:
+  std::string class_name() const override { return "Flatten"; }
+  Config get_config() const override;
+  static std::shared_ptr<Flatten> from_config(const Config& config);
   explicit Flatten(std::string name = "flatten") : Layer(std::move(name)) {}
 
  protected:
@@ -58,6 +65,9 @@ class Flatten : public Layer {
 // 1 / (1 - rate) (ef::dropout); the identity otherwise.
 class Dropout : public Layer {
  public:
+  std::string class_name() const override { return "Dropout"; }
+  Config get_config() const override;
+  static std::shared_ptr<Dropout> from_config(const Config& config);
   explicit Dropout(double rate, std::optional<int64_t> seed = std::nullopt, std::string name = "dropout");
 
  protected:
@@ -82,6 +92,9 @@ struct LayerNormalizationOptions {
 // `axis` of each example; gamma and beta have the size of that axis.
 class LayerNormalization : public Layer {
  public:
+  std::string class_name() const override { return "LayerNormalization"; }
+  Config get_config() const override;
+  static std::shared_ptr<LayerNormalization> from_config(const Config& config);
   explicit LayerNormalization(LayerNormalizationOptions options = {});
 
  protected:
@@ -103,6 +116,9 @@ struct EmbeddingOptions {
 // An id outside [0, input_dim) throws.
 class Embedding : public Layer {
  public:
+  std::string class_name() const override { return "Embedding"; }
+  Config get_config() const override;
+  static std::shared_ptr<Embedding> from_config(const Config& config);
   Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
   Variable embeddings() const;
 

@@ -1,0 +1,69 @@
+// Config: what it takes to make a layer again (Keras' get_config / from_config), and
+// the registry that maps class names to the layers that config describes.
+//
+//   ef::nn::Config c = dense.get_config();       // {"name": "dense", "units": 10, ...}
+//   std::shared_ptr<ef::nn::Layer> again = ef::nn::layer_from_config("Dense", c);
+//
+// Values are JSON's: null, bool, int, float, string, a list of ints, or a nested
+// Config (an initializer's). to_json / config_from_json write and read them; reading
+// refuses repeated keys and values of the wrong type with an InvalidArgumentError
+// naming the key.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ef::nn {
+
+class Layer;
+struct Config;
+using ConfigValue = std::variant<std::nullptr_t, bool, int64_t, double, std::string, std::vector<int64_t>,
+                                 std::shared_ptr<Config>>;
+
+struct Config {
+  std::map<std::string, ConfigValue> values;
+
+  Config& set(const std::string& key, ConfigValue value) {
+    values[key] = std::move(value);
+    return *this;
+  }
+  Config& set(const std::string& key, const char* value) { return set(key, ConfigValue(std::string(value))); }
+  Config& set(const std::string& key, int value) { return set(key, ConfigValue(int64_t{value})); }
+  Config& set(const std::string& key, int64_t value) { return set(key, ConfigValue(value)); }
+  Config& set(const std::string& key, bool value) { return set(key, ConfigValue(value)); }
+  Config& set(const std::string& key, double value) { return set(key, ConfigValue(value)); }
+  Config& set(const std::string& key, Config nested) {
+    return set(key, std::make_shared<Config>(std::move(nested)));
+  }
+  bool has(const std::string& key) const { return values.count(key) > 0; }
+
+  // The value under `key` as T (an int is accepted for a double); `fallback` when the
+  // key is absent. InvalidArgumentError naming `who` and the key for a wrong type, or a
+  // missing key without a fallback.
+  template <class T>
+  T get(const std::string& key, const std::string& who, std::optional<T> fallback = std::nullopt) const;
+  // A nested config (an initializer's), or nullptr when absent or null.
+  std::shared_ptr<Config> nested(const std::string& key, const std::string& who) const;
+};
+
+std::string to_json(const Config& config);
+// `what` names the text in errors ("the model file's architecture").
+Config config_from_json(const std::string& text, const std::string& what);
+
+// ---- The registry: class name -> factory ----
+using LayerFactory = std::function<std::shared_ptr<Layer>(const Config& config)>;
+// Registers (or replaces) the factory for `class_name`.
+void register_layer(const std::string& class_name, LayerFactory factory);
+// Removes a registration (Python's custom_objects are registered for one load only).
+void unregister_layer(const std::string& class_name);
+// A new layer of `class_name` from `config`. NotFoundError for an unknown class, listing
+// the known ones.
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const Config& config);
+
+}  // namespace ef::nn

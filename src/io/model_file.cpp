@@ -1,0 +1,117 @@
+// Whole-model files (eagerflow/io/model_file.h).
+#include "eagerflow/io/model_file.h"
+
+#include "eagerflow/io/checkpoint.h"
+#include "eagerflow/io/safetensors.h"
+#include "eagerflow/nn/sequential.h"
+#include "eagerflow/ops/creation.h"
+
+namespace ef::io {
+namespace {
+
+// Metadata entries: what the file is, and the architecture as JSON.
+constexpr const char* kFormat = "eagerflow.io.Model";
+constexpr const char* kArchitectureKey = "architecture";
+
+// The architecture as one config: {"class_name": "Sequential", "name": ..., "dtype": ...,
+// "build_input_shape": [-1, 28, 28] (-1: unknown), "layers": n, "layer_0": {"class_name":
+// ..., "config": {...}}, ...}. Layers are numbered rather than listed so that the whole
+// architecture is one Config (eagerflow/nn/config.h).
+nn::Config architecture(const nn::Sequential& model) {
+  nn::Config out;
+  out.set("class_name", "Sequential")
+      .set("name", model.name())
+      .set("dtype", std::string(name(model.dtype())));
+  if (const std::optional<Shape>& shape = model.built_input_shape())
+    out.set("build_input_shape", std::vector<int64_t>(shape->dims().begin(), shape->dims().end()));
+  const auto& layers = model.layers();
+  out.set("layers", static_cast<int64_t>(layers.size()));
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string class_name = layers[i]->class_name();
+    if (class_name.empty())
+      fail("save_model: layer '", layers[i]->name(),
+           "' has no registered class name, so it could not be made again; register it (C++: override "
+           "class_name() and get_config() and call ef::nn::register_layer; Python: define get_config)");
+    out.set("layer_" + std::to_string(i),
+            nn::Config().set("class_name", class_name).set("config", layers[i]->get_config()));
+  }
+  return out;
+}
+
+DType dtype_named(const std::string& text, const std::string& who) {
+  for (DType d : kAllDTypes)
+    if (name(d) == text) return d;
+  fail(who, ": unknown dtype \"", text, "\"");
+}
+
+std::shared_ptr<nn::Sequential> from_architecture(const nn::Config& arch, const std::string& source) {
+  const std::string who = source + ": architecture";
+  const std::string class_name = arch.get<std::string>("class_name", who);
+  if (class_name != "Sequential")
+    fail(who, ": class \"", class_name, "\" is not a model this version can load");
+  auto model =
+      std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{},
+                                       arch.get<std::string>("name", who, std::string("sequential")));
+  const int64_t count = arch.get<int64_t>("layers", who);
+  if (count < 0 || count > 100000) fail(who, ": \"layers\" is ", count);
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string key = "layer_" + std::to_string(i);
+    const std::shared_ptr<nn::Config> entry = arch.nested(key, who);
+    if (!entry) fail(who, ": \"", key, "\" is missing");
+    const std::shared_ptr<nn::Config> config = entry->nested("config", who + " " + key);
+    model->add(nn::layer_from_config(entry->get<std::string>("class_name", who + " " + key),
+                                     config ? *config : nn::Config()));
+  }
+  if (arch.has("build_input_shape")) {
+    std::vector<int64_t> dims = arch.get<std::vector<int64_t>>("build_input_shape", who);
+    for (int64_t& d : dims)
+      if (d < 0) d = 1;  // the batch size: any will do to build
+    const DType dtype = dtype_named(arch.get<std::string>("dtype", who, std::string("float32")), who);
+    (*model)(zeros(Shape(dims), dtype));
+  }
+  return model;
+}
+
+}  // namespace
+
+void save_model(const nn::Model& model, const std::string& path, CallSite where) {
+  try {
+    const auto* sequential = dynamic_cast<const nn::Sequential*>(&model);
+    if (!sequential)
+      fail("save_model: model '", model.name(),
+           "' is not a Sequential; only Sequential models can be saved with "
+           "their architecture yet. Save its weights with a Checkpoint (Python: save_weights)");
+    std::map<std::string, Tensor> tensors;
+    Checkpoint checkpoint{{"model", model}};
+    tensors = checkpoint.state();
+    save_safetensors(path, tensors,
+                     {{"format", kFormat}, {kArchitectureKey, nn::to_json(architecture(*sequential))}},
+                     where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+std::shared_ptr<nn::Model> load_model(const std::string& path, CallSite where) {
+  try {
+    TensorFile file = load_safetensors(path, where);
+    const std::string source = "load_model: file '" + path + "'";
+    auto format = file.metadata.find("format");
+    auto arch = file.metadata.find(kArchitectureKey);
+    if (format == file.metadata.end() || format->second != kFormat || arch == file.metadata.end())
+      fail(source,
+           " is not a model file (a checkpoint or another tool's file has weights only; build the model "
+           "and restore them into it)");
+    std::shared_ptr<nn::Sequential> model =
+        from_architecture(nn::config_from_json(arch->second, source + "'s architecture"), source);
+    Checkpoint checkpoint{{"model", *model}};
+    checkpoint.restore_state(file.tensors, source, where);
+    return model;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+}  // namespace ef::io

@@ -1,0 +1,192 @@
+// Layer configs, their JSON form, and the layer registry (eagerflow/nn/config.h).
+#include "eagerflow/nn/config.h"
+
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "eagerflow/core/error.h"
+#include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/nn/layers.h"
+
+namespace ef::nn {
+namespace {
+
+using nlohmann::json;
+
+const char* type_name(const ConfigValue& v) {
+  static const char* names[] = {"null", "bool", "int", "float", "string", "list of ints", "object"};
+  return names[v.index()];
+}
+
+}  // namespace
+
+template <class T>
+T Config::get(const std::string& key, const std::string& who, std::optional<T> fallback) const {
+  auto it = values.find(key);
+  if (it == values.end()) {
+    if (fallback) return *fallback;
+    fail(who, ": the config has no \"", key, "\"");
+  }
+  if constexpr (std::is_same_v<T, double>)
+    if (const int64_t* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  if (const T* v = std::get_if<T>(&it->second)) return *v;
+  fail(who, ": config \"", key, "\" is a ", type_name(it->second), ", not the expected type");
+}
+
+template bool Config::get<bool>(const std::string&, const std::string&, std::optional<bool>) const;
+template int64_t Config::get<int64_t>(const std::string&, const std::string&, std::optional<int64_t>) const;
+template double Config::get<double>(const std::string&, const std::string&, std::optional<double>) const;
+template std::string Config::get<std::string>(const std::string&, const std::string&,
+                                              std::optional<std::string>) const;
+template std::vector<int64_t> Config::get<std::vector<int64_t>>(const std::string&, const std::string&,
+                                                                std::optional<std::vector<int64_t>>) const;
+
+std::shared_ptr<Config> Config::nested(const std::string& key, const std::string& who) const {
+  auto it = values.find(key);
+  if (it == values.end() || std::holds_alternative<std::nullptr_t>(it->second)) return nullptr;
+  if (auto* c = std::get_if<std::shared_ptr<Config>>(&it->second)) return *c;
+  fail(who, ": config \"", key, "\" is a ", type_name(it->second), ", not an object");
+}
+
+// ---- JSON ----
+
+namespace {
+
+json to_json_value(const Config& config) {
+  json out = json::object();
+  for (const auto& [key, value] : config.values) {
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, std::shared_ptr<Config>>)
+            out[key] = v ? to_json_value(*v) : json(nullptr);
+          else
+            out[key] = v;
+        },
+        value);
+  }
+  return out;
+}
+
+Config from_json_value(const json& object, const std::string& what) {
+  if (!object.is_object()) fail(what, ": expected a JSON object, got ", object.type_name());
+  Config config;
+  for (const auto& [key, v] : object.items()) {
+    if (v.is_null())
+      config.set(key, ConfigValue(nullptr));
+    else if (v.is_boolean())
+      config.set(key, v.get<bool>());
+    else if (v.is_number_integer())
+      config.set(key, v.get<int64_t>());
+    else if (v.is_number_float())
+      config.set(key, v.get<double>());
+    else if (v.is_string())
+      config.set(key, v.get<std::string>());
+    else if (v.is_object())
+      config.set(key, from_json_value(v, what + " \"" + key + "\""));
+    else if (v.is_array()) {
+      std::vector<int64_t> ints;
+      for (const json& e : v) {
+        if (!e.is_number_integer()) fail(what, ": \"", key, "\" must be a list of ints");
+        ints.push_back(e.get<int64_t>());
+      }
+      config.set(key, std::move(ints));
+    } else {
+      fail(what, ": \"", key, "\" has a value of unsupported type ", v.type_name());
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+std::string to_json(const Config& config) { return to_json_value(config).dump(); }
+
+Config config_from_json(const std::string& text, const std::string& what) {
+  // Repeated keys are refused (nlohmann keeps the last one silently).
+  std::vector<std::vector<std::string>> seen;
+  std::string repeated;
+  auto refuse_repeats = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start)
+      seen.emplace_back();
+    else if (event == json::parse_event_t::object_end)
+      seen.pop_back();
+    else if (event == json::parse_event_t::key) {
+      const std::string key = parsed.get<std::string>();
+      if (std::find(seen.back().begin(), seen.back().end(), key) != seen.back().end()) repeated = key;
+      seen.back().push_back(key);
+    }
+    return true;
+  };
+  json parsed;
+  try {
+    parsed = json::parse(text, refuse_repeats);
+  } catch (const json::exception& e) {
+    fail(what, " is not valid JSON: ", e.what());
+  }
+  if (!repeated.empty()) fail(what, ": the key \"", repeated, "\" appears twice");
+  return from_json_value(parsed, what);
+}
+
+// ---- Registry ----
+
+namespace {
+
+std::map<std::string, LayerFactory> builtin_layers() {
+  return {
+      {"Dense", [](const Config& c) -> std::shared_ptr<Layer> { return Dense::from_config(c); }},
+      {"Flatten", [](const Config& c) -> std::shared_ptr<Layer> { return Flatten::from_config(c); }},
+      {"Dropout", [](const Config& c) -> std::shared_ptr<Layer> { return Dropout::from_config(c); }},
+      {"LayerNormalization",
+       [](const Config& c) -> std::shared_ptr<Layer> { return LayerNormalization::from_config(c); }},
+      {"Embedding", [](const Config& c) -> std::shared_ptr<Layer> { return Embedding::from_config(c); }},
+      {"Conv2D", [](const Config& c) -> std::shared_ptr<Layer> { return Conv2D::from_config(c); }},
+      {"MaxPooling2D", [](const Config& c) -> std::shared_ptr<Layer> { return MaxPool2D::from_config(c); }},
+      {"AveragePooling2D",
+       [](const Config& c) -> std::shared_ptr<Layer> { return AveragePool2D::from_config(c); }},
+      {"BatchNormalization",
+       [](const Config& c) -> std::shared_ptr<Layer> { return BatchNormalization::from_config(c); }},
+  };
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, LayerFactory> factories = builtin_layers();
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_layer(const std::string& class_name, LayerFactory factory) {
+  if (class_name.empty() || !factory) fail("register_layer: a class name and a factory are needed");
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().factories[class_name] = std::move(factory);
+}
+
+void unregister_layer(const std::string& class_name) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  registry().factories.erase(class_name);
+}
+
+std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const Config& config) {
+  LayerFactory factory;
+  {
+    std::lock_guard<std::mutex> lock(registry().mutex);
+    auto it = registry().factories.find(class_name);
+    if (it == registry().factories.end()) {
+      std::string known;
+      for (const auto& [name, f] : registry().factories) known += (known.empty() ? "" : ", ") + name;
+      fail<NotFoundError>("layer_from_config: unknown layer class \"", class_name, "\" (known: ", known,
+                          "); register custom layers (Python: custom_objects)");
+    }
+    factory = it->second;
+  }
+  return factory(config);
+}
+
+}  // namespace ef::nn

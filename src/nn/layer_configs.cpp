@@ -1,0 +1,211 @@
+// get_config / from_config of the built-in layers (Keras' argument names), registered by
+// class name in config.cpp.
+#include <algorithm>
+#include <cctype>
+
+#include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/nn/layers.h"
+
+namespace ef::nn {
+namespace {
+
+ConfigValue activation_config(const Activation& activation, const std::string& layer) {
+  if (activation.name() == "custom")
+    fail<UnimplementedError>("layer '", layer,
+                             "': its activation is a C++ function and has no config to save; ",
+                             "use a named activation");
+  return activation.name();
+}
+
+std::optional<int64_t> optional_int(const Config& c, const std::string& key, const std::string& who) {
+  if (!c.has(key) || std::holds_alternative<std::nullptr_t>(c.values.at(key))) return std::nullopt;
+  return c.get<int64_t>(key, who);
+}
+
+Initializer initializer(const Config& c, const std::string& key, const std::string& who,
+                        const char* fallback) {
+  if (const std::shared_ptr<Config> nested = c.nested(key, who)) return Initializer::from_config(*nested);
+  return Initializer(c.get<std::string>(key, who, std::string(fallback)));
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return s;
+}
+
+}  // namespace
+
+// ---- core layers ----
+
+Config Dense::get_config() const {
+  return Layer::get_config()
+      .set("units", units_)
+      .set("activation", activation_config(options_.activation, name()))
+      .set("use_bias", options_.use_bias)
+      .set("kernel_initializer", options_.kernel_initializer.get_config())
+      .set("bias_initializer", options_.bias_initializer.get_config());
+}
+
+std::shared_ptr<Dense> Dense::from_config(const Config& c) {
+  const std::string who = "Dense config";
+  DenseOptions o;
+  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
+  o.use_bias = c.get<bool>("use_bias", who, true);
+  o.kernel_initializer = initializer(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = initializer(c, "bias_initializer", who, "zeros");
+  o.name = c.get<std::string>("name", who, std::string("dense"));
+  return std::make_shared<Dense>(c.get<int64_t>("units", who), std::move(o));
+}
+
+Config Flatten::get_config() const { return Layer::get_config(); }
+
+std::shared_ptr<Flatten> Flatten::from_config(const Config& c) {
+  return std::make_shared<Flatten>(c.get<std::string>("name", "Flatten config", std::string("flatten")));
+}
+
+Config Dropout::get_config() const {
+  return Layer::get_config()
+      .set("rate", rate_)
+      .set("seed", seed_ ? ConfigValue(*seed_) : ConfigValue(nullptr));
+}
+
+std::shared_ptr<Dropout> Dropout::from_config(const Config& c) {
+  const std::string who = "Dropout config";
+  return std::make_shared<Dropout>(c.get<double>("rate", who), optional_int(c, "seed", who),
+                                   c.get<std::string>("name", who, std::string("dropout")));
+}
+
+Config LayerNormalization::get_config() const {
+  return Layer::get_config()
+      .set("axis", options_.axis)
+      .set("epsilon", options_.epsilon)
+      .set("center", options_.center)
+      .set("scale", options_.scale)
+      .set("beta_initializer", options_.beta_initializer.get_config())
+      .set("gamma_initializer", options_.gamma_initializer.get_config());
+}
+
+std::shared_ptr<LayerNormalization> LayerNormalization::from_config(const Config& c) {
+  const std::string who = "LayerNormalization config";
+  LayerNormalizationOptions o;
+  o.axis = c.get<int64_t>("axis", who, int64_t{-1});
+  o.epsilon = c.get<double>("epsilon", who, 1e-3);
+  o.center = c.get<bool>("center", who, true);
+  o.scale = c.get<bool>("scale", who, true);
+  o.beta_initializer = initializer(c, "beta_initializer", who, "zeros");
+  o.gamma_initializer = initializer(c, "gamma_initializer", who, "ones");
+  o.name = c.get<std::string>("name", who, std::string("layer_normalization"));
+  return std::make_shared<LayerNormalization>(std::move(o));
+}
+
+Config Embedding::get_config() const {
+  return Layer::get_config()
+      .set("input_dim", input_dim_)
+      .set("output_dim", output_dim_)
+      .set("embeddings_initializer", options_.embeddings_initializer.get_config());
+}
+
+std::shared_ptr<Embedding> Embedding::from_config(const Config& c) {
+  const std::string who = "Embedding config";
+  EmbeddingOptions o;
+  if (c.has("embeddings_initializer"))
+    o.embeddings_initializer = initializer(c, "embeddings_initializer", who, "");
+  o.name = c.get<std::string>("name", who, std::string("embedding"));
+  return std::make_shared<Embedding>(c.get<int64_t>("input_dim", who), c.get<int64_t>("output_dim", who),
+                                     std::move(o));
+}
+
+// ---- convolution, pooling, batch normalization ----
+
+Config Conv2D::get_config() const {
+  return Layer::get_config()
+      .set("filters", filters_)
+      .set("kernel_size", kernel_size_)
+      .set("strides", options_.strides)
+      .set("padding", lower(options_.padding))
+      .set("dilation_rate", options_.dilation_rate)
+      .set("activation", activation_config(options_.activation, name()))
+      .set("use_bias", options_.use_bias)
+      .set("kernel_initializer", options_.kernel_initializer.get_config())
+      .set("bias_initializer", options_.bias_initializer.get_config());
+}
+
+std::shared_ptr<Conv2D> Conv2D::from_config(const Config& c) {
+  const std::string who = "Conv2D config";
+  Conv2DOptions o;
+  o.strides = c.get<std::vector<int64_t>>("strides", who, Window{1, 1});
+  o.padding = c.get<std::string>("padding", who, std::string("valid"));
+  o.dilation_rate = c.get<std::vector<int64_t>>("dilation_rate", who, Window{1, 1});
+  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
+  o.use_bias = c.get<bool>("use_bias", who, true);
+  o.kernel_initializer = initializer(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = initializer(c, "bias_initializer", who, "zeros");
+  o.name = c.get<std::string>("name", who, std::string("conv2d"));
+  return std::make_shared<Conv2D>(c.get<int64_t>("filters", who),
+                                  c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
+}
+
+namespace {
+template <class Pool>
+std::shared_ptr<Pool> pool_from_config(const Config& c, const std::string& who, const char* default_name) {
+  Pool2DOptions o;
+  if (c.has("strides") && !std::holds_alternative<std::nullptr_t>(c.values.at("strides")))
+    o.strides = c.get<std::vector<int64_t>>("strides", who);
+  o.padding = c.get<std::string>("padding", who, std::string("valid"));
+  o.name = c.get<std::string>("name", who, std::string(default_name));
+  return std::make_shared<Pool>(c.get<std::vector<int64_t>>("pool_size", who, Window{2, 2}), std::move(o));
+}
+}  // namespace
+
+Config MaxPool2D::get_config() const {
+  return Layer::get_config()
+      .set("pool_size", pool_size_)
+      .set("strides", strides_)
+      .set("padding", lower(padding_));
+}
+
+std::shared_ptr<MaxPool2D> MaxPool2D::from_config(const Config& c) {
+  return pool_from_config<MaxPool2D>(c, "MaxPooling2D config", "max_pooling2d");
+}
+
+Config AveragePool2D::get_config() const {
+  return Layer::get_config()
+      .set("pool_size", pool_size_)
+      .set("strides", strides_)
+      .set("padding", lower(padding_));
+}
+
+std::shared_ptr<AveragePool2D> AveragePool2D::from_config(const Config& c) {
+  return pool_from_config<AveragePool2D>(c, "AveragePooling2D config", "average_pooling2d");
+}
+
+Config BatchNormalization::get_config() const {
+  return Layer::get_config()
+      .set("axis", options_.axis)
+      .set("momentum", options_.momentum)
+      .set("epsilon", options_.epsilon)
+      .set("center", options_.center)
+      .set("scale", options_.scale)
+      .set("beta_initializer", options_.beta_initializer.get_config())
+      .set("gamma_initializer", options_.gamma_initializer.get_config())
+      .set("moving_mean_initializer", options_.moving_mean_initializer.get_config())
+      .set("moving_variance_initializer", options_.moving_variance_initializer.get_config());
+}
+
+std::shared_ptr<BatchNormalization> BatchNormalization::from_config(const Config& c) {
+  const std::string who = "BatchNormalization config";
+  BatchNormalizationOptions o;
+  o.axis = c.get<int64_t>("axis", who, int64_t{-1});
+  o.momentum = c.get<double>("momentum", who, 0.99);
+  o.epsilon = c.get<double>("epsilon", who, 1e-3);
+  o.center = c.get<bool>("center", who, true);
+  o.scale = c.get<bool>("scale", who, true);
+  o.beta_initializer = initializer(c, "beta_initializer", who, "zeros");
+  o.gamma_initializer = initializer(c, "gamma_initializer", who, "ones");
+  o.moving_mean_initializer = initializer(c, "moving_mean_initializer", who, "zeros");
+  o.moving_variance_initializer = initializer(c, "moving_variance_initializer", who, "ones");
+  o.name = c.get<std::string>("name", who, std::string("batch_normalization"));
+  return std::make_shared<BatchNormalization>(std::move(o));
+}
+
+}  // namespace ef::nn
