@@ -146,6 +146,10 @@ std::shared_ptr<Conv2D> Conv2D::from_config(const Config& c) {
 }
 
 namespace {
+Config pool_config(Config base, const Window& pool_size, const Window& strides, const std::string& padding) {
+  return base.set("pool_size", pool_size).set("strides", strides).set("padding", lower(padding));
+}
+
 template <class Pool>
 std::shared_ptr<Pool> pool_from_config(const Config& c, const std::string& who, const char* default_name) {
   Pool2DOptions o;
@@ -158,10 +162,7 @@ std::shared_ptr<Pool> pool_from_config(const Config& c, const std::string& who, 
 }  // namespace
 
 Config MaxPool2D::get_config() const {
-  return Layer::get_config()
-      .set("pool_size", pool_size_)
-      .set("strides", strides_)
-      .set("padding", lower(padding_));
+  return pool_config(Layer::get_config(), pool_size_, strides_, padding_);
 }
 
 std::shared_ptr<MaxPool2D> MaxPool2D::from_config(const Config& c) {
@@ -169,10 +170,7 @@ std::shared_ptr<MaxPool2D> MaxPool2D::from_config(const Config& c) {
 }
 
 Config AveragePool2D::get_config() const {
-  return Layer::get_config()
-      .set("pool_size", pool_size_)
-      .set("strides", strides_)
-      .set("padding", lower(padding_));
+  return pool_config(Layer::get_config(), pool_size_, strides_, padding_);
 }
 
 std::shared_ptr<AveragePool2D> AveragePool2D::from_config(const Config& c) {
