@@ -127,7 +127,62 @@ std::vector<ef::Tensor> tensors_or_empty(py::handle obj) {
   return out;
 }
 
+py::object config_value(const ef::nn::ConfigValue& value) {
+  return std::visit(
+      [](const auto& v) -> py::object {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::nullptr_t>)
+          return py::none();
+        else if constexpr (std::is_same_v<V, std::shared_ptr<ef::nn::Config>>)
+          return dict_of_config(*v);
+        else if constexpr (std::is_same_v<V, std::vector<int64_t>>)
+          return py::list(py::cast(v));
+        else
+          return py::cast(v);
+      },
+      value);
+}
+
 }  // namespace
+
+ef::nn::Config config_of(const py::dict& dict, const std::string& who) {
+  ef::nn::Config config;
+  for (auto [k, v] : dict) {
+    const std::string key = py::str(k);
+    if (v.is_none())
+      config.set(key, ef::nn::ConfigValue(nullptr));
+    else if (py::isinstance<py::bool_>(v))
+      config.set(key, v.cast<bool>());
+    else if (py::isinstance<py::int_>(v))
+      config.set(key, int64_of(v, key.c_str()));
+    else if (py::isinstance<py::float_>(v))
+      config.set(key, v.cast<double>());
+    else if (py::isinstance<py::str>(v))
+      config.set(key, ef::nn::ConfigValue(v.cast<std::string>()));
+    else if (py::isinstance<py::dict>(v))
+      config.set(key, config_of(v.cast<py::dict>(), who));
+    else if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+      std::vector<int64_t> ints;
+      for (py::handle e : v) {
+        if (!py::isinstance<py::int_>(e) || py::isinstance<py::bool_>(e))
+          throw py::type_error(who + ": \"" + key + "\" must be a list of ints to be saved");
+        ints.push_back(int64_of(e, key.c_str()));
+      }
+      config.set(key, ef::nn::ConfigValue(std::move(ints)));
+    } else {
+      throw py::type_error(who + ": \"" + key + "\" is a " +
+                           std::string(py::str(py::type::of(v).attr("__name__"))) +
+                           "; configs hold None, bools, numbers, strings, lists of ints and dicts");
+    }
+  }
+  return config;
+}
+
+py::dict dict_of_config(const ef::nn::Config& config) {
+  py::dict d;
+  for (const auto& [key, value] : config.values) d[py::str(key)] = config_value(value);
+  return d;
+}
 
 void bind_model(py::module_& keras) {
   py::class_<nn::Model, nn::Layer, PyModel, std::shared_ptr<nn::Model>>(keras, "Model", py::dynamic_attr())
@@ -247,6 +302,31 @@ void bind_model(py::module_& keras) {
             });
           },
           "line_length"_a = 72);
+
+  // Configs and whole-model files (eagerflow/nn/config.h, eagerflow/io/model_file.h).
+  keras.def(
+      "_register_layer",
+      [](const std::string& class_name, py::function factory) {
+        auto fn = std::make_shared<PyRef>(factory);
+        nn::register_layer(class_name, [fn](const nn::Config& config) {
+          py::gil_scoped_acquire gil;
+          return fn->object(dict_of_config(config)).cast<std::shared_ptr<nn::Layer>>();
+        });
+      },
+      "class_name"_a, "factory"_a);
+  keras.def("_unregister_layer", &nn::unregister_layer, "class_name"_a);
+  keras.def(
+      "_layer_from_config",
+      [](const std::string& class_name, py::dict config) {
+        return nn::layer_from_config(class_name, config_of(config, class_name + " config"));
+      },
+      "class_name"_a, "config"_a);
+  keras.def(
+      "_save_model",
+      [](const nn::Model& model, const std::string& path) { ef::io::save_model(model, path, kPython); },
+      "model"_a, "path"_a);
+  keras.def(
+      "_load_model", [](const std::string& path) { return ef::io::load_model(path, kPython); }, "path"_a);
 
   py::module_ sub = keras.def_submodule("callbacks");
   py::class_<cb::Callback, PyCallback, std::shared_ptr<cb::Callback>>(sub, "Callback", py::dynamic_attr())

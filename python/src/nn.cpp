@@ -97,10 +97,13 @@ void bind_module(py::module_& m) {
            "name"_a = py::none())
       .def(
           "__call__",
-          [](nn::Layer& self, TensorArg inputs, bool training) { return self(inputs.value, training, kPython); },
+          [](nn::Layer& self, TensorArg inputs, bool training) {
+            return self(inputs.value, training, kPython);
+          },
           "inputs"_a, "training"_a = false)
       .def(
-          "build", [](nn::Layer& self, ShapeArg input_shape) { (self.*(&LayerAccess::build))(input_shape.value); },
+          "build",
+          [](nn::Layer& self, ShapeArg input_shape) { (self.*(&LayerAccess::build))(input_shape.value); },
           "input_shape"_a)
       .def(
           "call",
@@ -109,10 +112,20 @@ void bind_module(py::module_& m) {
           },
           "inputs"_a, "training"_a = false)
       .def_property_readonly("built", &nn::Layer::built)
+      .def("get_config",
+           [](const nn::Layer& self) {
+             // A Python subclass's super().get_config() is the base one (a virtual call would
+             // come back to the Python override).
+             const bool python_class =
+                 dynamic_cast<const PyLayer*>(&self) || dynamic_cast<const PyLayerOf<nn::Model>*>(&self);
+             return dict_of_config(python_class ? self.nn::Layer::get_config() : self.get_config());
+           })
+      .def_property_readonly("_class_name", &nn::Layer::class_name)
       .def_property_readonly("dtype", &nn::Layer::dtype)
       .def(
           "add_weight",
-          [](nn::Layer& self, const std::string& name, ShapeArg shape, py::handle initializer, bool trainable) {
+          [](nn::Layer& self, const std::string& name, ShapeArg shape, py::handle initializer,
+             bool trainable) {
             return self.add_weight(name, shape.value, initializer_of(initializer), trainable);
           },
           "name"_a, "shape"_a, "initializer"_a = "glorot_uniform", "trainable"_a = true);

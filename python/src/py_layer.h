@@ -10,10 +10,30 @@
 
 namespace efpy {
 
+// Python values <-> layer configs (keras_model.cpp): dicts of None, bools, ints, floats,
+// strings, lists of ints and nested dicts.
+ef::nn::Config config_of(const py::dict& dict, const std::string& who);
+py::dict dict_of_config(const ef::nn::Config& config);
+
 template <class Base>
 class PyLayerOf : public Base {
  public:
   using Base::Base;
+  // A Python subclass is saved under its Python class name, with its get_config().
+  std::string class_name() const override {
+    py::gil_scoped_acquire gil;
+    py::object self = py::cast(static_cast<const Base*>(this));
+    return py::str(py::type::of(self).attr("__name__")).cast<std::string>();
+  }
+  ef::nn::Config get_config() const override {
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const Base*>(this), "get_config");
+    if (!override) return Base::get_config();
+    py::object out = override();
+    if (!py::isinstance<py::dict>(out))
+      throw py::type_error("layer '" + this->name() + "': get_config() must return a dict");
+    return config_of(out.cast<py::dict>(), "layer '" + this->name() + "' get_config()");
+  }
   void build(const ef::Shape& input_shape) override {
     py::gil_scoped_acquire gil;
     py::function override = py::get_override(static_cast<const Base*>(this), "build");

@@ -19,4 +19,7 @@ or a training loop of your own:
 """
 from eagerflow import datasets, optimizers  # noqa: F401
 from eagerflow.keras import callbacks, initializers, layers, losses, metrics, utils  # noqa: F401
-from eagerflow.keras.models import Model, Sequential  # noqa: F401
+from eagerflow.keras import models  # noqa: F401
+from eagerflow.keras.models import Model, Sequential, load_model, register_keras_serializable  # noqa: F401
+
+saving = models  # keras.saving.register_keras_serializable, keras.saving.load_model

@@ -154,6 +154,21 @@ class _Training:
         values = [logs[name] for name in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
+    def save(self, filepath):
+        """Writes the architecture and the weights into one checksummed file (Sequential
+        models; custom layers are saved with their get_config()). load_model reads it."""
+        _core.keras._save_model(self, str(filepath))
+
+    def save_weights(self, filepath):
+        """The weights alone, as a checkpoint (any model)."""
+        from eagerflow import train
+        return train.Checkpoint(model=self).save(str(filepath))
+
+    def load_weights(self, filepath):
+        """Restores weights written by save_weights into this (built) model."""
+        from eagerflow import train
+        return train.Checkpoint(model=self).restore(str(filepath))
+
     def summary(self, line_length=72, print_fn=None):
         """Prints Keras' table of layers, output shapes and parameter counts."""
         (print_fn or print)(self._summary(line_length).rstrip("\n"))
@@ -179,3 +194,42 @@ class Sequential(_Training, _core.keras.Sequential):
         """Appends `layer`; adding after the first call raises FailedPreconditionError."""
         self._add(layer)
         self._python_layers.append(layer)
+
+
+_SERIALIZABLE = {}  # class name -> class, from register_keras_serializable
+
+
+def register_keras_serializable(package="Custom", name=None):
+    """Class decorator: load_model makes layers of this class again without custom_objects."""
+    def register(cls):
+        _SERIALIZABLE[name or cls.__name__] = cls
+        return cls
+    return register
+
+
+def load_model(filepath, custom_objects=None, compile=True):
+    """The model that Model.save wrote: built and holding its weights (not compiled:
+    call compile before fit). Custom layers come from custom_objects ({class name: class})
+    or register_keras_serializable; each is made by cls.from_config(config)."""
+    del compile  # the file holds no compile settings yet
+    classes = {**_SERIALIZABLE, **(custom_objects or {})}
+    created = []
+
+    def factory_for(cls):
+        def make(config):
+            layer = cls.from_config(config)
+            created.append(layer)  # alive while C++ holds it, so its Python methods stay
+            return layer
+        return make
+
+    for class_name, cls in classes.items():
+        _core.keras._register_layer(class_name, factory_for(cls))
+    try:
+        loaded = _core.keras._load_model(str(filepath))
+    finally:
+        for class_name in classes:
+            _core.keras._unregister_layer(class_name)
+    model = Sequential(name=loaded.name)
+    for layer in loaded.layers:
+        model.add(layer)
+    return model
