@@ -39,6 +39,7 @@
 #include "eagerflow/nn/model.h"
 #include "eagerflow/nn/module.h"
 #include "eagerflow/nn/sequential.h"
+#include "eagerflow/nn/simple_layers.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/conv.h"

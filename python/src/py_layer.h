@@ -74,6 +74,7 @@ class PyLayerOf : public Base {
 
 using PyLayer = PyLayerOf<ef::nn::Layer>;
 
-void bind_model(py::module_& keras);  // keras_model.cpp
+void bind_model(py::module_& keras);          // keras_model.cpp
+void bind_simple_layers(py::module_& keras);  // keras_layers.cpp
 
 }  // namespace efpy

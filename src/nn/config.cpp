@@ -1,6 +1,7 @@
 // Layer configs, their JSON form, and the layer registry (eagerflow/nn/config.h).
 #include "eagerflow/nn/config.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/layers.h"
+#include "eagerflow/nn/simple_layers.h"
 
 namespace ef::nn {
 namespace {
@@ -133,21 +135,41 @@ Config config_from_json(const std::string& text, const std::string& what) {
 
 namespace {
 
+template <class L>
+LayerFactory factory() {
+  return [](const Config& c) -> std::shared_ptr<Layer> { return L::from_config(c); };
+}
+
 std::map<std::string, LayerFactory> builtin_layers() {
-  return {
-      {"Dense", [](const Config& c) -> std::shared_ptr<Layer> { return Dense::from_config(c); }},
-      {"Flatten", [](const Config& c) -> std::shared_ptr<Layer> { return Flatten::from_config(c); }},
-      {"Dropout", [](const Config& c) -> std::shared_ptr<Layer> { return Dropout::from_config(c); }},
-      {"LayerNormalization",
-       [](const Config& c) -> std::shared_ptr<Layer> { return LayerNormalization::from_config(c); }},
-      {"Embedding", [](const Config& c) -> std::shared_ptr<Layer> { return Embedding::from_config(c); }},
-      {"Conv2D", [](const Config& c) -> std::shared_ptr<Layer> { return Conv2D::from_config(c); }},
-      {"MaxPooling2D", [](const Config& c) -> std::shared_ptr<Layer> { return MaxPool2D::from_config(c); }},
-      {"AveragePooling2D",
-       [](const Config& c) -> std::shared_ptr<Layer> { return AveragePool2D::from_config(c); }},
-      {"BatchNormalization",
-       [](const Config& c) -> std::shared_ptr<Layer> { return BatchNormalization::from_config(c); }},
+  std::map<std::string, LayerFactory> layers = {
+      {"Dense", factory<Dense>()},
+      {"Flatten", factory<Flatten>()},
+      {"Dropout", factory<Dropout>()},
+      {"LayerNormalization", factory<LayerNormalization>()},
+      {"Embedding", factory<Embedding>()},
+      {"Conv2D", factory<Conv2D>()},
+      {"MaxPooling2D", factory<MaxPool2D>()},
+      {"AveragePooling2D", factory<AveragePool2D>()},
+      {"BatchNormalization", factory<BatchNormalization>()},
+      {"Activation", factory<ActivationLayer>()},
+      {"ReLU", factory<ReLU>()},
+      {"LeakyReLU", factory<LeakyReLU>()},
+      {"ELU", factory<ELU>()},
+      {"Softmax", factory<Softmax>()},
+      {"Reshape", factory<Reshape>()},
+      {"Permute", factory<Permute>()},
+      {"RepeatVector", factory<RepeatVector>()},
+      {"ZeroPadding2D", factory<ZeroPadding2D>()},
+      {"Cropping2D", factory<Cropping2D>()},
+      {"UpSampling2D", factory<UpSampling2D>()},
+      {"GaussianNoise", factory<GaussianNoise>()},
   };
+  using Kind = GlobalPooling::Kind;
+  for (Kind kind : {Kind::kAverage1D, Kind::kAverage2D, Kind::kMax1D, Kind::kMax2D})
+    layers[GlobalPooling(kind).class_name()] = [kind](const Config& c) -> std::shared_ptr<Layer> {
+      return GlobalPooling::from_config(kind, c);
+    };
+  return layers;
 }
 
 struct Registry {

@@ -17,11 +17,6 @@ ConfigValue activation_config(const Activation& activation, const std::string& l
   return activation.name();
 }
 
-std::optional<int64_t> optional_int(const Config& c, const std::string& key, const std::string& who) {
-  if (!c.has(key) || std::holds_alternative<std::nullptr_t>(c.values.at(key))) return std::nullopt;
-  return c.get<int64_t>(key, who);
-}
-
 Initializer initializer(const Config& c, const std::string& key, const std::string& who,
                         const char* fallback) {
   if (const std::shared_ptr<Config> nested = c.nested(key, who)) return Initializer::from_config(*nested);
@@ -71,7 +66,7 @@ Config Dropout::get_config() const {
 
 std::shared_ptr<Dropout> Dropout::from_config(const Config& c) {
   const std::string who = "Dropout config";
-  return std::make_shared<Dropout>(c.get<double>("rate", who), optional_int(c, "seed", who),
+  return std::make_shared<Dropout>(c.get<double>("rate", who), c.get_optional<int64_t>("seed", who),
                                    c.get<std::string>("name", who, std::string("dropout")));
 }
 
@@ -153,8 +148,7 @@ Config pool_config(Config base, const Window& pool_size, const Window& strides, 
 template <class Pool>
 std::shared_ptr<Pool> pool_from_config(const Config& c, const std::string& who, const char* default_name) {
   Pool2DOptions o;
-  if (c.has("strides") && !std::holds_alternative<std::nullptr_t>(c.values.at("strides")))
-    o.strides = c.get<std::vector<int64_t>>("strides", who);
+  o.strides = c.get_optional<std::vector<int64_t>>("strides", who);
   o.padding = c.get<std::string>("padding", who, std::string("valid"));
   o.name = c.get<std::string>("name", who, std::string(default_name));
   return std::make_shared<Pool>(c.get<std::vector<int64_t>>("pool_size", who, Window{2, 2}), std::move(o));

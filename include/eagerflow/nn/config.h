@@ -48,6 +48,13 @@ struct Config {
   // missing key without a fallback.
   template <class T>
   T get(const std::string& key, const std::string& who, std::optional<T> fallback = std::nullopt) const;
+  // The value under `key` as T, or nothing when the key is absent or null.
+  template <class T>
+  std::optional<T> get_optional(const std::string& key, const std::string& who) const {
+    auto it = values.find(key);
+    if (it == values.end() || std::holds_alternative<std::nullptr_t>(it->second)) return std::nullopt;
+    return get<T>(key, who);
+  }
   // A nested config (an initializer's), or nullptr when absent or null.
   std::shared_ptr<Config> nested(const std::string& key, const std::string& who) const;
 };

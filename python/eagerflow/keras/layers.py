@@ -12,6 +12,22 @@ Dropout = _core.keras.Dropout
 Embedding = _core.keras.Embedding
 Flatten = _core.keras.Flatten
 LayerNormalization = _core.keras.LayerNormalization
+Activation = _core.keras.Activation
+ReLU = _core.keras.ReLU
+LeakyReLU = _core.keras.LeakyReLU
+ELU = _core.keras.ELU
+Softmax = _core.keras.Softmax
+Reshape = _core.keras.Reshape
+Permute = _core.keras.Permute
+RepeatVector = _core.keras.RepeatVector
+GlobalAveragePooling1D = _core.keras.GlobalAveragePooling1D
+GlobalAveragePooling2D = _core.keras.GlobalAveragePooling2D
+GlobalMaxPooling1D = _core.keras.GlobalMaxPooling1D
+GlobalMaxPooling2D = _core.keras.GlobalMaxPooling2D
+ZeroPadding2D = _core.keras.ZeroPadding2D
+Cropping2D = _core.keras.Cropping2D
+UpSampling2D = _core.keras.UpSampling2D
+GaussianNoise = _core.keras.GaussianNoise
 
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
 # Python subclasses as Keras does it: cls(**config).

@@ -1,0 +1,119 @@
+// ef.keras.layers without weights (eagerflow/nn/simple_layers.h), under Keras' names
+// and arguments.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "convert.h"
+#include "py_layer.h"
+
+namespace efpy {
+namespace {
+
+using namespace pybind11::literals;
+namespace nn = ef::nn;
+
+std::string name_or(py::handle name, const std::string& fallback) {
+  return name.is_none() ? fallback : name.cast<std::string>();
+}
+
+// An int or a sequence of ints, as a list.
+std::vector<int64_t> ints_of(py::handle value, const char* what) {
+  if (py::isinstance<py::int_>(value)) return {int64_of(value, what)};
+  std::vector<int64_t> out;
+  for (py::handle item : value) {
+    if (py::isinstance<py::tuple>(item) || py::isinstance<py::list>(item))
+      for (py::handle inner : item) out.push_back(int64_of(inner, what));  // ((top, bottom), (left, right))
+    else
+      out.push_back(int64_of(item, what));
+  }
+  return out;
+}
+
+template <class L>
+py::class_<L, nn::Layer, std::shared_ptr<L>> layer_class(py::module_& m, const char* name) {
+  return py::class_<L, nn::Layer, std::shared_ptr<L>>(m, name);
+}
+
+}  // namespace
+
+void bind_simple_layers(py::module_& keras) {
+  layer_class<nn::ActivationLayer>(keras, "Activation")
+      .def(py::init([](const std::string& activation, py::handle name) {
+             return std::make_shared<nn::ActivationLayer>(nn::Activation(activation),
+                                                          name_or(name, "activation"));
+           }),
+           "activation"_a, "name"_a = py::none());
+  layer_class<nn::ReLU>(keras, "ReLU")
+      .def(py::init([](std::optional<double> max_value, double negative_slope, double threshold,
+                       py::handle name) {
+             return std::make_shared<nn::ReLU>(max_value, negative_slope, threshold, name_or(name, "re_lu"));
+           }),
+           "max_value"_a = py::none(), "negative_slope"_a = 0.0, "threshold"_a = 0.0, "name"_a = py::none());
+  layer_class<nn::LeakyReLU>(keras, "LeakyReLU")
+      .def(py::init([](double negative_slope, py::handle name) {
+             return std::make_shared<nn::LeakyReLU>(negative_slope, name_or(name, "leaky_re_lu"));
+           }),
+           "negative_slope"_a = 0.3, "name"_a = py::none());
+  layer_class<nn::ELU>(keras, "ELU")
+      .def(py::init([](double alpha, py::handle name) {
+             return std::make_shared<nn::ELU>(alpha, name_or(name, "elu"));
+           }),
+           "alpha"_a = 1.0, "name"_a = py::none());
+  layer_class<nn::Softmax>(keras, "Softmax")
+      .def(py::init([](int64_t axis, py::handle name) {
+             return std::make_shared<nn::Softmax>(axis, name_or(name, "softmax"));
+           }),
+           "axis"_a = -1, "name"_a = py::none());
+  layer_class<nn::Reshape>(keras, "Reshape")
+      .def(py::init([](py::handle target_shape, py::handle name) {
+             return std::make_shared<nn::Reshape>(ints_of(target_shape, "target_shape"),
+                                                  name_or(name, "reshape"));
+           }),
+           "target_shape"_a, "name"_a = py::none());
+  layer_class<nn::Permute>(keras, "Permute")
+      .def(py::init([](py::handle dims, py::handle name) {
+             return std::make_shared<nn::Permute>(ints_of(dims, "dims"), name_or(name, "permute"));
+           }),
+           "dims"_a, "name"_a = py::none());
+  layer_class<nn::RepeatVector>(keras, "RepeatVector")
+      .def(py::init([](int64_t n, py::handle name) {
+             return std::make_shared<nn::RepeatVector>(n, name_or(name, "repeat_vector"));
+           }),
+           "n"_a, "name"_a = py::none());
+  layer_class<nn::GlobalPooling>(keras, "_GlobalPooling");
+  using Kind = nn::GlobalPooling::Kind;
+  for (auto [python_name, kind] : {std::pair{"GlobalAveragePooling1D", Kind::kAverage1D},
+                                   {"GlobalAveragePooling2D", Kind::kAverage2D},
+                                   {"GlobalMaxPooling1D", Kind::kMax1D},
+                                   {"GlobalMaxPooling2D", Kind::kMax2D}})
+    keras.def(
+        python_name,
+        [kind](bool keepdims, py::handle name) {
+          return std::make_shared<nn::GlobalPooling>(kind, keepdims, name_or(name, ""));
+        },
+        "keepdims"_a = false, "name"_a = py::none());
+  layer_class<nn::ZeroPadding2D>(keras, "ZeroPadding2D")
+      .def(py::init([](py::handle padding, py::handle name) {
+             return std::make_shared<nn::ZeroPadding2D>(ints_of(padding, "padding"),
+                                                        name_or(name, "zero_padding2d"));
+           }),
+           "padding"_a = 1, "name"_a = py::none());
+  layer_class<nn::Cropping2D>(keras, "Cropping2D")
+      .def(py::init([](py::handle cropping, py::handle name) {
+             return std::make_shared<nn::Cropping2D>(ints_of(cropping, "cropping"),
+                                                     name_or(name, "cropping2d"));
+           }),
+           "cropping"_a = 0, "name"_a = py::none());
+  layer_class<nn::UpSampling2D>(keras, "UpSampling2D")
+      .def(py::init([](py::handle size, py::handle name) {
+             return std::make_shared<nn::UpSampling2D>(ints_of(size, "size"), name_or(name, "up_sampling2d"));
+           }),
+           "size"_a = 2, "name"_a = py::none());
+  layer_class<nn::GaussianNoise>(keras, "GaussianNoise")
+      .def(py::init([](double stddev, std::optional<int64_t> seed, py::handle name) {
+             return std::make_shared<nn::GaussianNoise>(stddev, seed, name_or(name, "gaussian_noise"));
+           }),
+           "stddev"_a, "seed"_a = py::none(), "name"_a = py::none());
+}
+
+}  // namespace efpy

@@ -1,0 +1,98 @@
+"""The layers without weights against PyTorch (outputs and input gradients), their
+configs, and their bad-input errors."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import eagerflow as ef
+from eagerflow import keras
+
+RNG = np.random.default_rng(0)
+X4 = RNG.standard_normal((2, 5, 6, 3)).astype(np.float64)   # NHWC
+X3 = RNG.standard_normal((2, 7, 4)).astype(np.float64)      # batch, steps, channels
+X2 = RNG.standard_normal((3, 4)).astype(np.float64)
+
+
+def nchw(t):
+    return t.permute(0, 3, 1, 2)
+
+
+def nhwc(t):
+    return t.permute(0, 2, 3, 1)
+
+
+CASES = [
+    ("relu_capped", lambda: keras.layers.ReLU(max_value=0.5, negative_slope=0.1, threshold=-0.2), X2,
+     lambda t: torch.clamp(torch.where(t >= -0.2, t, 0.1 * (t + 0.2)), max=0.5)),
+    ("leaky_relu", lambda: keras.layers.LeakyReLU(0.2), X2, lambda t: F.leaky_relu(t, 0.2)),
+    ("elu", lambda: keras.layers.ELU(0.7), X2, lambda t: F.elu(t, 0.7)),
+    ("softmax", lambda: keras.layers.Softmax(axis=1), X3, lambda t: torch.softmax(t, 1)),
+    ("activation", lambda: keras.layers.Activation("tanh"), X2, torch.tanh),
+    ("reshape", lambda: keras.layers.Reshape((4, -1)), X3, lambda t: t.reshape(2, 4, -1)),
+    ("permute", lambda: keras.layers.Permute((2, 1)), X3, lambda t: t.permute(0, 2, 1)),
+    ("repeat_vector", lambda: keras.layers.RepeatVector(3), X2, lambda t: t.unsqueeze(1).expand(3, 3, 4)),
+    ("global_avg_1d", lambda: keras.layers.GlobalAveragePooling1D(), X3, lambda t: t.mean(1)),
+    ("global_max_1d", lambda: keras.layers.GlobalMaxPooling1D(keepdims=True), X3, lambda t: t.amax(1, keepdim=True)),
+    ("global_avg_2d", lambda: keras.layers.GlobalAveragePooling2D(), X4, lambda t: t.mean((1, 2))),
+    ("global_max_2d", lambda: keras.layers.GlobalMaxPooling2D(), X4, lambda t: t.amax((1, 2))),
+    ("zero_padding", lambda: keras.layers.ZeroPadding2D(((1, 2), (0, 3))), X4,
+     lambda t: nhwc(F.pad(nchw(t), (0, 3, 1, 2)))),
+    ("cropping", lambda: keras.layers.Cropping2D(((1, 0), (2, 1))), X4, lambda t: t[:, 1:, 2:-1, :]),
+    ("upsampling", lambda: keras.layers.UpSampling2D((2, 3)), X4,
+     lambda t: nhwc(F.interpolate(nchw(t), scale_factor=(2, 3), mode="nearest"))),
+]
+
+
+@pytest.mark.parametrize("name,make,x,reference", CASES, ids=[c[0] for c in CASES])
+def test_matches_pytorch_forward_and_backward(name, make, x, reference):
+    layer = make()
+    xe = ef.constant(x)
+    with ef.GradientTape() as tape:
+        tape.watch(xe)
+        y = layer(xe)
+        weights = ef.constant(RNG.standard_normal(tuple(y.shape)))
+        loss = ef.reduce_sum(y * weights)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = reference(xt)
+    (yt * torch.tensor(weights.numpy())).sum().backward()
+    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tape.gradient(loss, xe).numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # The config makes the same layer again.
+    again = ef._core.keras._layer_from_config(layer._class_name, layer.get_config())
+    assert again.get_config() == layer.get_config()
+    np.testing.assert_array_equal(again(xe).numpy(), y.numpy())
+
+
+def test_gaussian_noise_only_while_training():
+    layer = keras.layers.GaussianNoise(0.5, seed=3)
+    x = ef.zeros([2000])
+    assert np.all(layer(x).numpy() == 0)
+    noise = layer(x, training=True).numpy()
+    assert abs(noise.std() - 0.5) < 0.03 and abs(noise.mean()) < 0.03
+    assert not np.array_equal(noise, layer(x, training=True).numpy())  # a new draw each call
+
+
+def test_the_new_layers_train_and_save(tmp_path):
+    model = keras.Sequential([keras.layers.ZeroPadding2D(1), keras.layers.Conv2D(4, 3), keras.layers.LeakyReLU(),
+                              keras.layers.UpSampling2D(), keras.layers.Cropping2D(1),
+                              keras.layers.GlobalAveragePooling2D(), keras.layers.RepeatVector(2),
+                              keras.layers.Reshape((8,)), keras.layers.Dense(3), keras.layers.Softmax()])
+    model.compile(optimizer="adam", loss="mse")
+    x = RNG.standard_normal((4, 6, 6, 1)).astype(np.float32)
+    model.fit(x, np.full((4, 3), 1 / 3, np.float32), epochs=2, verbose=0)
+    model.save(tmp_path / "m.safetensors")
+    np.testing.assert_array_equal(keras.load_model(tmp_path / "m.safetensors").predict(x), model.predict(x))
+
+
+def test_bad_arguments_and_inputs():
+    with pytest.raises(ef.errors.InvalidArgumentError, match="at most one dimension"):
+        keras.layers.Reshape((-1, -1))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="permutation of 1..2"):
+        keras.layers.Permute((0, 1))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="rank 4"):
+        keras.layers.GlobalAveragePooling2D()(ef.zeros([2, 3]))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="leaves nothing"):
+        keras.layers.Cropping2D(3)(ef.zeros([1, 4, 4, 1]))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="reshape"):
+        keras.layers.Reshape((5,))(ef.zeros([2, 4]))
