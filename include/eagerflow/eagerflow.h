@@ -38,6 +38,7 @@
 #include "eagerflow/nn/metrics.h"
 #include "eagerflow/nn/model.h"
 #include "eagerflow/nn/module.h"
+#include "eagerflow/nn/recurrent.h"
 #include "eagerflow/nn/sequential.h"
 #include "eagerflow/nn/simple_layers.h"
 #include "eagerflow/ops/array.h"

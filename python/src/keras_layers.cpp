@@ -109,6 +109,36 @@ void bind_simple_layers(py::module_& keras) {
              return std::make_shared<nn::UpSampling2D>(ints_of(size, "size"), name_or(name, "up_sampling2d"));
            }),
            "size"_a = 2, "name"_a = py::none());
+  layer_class<nn::Recurrent>(keras, "_Recurrent").def_property_readonly("units", &nn::Recurrent::units);
+  using Cell = nn::Recurrent::Cell;
+  for (auto [python_name, cell] :
+       {std::pair{"SimpleRNN", Cell::kSimpleRNN}, {"LSTM", Cell::kLSTM}, {"GRU", Cell::kGRU}})
+    keras.def(
+        python_name,
+        [cell](int64_t units, const std::string& activation, const std::string& recurrent_activation,
+               bool use_bias, py::handle kernel_initializer, py::handle recurrent_initializer,
+               py::handle bias_initializer, bool unit_forget_bias, bool return_sequences, bool go_backwards,
+               bool reset_after, py::handle name) {
+          if (!reset_after)
+            throw ef::UnimplementedError(
+                "GRU: reset_after=False is not implemented (Keras' default is True)");
+          nn::RecurrentOptions o;
+          o.activation = nn::Activation(activation);
+          o.recurrent_activation = nn::Activation(recurrent_activation);
+          o.use_bias = use_bias;
+          o.kernel_initializer = initializer_of(kernel_initializer);
+          o.recurrent_initializer = initializer_of(recurrent_initializer);
+          o.bias_initializer = initializer_of(bias_initializer);
+          o.unit_forget_bias = unit_forget_bias;
+          o.return_sequences = return_sequences;
+          o.go_backwards = go_backwards;
+          o.name = name_or(name, "");
+          return std::make_shared<nn::Recurrent>(cell, units, std::move(o));
+        },
+        "units"_a, "activation"_a = "tanh", "recurrent_activation"_a = "sigmoid", "use_bias"_a = true,
+        "kernel_initializer"_a = "glorot_uniform", "recurrent_initializer"_a = "orthogonal",
+        "bias_initializer"_a = "zeros", "unit_forget_bias"_a = true, "return_sequences"_a = false,
+        "go_backwards"_a = false, "reset_after"_a = true, "name"_a = py::none());
   layer_class<nn::GaussianNoise>(keras, "GaussianNoise")
       .def(py::init([](double stddev, std::optional<int64_t> seed, py::handle name) {
              return std::make_shared<nn::GaussianNoise>(stddev, seed, name_or(name, "gaussian_noise"));

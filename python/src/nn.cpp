@@ -39,20 +39,6 @@ nn::Activation activation_of(py::handle obj) {
   throw py::type_error("activation must be None, a name such as \"relu\", or a function of a tensor");
 }
 
-// A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor.
-nn::Initializer initializer_of(py::handle obj) {
-  if (py::isinstance<nn::Initializer>(obj)) return obj.cast<nn::Initializer>();
-  if (py::isinstance<py::str>(obj)) return nn::Initializer(obj.cast<std::string>());
-  if (PyCallable_Check(obj.ptr())) {
-    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
-    return nn::Initializer("custom", [fn](const ef::Shape& shape, ef::DType dtype) {
-      py::gil_scoped_acquire gil;
-      return to_tensor(fn->object(shape_tuple(shape), py::cast(dtype)), dtype);
-    });
-  }
-  throw py::type_error("an initializer must be a name such as \"zeros\", an Initializer, or a function (shape, dtype)");
-}
-
 nn::losses::Reduction reduction_of(const std::string& name) {
   if (name == "none") return nn::losses::Reduction::kNone;
   if (name == "sum") return nn::losses::Reduction::kSum;
@@ -344,6 +330,21 @@ void bind_progbar(py::module_& m) {
 }
 
 }  // namespace
+
+// A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor.
+nn::Initializer initializer_of(py::handle obj) {
+  if (py::isinstance<nn::Initializer>(obj)) return obj.cast<nn::Initializer>();
+  if (py::isinstance<py::str>(obj)) return nn::Initializer(obj.cast<std::string>());
+  if (PyCallable_Check(obj.ptr())) {
+    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
+    return nn::Initializer("custom", [fn](const ef::Shape& shape, ef::DType dtype) {
+      py::gil_scoped_acquire gil;
+      return to_tensor(fn->object(shape_tuple(shape), py::cast(dtype)), dtype);
+    });
+  }
+  throw py::type_error(
+      "an initializer must be a name such as \"zeros\", an Initializer, or a function (shape, dtype)");
+}
 
 void bind_nn(py::module_& m) {
   py::module_ keras = m.def_submodule("keras", "Layers, initializers, losses and metrics (eagerflow/nn)");

@@ -74,6 +74,9 @@ class PyLayerOf : public Base {
 
 using PyLayer = PyLayerOf<ef::nn::Layer>;
 
+// A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor (nn.cpp).
+ef::nn::Initializer initializer_of(py::handle obj);
+
 void bind_model(py::module_& keras);          // keras_model.cpp
 void bind_simple_layers(py::module_& keras);  // keras_layers.cpp
 

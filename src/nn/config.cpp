@@ -9,6 +9,7 @@
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/layers.h"
+#include "eagerflow/nn/recurrent.h"
 #include "eagerflow/nn/simple_layers.h"
 
 namespace ef::nn {
@@ -164,6 +165,11 @@ std::map<std::string, LayerFactory> builtin_layers() {
       {"UpSampling2D", factory<UpSampling2D>()},
       {"GaussianNoise", factory<GaussianNoise>()},
   };
+  using Cell = Recurrent::Cell;
+  for (Cell cell : {Cell::kSimpleRNN, Cell::kLSTM, Cell::kGRU})
+    layers[Recurrent(cell, 1).class_name()] = [cell](const Config& c) -> std::shared_ptr<Layer> {
+      return Recurrent::from_config(cell, c);
+    };
   using Kind = GlobalPooling::Kind;
   for (Kind kind : {Kind::kAverage1D, Kind::kAverage2D, Kind::kMax1D, Kind::kMax2D})
     layers[GlobalPooling(kind).class_name()] = [kind](const Config& c) -> std::shared_ptr<Layer> {

@@ -1,10 +1,14 @@
 // Keras' initializers over ef::random and ef::fill.
 #include "eagerflow/nn/initializers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/random.h"
 
 namespace ef::nn {
@@ -86,6 +90,7 @@ Initializer::Initializer(const std::string& name) : name_(name) {
       {"he_normal", [] { return initializers::he_normal(); }},
       {"he_uniform", [] { return initializers::he_uniform(); }},
       {"lecun_normal", [] { return initializers::lecun_normal(); }},
+      {"orthogonal", [] { return initializers::orthogonal(); }},
   };
   auto it = by_name.find(name);
   if (it == by_name.end()) {
@@ -135,6 +140,7 @@ Initializer Initializer::from_config(const Config& config) {
   if (name == "he_normal") return initializers::he_normal(seed());
   if (name == "he_uniform") return initializers::he_uniform(seed());
   if (name == "lecun_normal") return initializers::lecun_normal(seed());
+  if (name == "orthogonal") return initializers::orthogonal(number("gain", 1.0), seed());
   fail("initializer config: unknown class_name \"", name, "\"");
 }
 
@@ -178,6 +184,40 @@ Initializer truncated_normal(double mean, double stddev, std::optional<int64_t> 
                      })
       .with_arguments(Config().set("mean", mean).set("stddev", stddev).set("seed", seed_value(seed)));
 }
+Initializer orthogonal(double gain, std::optional<int64_t> seed) {
+  return Initializer("orthogonal",
+                     [=](const Shape& shape, DType dtype) {
+                       check_floating("orthogonal", dtype);
+                       if (shape.rank() < 2)
+                         fail("initializer 'orthogonal': needs a shape of rank >= 2, got ", shape);
+                       // Keras: the shape flattened to [rows, cols], a normal matrix's Q factor (signs from
+                       // R's diagonal), transposed when rows < cols so that the longer side is orthonormal.
+                       const int64_t cols = shape[shape.rank() - 1],
+                                     rows = shape.num_elements() / std::max<int64_t>(cols, 1);
+                       const int64_t n = std::max(rows, cols), k = std::min(rows, cols);
+                       std::vector<double> a =
+                           draw_normal({n, k}, 0.0, 1.0, DType::Float64, seed).to_vector<double>();
+                       // Modified Gram-Schmidt on the k columns of the n x k matrix a (row-major).
+                       for (int64_t j = 0; j < k; ++j) {
+                         for (int64_t p = 0; p < j; ++p) {
+                           double dot = 0;
+                           for (int64_t i = 0; i < n; ++i) dot += a[i * k + p] * a[i * k + j];
+                           for (int64_t i = 0; i < n; ++i) a[i * k + j] -= dot * a[i * k + p];
+                         }
+                         double norm = 0;
+                         for (int64_t i = 0; i < n; ++i) norm += a[i * k + j] * a[i * k + j];
+                         norm = std::sqrt(norm);  // > 0 with probability 1; R's diagonal is positive here
+                         for (int64_t i = 0; i < n; ++i) a[i * k + j] /= norm;
+                       }
+                       std::vector<double> q(static_cast<size_t>(rows * cols));
+                       for (int64_t i = 0; i < rows; ++i)
+                         for (int64_t j = 0; j < cols; ++j)
+                           q[i * cols + j] = gain * (rows >= cols ? a[i * k + j] : a[j * k + i]);
+                       return reshape(cast(constant(q, Shape{rows, cols}), dtype), shape);
+                     })
+      .with_arguments(Config().set("gain", gain).set("seed", seed_value(seed)));
+}
+
 Initializer glorot_uniform(std::optional<int64_t> seed) {
   return variance_scaling("glorot_uniform", 1.0, false, true, seed);
 }

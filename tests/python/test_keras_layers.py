@@ -96,3 +96,63 @@ def test_bad_arguments_and_inputs():
         keras.layers.Cropping2D(3)(ef.zeros([1, 4, 4, 1]))
     with pytest.raises(ef.errors.InvalidArgumentError, match="reshape"):
         keras.layers.Reshape((5,))(ef.zeros([2, 4]))
+
+
+# ---- Recurrent layers against torch.nn.RNN / LSTM / GRU (Keras' weight layout) ----
+
+def _torch_gates(keras_matrix, order, units):
+    """Keras' [.., k * units] columns regrouped in PyTorch's gate order, as [k * units, ..]."""
+    blocks = [keras_matrix[..., g * units:(g + 1) * units] for g in order]
+    return torch.tensor(np.concatenate(blocks, axis=-1).T.copy())
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_recurrent_layers_match_pytorch(kind, backwards):
+    units = 3
+    x = RNG.standard_normal((2, 5, 4))
+    layer64 = getattr(keras.layers, kind)(units, return_sequences=True, go_backwards=backwards,
+                                          bias_initializer=keras.initializers.RandomNormal(stddev=0.5, seed=1))
+    xe = ef.constant(x)
+    layer64(xe)  # built in float64, the input's dtype
+    kernel, recurrent, bias = (v.numpy() for v in layer64.variables)
+    with ef.GradientTape() as tape:
+        tape.watch(xe)
+        y = layer64(xe)
+        loss = ef.reduce_sum(y * ef.constant(np.arange(y.numpy().size).reshape(y.shape) % 3 - 1.0))
+    grads = tape.gradient(loss, [xe, layer64.variables[0]])
+
+    order = {"SimpleRNN": [0], "LSTM": [0, 1, 2, 3], "GRU": [1, 0, 2]}[kind]
+    module = {"SimpleRNN": torch.nn.RNN, "LSTM": torch.nn.LSTM, "GRU": torch.nn.GRU}[kind](
+        4, units, batch_first=True).double()
+    with torch.no_grad():
+        module.weight_ih_l0.copy_(_torch_gates(kernel, order, units))
+        module.weight_hh_l0.copy_(_torch_gates(recurrent, order, units))
+        input_bias, recurrent_bias = (bias[0], bias[1]) if kind == "GRU" else (bias, np.zeros_like(bias))
+        module.bias_ih_l0.copy_(_torch_gates(input_bias, order, units))
+        module.bias_hh_l0.copy_(_torch_gates(recurrent_bias, order, units))
+    xt = torch.tensor(x[:, ::-1].copy() if backwards else x, requires_grad=True)
+    yt, _ = module(xt)
+    weights = torch.tensor(np.arange(yt.numel()).reshape(yt.shape) % 3 - 1.0)
+    (yt * weights).sum().backward()
+    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    x_grad = xt.grad.numpy()[:, ::-1] if backwards else xt.grad.numpy()
+    np.testing.assert_allclose(grads[0].numpy(), x_grad, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grads[1].numpy(), module.weight_ih_l0.grad.numpy().T[:, np.concatenate(
+        [np.arange(g * units, (g + 1) * units) for g in np.argsort(order)])], rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_defaults_and_config():
+    layer = keras.layers.LSTM(4)
+    out = layer(ef.ones([2, 3, 5]))
+    assert tuple(out.shape) == (2, 4)
+    kernel, recurrent, bias = layer.variables
+    np.testing.assert_array_equal(bias.numpy(), [0] * 4 + [1] * 4 + [0] * 8)  # unit_forget_bias
+    r = recurrent.numpy().reshape(4, 16)
+    np.testing.assert_allclose(r @ r.T, np.eye(4), atol=1e-5)  # orthogonal rows
+    again = ef._core.keras._layer_from_config("LSTM", layer.get_config())
+    assert again.get_config() == layer.get_config()
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"\[batch, steps, features\]"):
+        keras.layers.GRU(2)(ef.ones([2, 3]))
+    with pytest.raises(ef.errors.UnimplementedError, match="reset_after"):
+        keras.layers.GRU(2, reset_after=False)

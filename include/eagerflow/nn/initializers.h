@@ -24,7 +24,7 @@ class Initializer {
   using Fn = std::function<Tensor(const Shape& shape, DType dtype)>;
   Initializer(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
   // By Keras name: "glorot_uniform", "glorot_normal", "he_normal", "he_uniform",
-  // "lecun_normal", "zeros", "ones", "random_normal", "random_uniform",
+  // "lecun_normal", "orthogonal", "zeros", "ones", "random_normal", "random_uniform",
   // "truncated_normal". An unknown name throws InvalidArgumentError listing them.
   Initializer(const std::string& name);  // NOLINT: a name converts implicitly
   Initializer(const char* name) : Initializer(std::string(name)) {}  // NOLINT
@@ -62,6 +62,9 @@ Initializer glorot_normal(std::optional<int64_t> seed = std::nullopt);
 Initializer he_normal(std::optional<int64_t> seed = std::nullopt);
 // uniform in ±sqrt(6 / fan_in).
 Initializer he_uniform(std::optional<int64_t> seed = std::nullopt);
+// gain times an orthogonal matrix (Keras' recurrent kernels): the shape flattened to
+// [rows, cols] has orthonormal columns (rows >= cols) or rows.
+Initializer orthogonal(double gain = 1.0, std::optional<int64_t> seed = std::nullopt);
 // truncated normal, stddev sqrt(1 / fan_in) / .87962566.
 Initializer lecun_normal(std::optional<int64_t> seed = std::nullopt);
 }  // namespace initializers

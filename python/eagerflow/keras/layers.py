@@ -28,6 +28,9 @@ ZeroPadding2D = _core.keras.ZeroPadding2D
 Cropping2D = _core.keras.Cropping2D
 UpSampling2D = _core.keras.UpSampling2D
 GaussianNoise = _core.keras.GaussianNoise
+SimpleRNN = _core.keras.SimpleRNN
+LSTM = _core.keras.LSTM
+GRU = _core.keras.GRU
 
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
 # Python subclasses as Keras does it: cls(**config).

@@ -1,0 +1,67 @@
+// Recurrent layers (Keras' SimpleRNN, LSTM, GRU) over [batch, steps, features] inputs,
+// with Keras' weight layout, so checkpoints and configs line up with Keras':
+//   kernel [features, k * units], recurrent_kernel [units, k * units], bias [k * units]
+//   (GRU: [2, 3 * units], the input and the recurrent bias), gates in Keras' order:
+//   LSTM i, f, c, o; GRU z, r, h (reset_after, Keras' default).
+// The output is the last step's state [batch, units], or every step's
+// [batch, steps, units] with return_sequences. The steps are a loop of ops, so the
+// gradient is backpropagation through time, and inside ef::function the loop unrolls.
+//
+//   model.add(ef::nn::LSTM(64, {.return_sequences = true}));
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagerflow/nn/activations.h"
+#include "eagerflow/nn/layer.h"
+
+namespace ef::nn {
+
+struct RecurrentOptions {
+  Activation activation = "tanh";
+  Activation recurrent_activation = "sigmoid";  // LSTM and GRU gates
+  bool use_bias = true;
+  bool return_sequences = false;
+  bool go_backwards = false;  // the steps in reverse order (outputs too, as Keras)
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer recurrent_initializer = "orthogonal";
+  Initializer bias_initializer = "zeros";
+  bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
+  std::string name;              // default: "simple_rnn" / "lstm" / "gru"
+};
+
+class Recurrent : public Layer {
+ public:
+  enum class Cell { kSimpleRNN, kLSTM, kGRU };
+  Recurrent(Cell cell, int64_t units, RecurrentOptions options = {});
+  int64_t units() const { return units_; }
+  std::string class_name() const override;
+  Config get_config() const override;
+  static std::shared_ptr<Recurrent> from_config(Cell cell, const Config& config);
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  int gates() const { return cell_ == Cell::kLSTM ? 4 : cell_ == Cell::kGRU ? 3 : 1; }
+  Cell cell_;
+  int64_t units_;
+  RecurrentOptions options_;
+  std::optional<Variable> kernel_, recurrent_kernel_, bias_;
+};
+
+inline std::shared_ptr<Recurrent> SimpleRNN(int64_t units, RecurrentOptions options = {}) {
+  return std::make_shared<Recurrent>(Recurrent::Cell::kSimpleRNN, units, std::move(options));
+}
+inline std::shared_ptr<Recurrent> LSTM(int64_t units, RecurrentOptions options = {}) {
+  return std::make_shared<Recurrent>(Recurrent::Cell::kLSTM, units, std::move(options));
+}
+inline std::shared_ptr<Recurrent> GRU(int64_t units, RecurrentOptions options = {}) {
+  return std::make_shared<Recurrent>(Recurrent::Cell::kGRU, units, std::move(options));
+}
+
+}  // namespace ef::nn
