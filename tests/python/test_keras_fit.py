@@ -165,17 +165,27 @@ def test_bad_input_gets_clear_errors():
         ef.optimizers.SGD(ef.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5)).learning_rate = 0.01
 
 
-def test_the_keras_example_restores_its_best_epoch(tmp_path):
+def _run_example(name, *flags):
     import os
     import pathlib
     import subprocess
     import sys
     root = pathlib.Path(__file__).parents[2]
-    run = subprocess.run([sys.executable, str(root / "examples/python/fashion_mnist_keras.py"), "--epochs", "2",
-                          "--train-examples", "1000", "--checkpoint-dir", str(tmp_path)],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-                         timeout=300)
+    run = subprocess.run([sys.executable, str(root / "examples/python" / name), *flags], capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=300)
     if run.returncode == 77:
         pytest.skip("Fashion-MNIST is not installed")
     assert run.returncode == 0, run.stderr
-    assert "(the same)" in run.stdout and "Total params: 203530" in run.stdout
+    return run.stdout
+
+
+def test_the_keras_example_restores_its_best_epoch(tmp_path):
+    out = _run_example("fashion_mnist_keras.py", "--epochs", "2", "--train-examples", "1000",
+                       "--checkpoint-dir", str(tmp_path))
+    assert "(the same)" in out and "Total params: 203530" in out
+
+
+def test_the_lstm_example_learns():
+    import re
+    out = _run_example("fashion_mnist_lstm.py", "--epochs", "1", "--train-examples", "2000", "--learning-rate", "0.003")
+    assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5
