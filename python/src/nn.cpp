@@ -256,6 +256,22 @@ void bind_losses(py::module_& m) {
   bind_loss_class<nn::losses::BinaryCrossentropy>(sub, "BinaryCrossentropy");
   bind_loss_class<nn::losses::CategoricalCrossentropy>(sub, "CategoricalCrossentropy");
   bind_loss_class<nn::losses::SparseCategoricalCrossentropy>(sub, "SparseCategoricalCrossentropy");
+  bind_loss_class<nn::losses::KLDivergence>(sub, "KLDivergence");
+  bind_loss_class<nn::losses::Poisson>(sub, "Poisson");
+  bind_loss_class<nn::losses::LogCosh>(sub, "LogCosh");
+  bind_loss_class<nn::losses::CosineSimilarity>(sub, "CosineSimilarity");
+  py::class_<nn::losses::Huber, nn::losses::Loss, std::shared_ptr<nn::losses::Huber>>(sub, "Huber")
+      .def(py::init([](double delta, const std::string& reduction) {
+             return std::make_shared<nn::losses::Huber>(
+                 delta, nn::losses::LossOptions{false, reduction_of(reduction)});
+           }),
+           "delta"_a = 1.0, "reduction"_a = "sum_over_batch_size");
+  sub.def(
+      "huber",
+      [](TensorArg y_true, TensorArg y_pred, double delta) {
+        return nn::losses::huber(y_true.value, y_pred.value, delta, kPython);
+      },
+      "y_true"_a, "y_pred"_a, "delta"_a = 1.0);
   auto regression = [&](const char* name, auto fn) {
     sub.def(
         name, [fn](TensorArg y_true, TensorArg y_pred) { return fn(y_true.value, y_pred.value, kPython); },
@@ -263,6 +279,10 @@ void bind_losses(py::module_& m) {
   };
   regression("mean_squared_error", &nn::losses::mean_squared_error);
   regression("mean_absolute_error", &nn::losses::mean_absolute_error);
+  regression("kl_divergence", &nn::losses::kl_divergence);
+  regression("poisson", &nn::losses::poisson);
+  regression("log_cosh", &nn::losses::log_cosh);
+  regression("cosine_similarity", &nn::losses::cosine_similarity);
   auto classification = [&](const char* name, auto fn) {
     sub.def(
         name,

@@ -2,6 +2,8 @@
 // from the ops they are made of.
 #include "eagerflow/nn/losses.h"
 
+#include <cmath>
+
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
@@ -94,6 +96,43 @@ Tensor sparse_categorical_crossentropy(const Tensor& y_true, const Tensor& y_pre
   });
 }
 
+Tensor huber(const Tensor& y_true, const Tensor& y_pred, double delta, CallSite where) {
+  return with_call_site(where, [&] {
+    if (!(delta > 0)) fail("huber: delta must be > 0, got ", delta);
+    const Tensor x = abs(y_pred - matching_labels("huber", y_true, y_pred));
+    return reduce_mean(ef::where(x <= delta, square(x) * 0.5, (x - 0.5 * delta) * delta), -1);
+  });
+}
+
+Tensor kl_divergence(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    const Tensor t = clip_by_value(matching_labels("kl_divergence", y_true, y_pred), kEpsilon, 1);
+    const Tensor p = clip_by_value(y_pred, kEpsilon, 1);
+    return reduce_sum(t * log(t / p), -1);
+  });
+}
+
+Tensor poisson(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    const Tensor t = matching_labels("poisson", y_true, y_pred);
+    return reduce_mean(y_pred - t * log(y_pred + kEpsilon), -1);
+  });
+}
+
+Tensor log_cosh(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    const Tensor x = y_pred - matching_labels("log_cosh", y_true, y_pred);
+    return reduce_mean(x + softplus(x * -2.0) - std::log(2.0), -1);
+  });
+}
+
+Tensor cosine_similarity(const Tensor& y_true, const Tensor& y_pred, CallSite where) {
+  return with_call_site(where, [&] {
+    const Tensor t = matching_labels("cosine_similarity", y_true, y_pred);
+    return -reduce_sum(l2_normalize(t, -1) * l2_normalize(y_pred, -1), -1);
+  });
+}
+
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
                         CallSite where) const {
   return with_call_site(where, [&] {
@@ -129,5 +168,17 @@ Tensor CategoricalCrossentropy::per_example(const Tensor& t, const Tensor& p) co
 Tensor SparseCategoricalCrossentropy::per_example(const Tensor& t, const Tensor& p) const {
   return sparse_categorical_crossentropy(t, p, options().from_logits);
 }
+
+Tensor KLDivergence::per_example(const Tensor& t, const Tensor& p) const { return kl_divergence(t, p); }
+Tensor Poisson::per_example(const Tensor& t, const Tensor& p) const { return poisson(t, p); }
+Tensor LogCosh::per_example(const Tensor& t, const Tensor& p) const { return log_cosh(t, p); }
+Tensor CosineSimilarity::per_example(const Tensor& t, const Tensor& p) const {
+  return cosine_similarity(t, p);
+}
+
+Huber::Huber(double delta, LossOptions options) : Loss("huber_loss", options), delta_(delta) {
+  if (!(delta > 0)) fail("Huber: delta must be > 0, got ", delta);
+}
+Tensor Huber::per_example(const Tensor& t, const Tensor& p) const { return huber(t, p, delta_); }
 
 }  // namespace ef::nn::losses

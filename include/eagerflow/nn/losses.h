@@ -41,6 +41,19 @@ Tensor categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool
 Tensor sparse_categorical_crossentropy(const Tensor& y_true, const Tensor& y_pred, bool from_logits = false,
                                        CallSite where = CallSite::current());
 
+// mean over the last axis of 0.5 x^2 where |x| <= delta, delta * (|x| - 0.5 delta)
+// elsewhere, x = y_pred - y_true.
+Tensor huber(const Tensor& y_true, const Tensor& y_pred, double delta = 1.0,
+             CallSite where = CallSite::current());
+// sum(t * log(t / p), axis=-1) with t and p clipped to [1e-7, 1].
+Tensor kl_divergence(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+// mean(p - t * log(p + 1e-7), axis=-1).
+Tensor poisson(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+// mean(log(cosh(p - t)), axis=-1), computed as x + softplus(-2x) - log 2 (no overflow).
+Tensor log_cosh(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+// -sum(l2_normalize(t) * l2_normalize(p), axis=-1): -1 for equal directions, as Keras.
+Tensor cosine_similarity(const Tensor& y_true, const Tensor& y_pred, CallSite where = CallSite::current());
+
 // ---- Classes: per-example function + weighting + reduction ----
 struct LossOptions {
   bool from_logits = false;  // ignored by the regression losses
@@ -80,6 +93,22 @@ EF_DECLARE_LOSS(MeanAbsoluteError, "mean_absolute_error")
 EF_DECLARE_LOSS(BinaryCrossentropy, "binary_crossentropy")
 EF_DECLARE_LOSS(CategoricalCrossentropy, "categorical_crossentropy")
 EF_DECLARE_LOSS(SparseCategoricalCrossentropy, "sparse_categorical_crossentropy")
+EF_DECLARE_LOSS(KLDivergence, "kl_divergence")
+EF_DECLARE_LOSS(Poisson, "poisson")
+EF_DECLARE_LOSS(LogCosh, "log_cosh")
+EF_DECLARE_LOSS(CosineSimilarity, "cosine_similarity")
 #undef EF_DECLARE_LOSS
+
+// huber with its delta (> 0).
+class Huber : public Loss {
+ public:
+  explicit Huber(double delta = 1.0, LossOptions options = {});
+
+ protected:
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
+
+ private:
+  double delta_;
+};
 
 }  // namespace ef::nn::losses

@@ -30,6 +30,8 @@ _LOSSES = {
     "binary_crossentropy": _losses.BinaryCrossentropy,
     "categorical_crossentropy": _losses.CategoricalCrossentropy,
     "sparse_categorical_crossentropy": _losses.SparseCategoricalCrossentropy,
+    "huber": _losses.Huber, "kl_divergence": _losses.KLDivergence, "kld": _losses.KLDivergence,
+    "poisson": _losses.Poisson, "log_cosh": _losses.LogCosh, "cosine_similarity": _losses.CosineSimilarity,
 }
 
 
