@@ -139,6 +139,33 @@ void bind_simple_layers(py::module_& keras) {
         "kernel_initializer"_a = "glorot_uniform", "recurrent_initializer"_a = "orthogonal",
         "bias_initializer"_a = "zeros", "unit_forget_bias"_a = true, "return_sequences"_a = false,
         "go_backwards"_a = false, "reset_after"_a = true, "name"_a = py::none());
+  layer_class<nn::Conv1D>(keras, "Conv1D")
+      .def(py::init([](int64_t filters, int64_t kernel_size, int64_t strides, const std::string& padding,
+                       int64_t dilation_rate, py::handle activation, bool use_bias,
+                       py::handle kernel_initializer, py::handle bias_initializer, py::handle name) {
+             nn::Conv1DOptions o;
+             o.strides = strides;
+             o.padding = padding;
+             o.dilation_rate = dilation_rate;
+             if (!activation.is_none()) o.activation = nn::Activation(activation.cast<std::string>());
+             o.use_bias = use_bias;
+             o.kernel_initializer = initializer_of(kernel_initializer);
+             o.bias_initializer = initializer_of(bias_initializer);
+             o.name = name_or(name, "conv1d");
+             return std::make_shared<nn::Conv1D>(filters, kernel_size, std::move(o));
+           }),
+           "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
+           "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
+           "bias_initializer"_a = "zeros", "name"_a = py::none());
+  layer_class<nn::Pool1D>(keras, "_Pool1D");
+  for (auto [python_name, max] : {std::pair{"MaxPooling1D", true}, {"AveragePooling1D", false}})
+    keras.def(
+        python_name,
+        [max](int64_t pool_size, std::optional<int64_t> strides, const std::string& padding,
+              py::handle name) {
+          return std::make_shared<nn::Pool1D>(max, pool_size, strides, padding, name_or(name, ""));
+        },
+        "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
   layer_class<nn::GaussianNoise>(keras, "GaussianNoise")
       .def(py::init([](double stddev, std::optional<int64_t> seed, py::handle name) {
              return std::make_shared<nn::GaussianNoise>(stddev, seed, name_or(name, "gaussian_noise"));

@@ -165,6 +165,11 @@ std::map<std::string, LayerFactory> builtin_layers() {
       {"UpSampling2D", factory<UpSampling2D>()},
       {"GaussianNoise", factory<GaussianNoise>()},
   };
+  layers["Conv1D"] = factory<Conv1D>();
+  for (bool max : {true, false})
+    layers[max ? "MaxPooling1D" : "AveragePooling1D"] = [max](const Config& c) -> std::shared_ptr<Layer> {
+      return Pool1D::from_config(max, c);
+    };
   using Cell = Recurrent::Cell;
   for (Cell cell : {Cell::kSimpleRNN, Cell::kLSTM, Cell::kGRU})
     layers[Recurrent(cell, 1).class_name()] = [cell](const Config& c) -> std::shared_ptr<Layer> {

@@ -202,3 +202,43 @@ def test_losses_compile_by_name():
         model.compile(optimizer="sgd", loss=name)
     with pytest.raises(ef.errors.InvalidArgumentError, match="delta must be > 0"):
         keras.losses.Huber(delta=0)
+
+
+# ---- Conv1D and 1D pooling against PyTorch ----
+
+@pytest.mark.parametrize("padding", ["valid", "same", "causal"])
+def test_conv1d_matches_pytorch(padding):
+    x = RNG.standard_normal((2, 9, 3))
+    layer = keras.layers.Conv1D(4, 3, dilation_rate=2, padding=padding, activation="tanh",
+                                bias_initializer=keras.initializers.RandomNormal(seed=2))
+    xe = ef.constant(x)
+    with ef.GradientTape() as tape:
+        tape.watch(xe)
+        y = layer(xe)
+        loss = ef.reduce_sum(y * y)
+    kernel, bias = (v.numpy() for v in layer.variables)
+    assert kernel.shape == (3, 3, 4)  # Keras' [kernel_size, channels, filters]
+    xt = torch.tensor(x, requires_grad=True)
+    inputs = xt.permute(0, 2, 1)
+    if padding == "causal":
+        inputs = F.pad(inputs, (4, 0))
+    yt = torch.tanh(F.conv1d(inputs, torch.tensor(kernel).permute(2, 1, 0), torch.tensor(bias), dilation=2,
+                             padding="same" if padding == "same" else 0)).permute(0, 2, 1)
+    (yt * yt).sum().backward()
+    np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tape.gradient(loss, xe).numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    again = ef._core.keras._layer_from_config("Conv1D", layer.get_config())
+    assert again.get_config() == layer.get_config()
+
+
+@pytest.mark.parametrize("kind", ["max", "average"])
+def test_pooling1d_matches_pytorch(kind):
+    x = RNG.standard_normal((2, 10, 3))
+    layer = (keras.layers.MaxPooling1D if kind == "max" else keras.layers.AveragePooling1D)(3, strides=2)
+    reference = F.max_pool1d if kind == "max" else F.avg_pool1d
+    y = layer(ef.constant(x)).numpy()
+    yt = reference(torch.tensor(x).permute(0, 2, 1), 3, 2).permute(0, 2, 1).numpy()
+    np.testing.assert_allclose(y, yt, rtol=1e-12)
+    assert ef._core.keras._layer_from_config(layer._class_name, layer.get_config()).get_config() == layer.get_config()
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"\[batch, steps, channels\]"):
+        layer(ef.zeros([2, 3]))

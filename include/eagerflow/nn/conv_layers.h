@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,6 +91,55 @@ class AveragePool2D : public Layer {
 
  private:
   Window pool_size_, strides_;
+  std::string padding_;
+};
+
+struct Conv1DOptions {
+  int64_t strides = 1;
+  std::string padding = "valid";  // "valid", "same" or "causal" (zeros before the sequence only)
+  int64_t dilation_rate = 1;
+  Activation activation = {};
+  bool use_bias = true;
+  Initializer kernel_initializer = "glorot_uniform";
+  Initializer bias_initializer = "zeros";
+  std::string name = "conv1d";
+};
+
+// activation(conv1d(inputs, kernel) + bias) over [batch, steps, channels], kernel
+// [kernel_size, channels, filters] (Keras' layout); computed as a Conv2D of height 1.
+class Conv1D : public Layer {
+ public:
+  Conv1D(int64_t filters, int64_t kernel_size, Conv1DOptions options = {});
+  std::string class_name() const override { return "Conv1D"; }
+  Config get_config() const override;
+  static std::shared_ptr<Conv1D> from_config(const Config& config);
+
+ protected:
+  void build(const Shape& input_shape) override;
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  int64_t filters_, kernel_size_;
+  Conv1DOptions options_;
+  std::optional<Variable> kernel_, bias_;
+};
+
+// Maximum or mean over pool_size windows of [batch, steps, channels] (strides default to
+// pool_size; padding "valid" or "same").
+class Pool1D : public Layer {
+ public:
+  Pool1D(bool max, int64_t pool_size = 2, std::optional<int64_t> strides = std::nullopt,
+         std::string padding = "valid", std::string name = "");
+  std::string class_name() const override { return max_ ? "MaxPooling1D" : "AveragePooling1D"; }
+  Config get_config() const override;
+  static std::shared_ptr<Pool1D> from_config(bool max, const Config& config);
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  bool max_;
+  int64_t pool_size_, strides_;
   std::string padding_;
 };
 

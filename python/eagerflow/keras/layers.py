@@ -29,6 +29,9 @@ Cropping2D = _core.keras.Cropping2D
 UpSampling2D = _core.keras.UpSampling2D
 GaussianNoise = _core.keras.GaussianNoise
 SimpleRNN = _core.keras.SimpleRNN
+Conv1D = _core.keras.Conv1D
+MaxPooling1D = MaxPool1D = _core.keras.MaxPooling1D
+AveragePooling1D = AveragePool1D = _core.keras.AveragePooling1D
 LSTM = _core.keras.LSTM
 GRU = _core.keras.GRU
 
