@@ -82,19 +82,14 @@ Config Conv1D::get_config() const {
 
 std::shared_ptr<Conv1D> Conv1D::from_config(const Config& c) {
   const std::string who = "Conv1D config";
-  auto init = [&](const char* key, const char* fallback) {
-    const std::shared_ptr<Config> nested = c.nested(key, who);
-    return nested ? Initializer::from_config(*nested)
-                  : Initializer(c.get<std::string>(key, who, std::string(fallback)));
-  };
   Conv1DOptions o;
   o.strides = c.get<int64_t>("strides", who, int64_t{1});
   o.padding = c.get<std::string>("padding", who, std::string("valid"));
   o.dilation_rate = c.get<int64_t>("dilation_rate", who, int64_t{1});
   o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
   o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = init("kernel_initializer", "glorot_uniform");
-  o.bias_initializer = init("bias_initializer", "zeros");
+  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
   o.name = c.get<std::string>("name", who, std::string("conv1d"));
   return std::make_shared<Conv1D>(c.get<int64_t>("filters", who), c.get<int64_t>("kernel_size", who),
                                   std::move(o));

@@ -115,6 +115,12 @@ Config Initializer::get_config() const {
   return Config().set("class_name", name_).set("config", *arguments_);
 }
 
+Initializer Initializer::from_layer_config(const Config& config, const std::string& key,
+                                           const std::string& who, const std::string& fallback) {
+  if (const std::shared_ptr<Config> nested = config.nested(key, who)) return from_config(*nested);
+  return Initializer(config.get<std::string>(key, who, fallback));
+}
+
 Initializer Initializer::from_config(const Config& config) {
   const std::string who = "initializer config";
   const auto name = config.get<std::string>("class_name", who);

@@ -46,8 +46,8 @@ std::shared_ptr<Dense> Dense::from_config(const Config& c) {
   DenseOptions o;
   o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
   o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = initializer(c, "kernel_initializer", who, "glorot_uniform");
-  o.bias_initializer = initializer(c, "bias_initializer", who, "zeros");
+  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
   o.name = c.get<std::string>("name", who, std::string("dense"));
   return std::make_shared<Dense>(c.get<int64_t>("units", who), std::move(o));
 }
@@ -87,8 +87,8 @@ std::shared_ptr<LayerNormalization> LayerNormalization::from_config(const Config
   o.epsilon = c.get<double>("epsilon", who, 1e-3);
   o.center = c.get<bool>("center", who, true);
   o.scale = c.get<bool>("scale", who, true);
-  o.beta_initializer = initializer(c, "beta_initializer", who, "zeros");
-  o.gamma_initializer = initializer(c, "gamma_initializer", who, "ones");
+  o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
+  o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
   o.name = c.get<std::string>("name", who, std::string("layer_normalization"));
   return std::make_shared<LayerNormalization>(std::move(o));
 }
@@ -104,7 +104,7 @@ std::shared_ptr<Embedding> Embedding::from_config(const Config& c) {
   const std::string who = "Embedding config";
   EmbeddingOptions o;
   if (c.has("embeddings_initializer"))
-    o.embeddings_initializer = initializer(c, "embeddings_initializer", who, "");
+    o.embeddings_initializer = Initializer::from_layer_config(c, "embeddings_initializer", who, "");
   o.name = c.get<std::string>("name", who, std::string("embedding"));
   return std::make_shared<Embedding>(c.get<int64_t>("input_dim", who), c.get<int64_t>("output_dim", who),
                                      std::move(o));
@@ -133,8 +133,8 @@ std::shared_ptr<Conv2D> Conv2D::from_config(const Config& c) {
   o.dilation_rate = c.get<std::vector<int64_t>>("dilation_rate", who, Window{1, 1});
   o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
   o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = initializer(c, "kernel_initializer", who, "glorot_uniform");
-  o.bias_initializer = initializer(c, "bias_initializer", who, "zeros");
+  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
   o.name = c.get<std::string>("name", who, std::string("conv2d"));
   return std::make_shared<Conv2D>(c.get<int64_t>("filters", who),
                                   c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
@@ -192,10 +192,11 @@ std::shared_ptr<BatchNormalization> BatchNormalization::from_config(const Config
   o.epsilon = c.get<double>("epsilon", who, 1e-3);
   o.center = c.get<bool>("center", who, true);
   o.scale = c.get<bool>("scale", who, true);
-  o.beta_initializer = initializer(c, "beta_initializer", who, "zeros");
-  o.gamma_initializer = initializer(c, "gamma_initializer", who, "ones");
-  o.moving_mean_initializer = initializer(c, "moving_mean_initializer", who, "zeros");
-  o.moving_variance_initializer = initializer(c, "moving_variance_initializer", who, "ones");
+  o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
+  o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
+  o.moving_mean_initializer = Initializer::from_layer_config(c, "moving_mean_initializer", who, "zeros");
+  o.moving_variance_initializer =
+      Initializer::from_layer_config(c, "moving_variance_initializer", who, "ones");
   o.name = c.get<std::string>("name", who, std::string("batch_normalization"));
   return std::make_shared<BatchNormalization>(std::move(o));
 }

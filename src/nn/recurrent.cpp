@@ -133,11 +133,6 @@ std::shared_ptr<Recurrent> Recurrent::from_config(Cell cell, const Config& c) {
   const std::string who = std::string(cell_name(cell, true)) + " config";
   if (!c.get<bool>("reset_after", who, true))
     fail<UnimplementedError>(who, ": reset_after=False GRUs are not implemented (Keras' default is True)");
-  auto init = [&](const char* key, const char* fallback) {
-    const std::shared_ptr<Config> nested = c.nested(key, who);
-    return nested ? Initializer::from_config(*nested)
-                  : Initializer(c.get<std::string>(key, who, std::string(fallback)));
-  };
   RecurrentOptions o;
   o.activation = Activation(c.get<std::string>("activation", who, std::string("tanh")));
   o.recurrent_activation =
@@ -145,9 +140,9 @@ std::shared_ptr<Recurrent> Recurrent::from_config(Cell cell, const Config& c) {
   o.use_bias = c.get<bool>("use_bias", who, true);
   o.return_sequences = c.get<bool>("return_sequences", who, false);
   o.go_backwards = c.get<bool>("go_backwards", who, false);
-  o.kernel_initializer = init("kernel_initializer", "glorot_uniform");
-  o.recurrent_initializer = init("recurrent_initializer", "orthogonal");
-  o.bias_initializer = init("bias_initializer", "zeros");
+  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.recurrent_initializer = Initializer::from_layer_config(c, "recurrent_initializer", who, "orthogonal");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
   o.unit_forget_bias = c.get<bool>("unit_forget_bias", who, true);
   o.name = c.get<std::string>("name", who, std::string(cell_name(cell, false)));
   return std::make_shared<Recurrent>(cell, c.get<int64_t>("units", who), std::move(o));

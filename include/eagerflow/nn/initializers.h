@@ -37,6 +37,10 @@ class Initializer {
   // for the initializers above; UnimplementedError for one made from a C++ function.
   Config get_config() const;
   static Initializer from_config(const Config& config);
+  // The initializer a layer config holds under `key`: a nested config, a name, or
+  // `fallback` when absent.
+  static Initializer from_layer_config(const Config& config, const std::string& key, const std::string& who,
+                                       const std::string& fallback);
   // The initializer with its arguments recorded, for get_config (the factories use it).
   Initializer with_arguments(Config arguments) &&;
 
