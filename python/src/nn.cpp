@@ -331,6 +331,24 @@ void bind_metrics(py::module_& m) {
   wrapper.operator()<metrics::Accuracy>("Accuracy", "accuracy");
   wrapper.operator()<metrics::CategoricalAccuracy>("CategoricalAccuracy", "categorical_accuracy");
   wrapper.operator()<metrics::SparseCategoricalAccuracy>("SparseCategoricalAccuracy", "sparse_categorical_accuracy");
+  wrapper.operator()<metrics::MeanSquaredError>("MeanSquaredError", "mean_squared_error");
+  wrapper.operator()<metrics::MeanAbsoluteError>("MeanAbsoluteError", "mean_absolute_error");
+  py::class_<metrics::TopKCategoricalAccuracy, metrics::MeanMetricWrapper,
+             std::shared_ptr<metrics::TopKCategoricalAccuracy>>(sub, "TopKCategoricalAccuracy")
+      .def(py::init([](int64_t k, py::handle name, DTypeArg dtype) {
+             return std::make_shared<metrics::TopKCategoricalAccuracy>(
+                 k, false, name_or(name, "top_k_categorical_accuracy"),
+                 dtype.value.value_or(ef::DType::Float32));
+           }),
+           "k"_a = 5, "name"_a = py::none(), "dtype"_a = py::none());
+  sub.def(
+      "SparseTopKCategoricalAccuracy",
+      [](int64_t k, py::handle name, DTypeArg dtype) {
+        return std::make_shared<metrics::TopKCategoricalAccuracy>(
+            k, true, name_or(name, "sparse_top_k_categorical_accuracy"),
+            dtype.value.value_or(ef::DType::Float32));
+      },
+      "k"_a = 5, "name"_a = py::none(), "dtype"_a = py::none());
   py::class_<metrics::BinaryAccuracy, metrics::MeanMetricWrapper, std::shared_ptr<metrics::BinaryAccuracy>>(
       sub, "BinaryAccuracy")
       .def(py::init([](py::handle name, DTypeArg dtype, double threshold) {

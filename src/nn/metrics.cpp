@@ -3,6 +3,8 @@
 // (Note [state updates are not recorded] in runtime/context.h).
 #include "eagerflow/nn/metrics.h"
 
+#include "eagerflow/nn/losses.h"
+
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
@@ -97,6 +99,47 @@ Tensor SparseCategoricalAccuracy::per_example(const Tensor& y_true, const Tensor
     fail("metric '", name(), "': y_true of shape ", y_true.shape(), " does not match y_pred of shape ",
          y_pred.shape());
   return cast(equal(cast(ids, DType::Int64), predicted), DType::Float32);
+}
+
+Tensor MeanSquaredError::per_example(const Tensor& y_true, const Tensor& y_pred) const {
+  return losses::mean_squared_error(y_true, y_pred);
+}
+
+Tensor MeanAbsoluteError::per_example(const Tensor& y_true, const Tensor& y_pred) const {
+  return losses::mean_absolute_error(y_true, y_pred);
+}
+
+TopKCategoricalAccuracy::TopKCategoricalAccuracy(int64_t k, bool sparse, std::string name, DType dtype)
+    : MeanMetricWrapper(name.empty()
+                            ? (sparse ? "sparse_top_k_categorical_accuracy" : "top_k_categorical_accuracy")
+                            : std::move(name),
+                        dtype),
+      k_(k),
+      sparse_(sparse) {
+  if (k <= 0) fail("TopKCategoricalAccuracy: k must be positive, got ", k);
+}
+
+Tensor TopKCategoricalAccuracy::per_example(const Tensor& y_true, const Tensor& y_pred) const {
+  if (y_pred.rank() == 0 || !is_floating(y_pred.dtype()))
+    fail("metric '", name(), "': y_pred must be float scores with a class axis, got ", y_pred.dtype(), " ",
+         y_pred.shape());
+  Tensor ids = y_true;
+  if (sparse_) {
+    if (ids.rank() == y_pred.rank() && ids.shape()[ids.rank() - 1] == 1) ids = squeeze(ids, -1);
+  } else {
+    if (y_true.shape() != y_pred.shape())
+      fail("metric '", name(), "': y_true and y_pred must have the same shape, got ", y_true.shape(), " and ",
+           y_pred.shape());
+    ids = argmax(y_true, -1);
+  }
+  const Tensor classes =
+      one_hot(cast(ids, DType::Int64), y_pred.shape()[y_pred.rank() - 1], 1.0, 0.0, -1, y_pred.dtype());
+  if (classes.shape() != y_pred.shape())
+    fail("metric '", name(), "': y_true of shape ", y_true.shape(), " does not match y_pred of shape ",
+         y_pred.shape());
+  const Tensor true_score = reduce_sum(classes * y_pred, -1, /*keepdims=*/true);
+  const Tensor higher = reduce_sum(cast(greater(y_pred, true_score), DType::Int64), -1);
+  return cast(less(higher, k_), DType::Float32);
 }
 
 }  // namespace ef::nn::metrics

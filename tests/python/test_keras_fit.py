@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import eagerflow as ef
+from eagerflow import keras
 
 
 def _data(n=200, seed=0):
@@ -189,3 +190,30 @@ def test_the_lstm_example_learns():
     import re
     out = _run_example("fashion_mnist_lstm.py", "--epochs", "1", "--train-examples", "2000", "--learning-rate", "0.003")
     assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5
+
+
+def test_more_metrics_against_numpy():
+    rng = np.random.default_rng(5)
+    scores = rng.standard_normal((50, 6))
+    labels = rng.integers(0, 6, 50)
+    top3 = keras.metrics.SparseTopKCategoricalAccuracy(k=3)
+    top3.update_state(labels, scores)
+    ranks = (scores > scores[np.arange(50), labels][:, None]).sum(1)
+    assert float(top3.result()) == pytest.approx((ranks < 3).mean())
+    onehot = keras.metrics.TopKCategoricalAccuracy(k=1)
+    onehot.update_state(np.eye(6)[labels], scores)
+    assert float(onehot.result()) == pytest.approx((scores.argmax(1) == labels).mean())
+    y, p = rng.standard_normal((8, 3)), rng.standard_normal((8, 3))
+    mse, mae = keras.metrics.MeanSquaredError(), keras.metrics.MeanAbsoluteError()
+    mse.update_state(y, p)
+    mae.update_state(y, p)
+    assert float(mse.result()) == pytest.approx(((y - p) ** 2).mean(), rel=1e-6)
+    assert float(mae.result()) == pytest.approx(np.abs(y - p).mean(), rel=1e-6)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="k must be positive"):
+        keras.metrics.TopKCategoricalAccuracy(k=0)
+    # By name in compile, reported under that name.
+    x, yy = _data(64)
+    model = _classifier()
+    model.compile(optimizer="adam", loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["sparse_top_k_categorical_accuracy"])
+    assert "sparse_top_k_categorical_accuracy" in model.fit(x, yy, verbose=0).history

@@ -88,4 +88,38 @@ class SparseCategoricalAccuracy : public MeanMetricWrapper {
   Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
 };
 
+// mean((y_true - y_pred)^2) and mean(|y_true - y_pred|) over the last axis, averaged.
+class MeanSquaredError : public MeanMetricWrapper {
+ public:
+  explicit MeanSquaredError(std::string name = "mean_squared_error", DType dtype = DType::Float32)
+      : MeanMetricWrapper(std::move(name), dtype) {}
+
+ protected:
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
+};
+class MeanAbsoluteError : public MeanMetricWrapper {
+ public:
+  explicit MeanAbsoluteError(std::string name = "mean_absolute_error", DType dtype = DType::Float32)
+      : MeanMetricWrapper(std::move(name), dtype) {}
+
+ protected:
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
+};
+
+// Whether the true class is among the k highest predictions: one-hot y_true
+// (TopKCategoricalAccuracy) or class ids (sparse). A class tied with the true one's
+// score does not push it out, as tf.math.in_top_k.
+class TopKCategoricalAccuracy : public MeanMetricWrapper {
+ public:
+  explicit TopKCategoricalAccuracy(int64_t k = 5, bool sparse = false, std::string name = "",
+                                   DType dtype = DType::Float32);
+
+ protected:
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
+
+ private:
+  int64_t k_;
+  bool sparse_;
+};
+
 }  // namespace ef::nn::metrics

@@ -75,9 +75,13 @@ def _metric_of(metric, loss):
         return _metrics.Accuracy(name=metric)
     named = {"sparse_categorical_accuracy": _metrics.SparseCategoricalAccuracy,
              "categorical_accuracy": _metrics.CategoricalAccuracy,
-             "binary_accuracy": _metrics.BinaryAccuracy}
+             "binary_accuracy": _metrics.BinaryAccuracy,
+             "mse": _metrics.MeanSquaredError, "mean_squared_error": _metrics.MeanSquaredError,
+             "mae": _metrics.MeanAbsoluteError, "mean_absolute_error": _metrics.MeanAbsoluteError,
+             "top_k_categorical_accuracy": _metrics.TopKCategoricalAccuracy,
+             "sparse_top_k_categorical_accuracy": _metrics.SparseTopKCategoricalAccuracy}
     if isinstance(metric, str) and metric in named:
-        return named[metric]()
+        return named[metric](name=metric)
     raise errors.InvalidArgumentError(
         f"compile: unknown metric {metric!r}; give 'accuracy', a metric name such as "
         "'sparse_categorical_accuracy', or a metric object")
