@@ -30,13 +30,9 @@ void compile(ef::nn::Model& model, double learning_rate) {
 
 int main(int argc, char** argv) {
   example::Options options = example::parse_flags(argc, argv, {});
-  ef::data::datasets::FashionMnist data;
-  try {
-    data = ef::data::datasets::fashion_mnist(options.data_dir);
-  } catch (const ef::NotFoundError& e) {
-    std::fprintf(stderr, "%s\n", e.message().c_str());
-    return 77;  // "skipped" for ctest
-  }
+  std::optional<ef::data::datasets::FashionMnist> loaded = example::load_data(options);
+  if (!loaded) return example::kSkipped;
+  const ef::data::datasets::FashionMnist& data = *loaded;
   const int64_t n = std::min<int64_t>(options.train_examples, data.train.images.shape()[0]);
   ef::random::set_seed(options.seed);
   auto model = make_model();

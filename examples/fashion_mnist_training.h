@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace example {
@@ -66,17 +67,27 @@ inline double evaluate(ef::nn::Layer& model, const ef::data::datasets::LabeledIm
   return accuracy.result().item<float>();
 }
 
-// Trains make_model()'s model and reports; returns the process exit code. The images
-// are given to the model as [batch, 28, 28, 1] when `channels_last`, else [batch, 28, 28].
-inline int train_and_evaluate(const std::string& title, const std::function<std::shared_ptr<ef::nn::Layer>()>& make_model,
-                              const Options& options, bool channels_last) {
-  ef::data::datasets::FashionMnist data;
+// Exit code for ctest: the dataset is not installed, so the example is skipped.
+constexpr int kSkipped = 77;
+
+// The dataset, or nothing after saying why it is missing.
+inline std::optional<ef::data::datasets::FashionMnist> load_data(const Options& options) {
   try {
-    data = ef::data::datasets::fashion_mnist(options.data_dir);
+    return ef::data::datasets::fashion_mnist(options.data_dir);
   } catch (const ef::NotFoundError& e) {
     std::fprintf(stderr, "%s\n", e.message().c_str());
-    return 77;  // "skipped" for ctest
+    return std::nullopt;
   }
+}
+
+// Trains make_model()'s model and reports; returns the process exit code. The images
+// are given to the model as [batch, 28, 28, 1] when `channels_last`, else [batch, 28, 28].
+inline int train_and_evaluate(const std::string& title,
+                              const std::function<std::shared_ptr<ef::nn::Layer>()>& make_model,
+                              const Options& options, bool channels_last) {
+  std::optional<ef::data::datasets::FashionMnist> loaded = load_data(options);
+  if (!loaded) return kSkipped;
+  ef::data::datasets::FashionMnist& data = *loaded;
   if (channels_last) {
     data.train.images = ef::expand_dims(data.train.images, -1);
     data.test.images = ef::expand_dims(data.test.images, -1);

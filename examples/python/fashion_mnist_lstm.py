@@ -8,15 +8,11 @@ import sys
 
 import eagerflow as ef
 from eagerflow import keras
-from fashion_mnist_training import parse_flags
+from fashion_mnist_training import load_data, parse_flags
 
 
 def main(flags):
-    try:
-        train, test = ef.data.datasets.fashion_mnist(flags.data_dir)
-    except ef.errors.NotFoundError as e:
-        print(e, file=sys.stderr)
-        return 77
+    train, test = load_data(flags)
     n = min(flags.train_examples, train.images.shape[0])
     ef.random.set_seed(flags.seed)
     model = keras.Sequential([keras.layers.LSTM(128), keras.layers.Dense(10)])

@@ -28,12 +28,18 @@ def evaluate(model, images, labels):
     return float(accuracy.result())
 
 
-def train_and_evaluate(title, make_model, flags, channels_last):
+def load_data(flags):
+    """(train, test); when the dataset is not installed, says so and exits with 77
+    ("skipped" for the tests that run the examples)."""
     try:
-        train, test = ef.data.datasets.fashion_mnist(flags.data_dir)
+        return ef.data.datasets.fashion_mnist(flags.data_dir)
     except ef.errors.NotFoundError as e:
         print(e, file=sys.stderr)
-        return 77
+        sys.exit(77)
+
+
+def train_and_evaluate(title, make_model, flags, channels_last):
+    train, test = load_data(flags)
     train_images, test_images = train.images, test.images
     if channels_last:
         train_images, test_images = ef.expand_dims(train_images, -1), ef.expand_dims(test_images, -1)

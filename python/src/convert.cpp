@@ -217,6 +217,15 @@ ef::DType to_dtype(py::handle obj) {
 }
 
 // A Python int (or anything with __index__) as int64, or a ValueError naming `what`.
+std::optional<ef::Tensor> optional_tensor(py::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  return to_tensor(obj);
+}
+
+std::string name_or(py::handle name, const char* fallback) {
+  return name.is_none() ? std::string(fallback) : name.cast<std::string>();
+}
+
 int64_t int64_of(py::handle obj, const char* what) {
   py::int_ value = py::int_(py::reinterpret_borrow<py::object>(obj));
   int overflow = 0;

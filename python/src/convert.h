@@ -15,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include <optional>
+#include <string>
 
 #include <eagerflow/eagerflow.h>
 
@@ -39,6 +40,10 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what);
 // A Python int (or anything with __index__) as int64; ValueError naming `what` when it
 // does not fit (pybind11's own cast would raise an untyped "Unable to cast").
 int64_t int64_of(py::handle obj, const char* what);
+// None as nothing, anything else as a tensor (optional arguments such as sample_weight).
+std::optional<ef::Tensor> optional_tensor(py::handle obj);
+// A name argument, or `fallback` for None.
+std::string name_or(py::handle name, const char* fallback);
 // list(seq): iterate this, not seq itself, whose __getitem__ may create each item
 // afresh (a tensor's rows, NumPy scalars), leaving a borrowed handle dangling.
 inline py::list owned_items(py::handle seq) { return py::list(py::reinterpret_borrow<py::object>(seq)); }

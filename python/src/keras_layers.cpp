@@ -12,10 +12,6 @@ namespace {
 using namespace pybind11::literals;
 namespace nn = ef::nn;
 
-std::string name_or(py::handle name, const std::string& fallback) {
-  return name.is_none() ? fallback : name.cast<std::string>();
-}
-
 // An int or a sequence of ints, as a list.
 std::vector<int64_t> ints_of(py::handle value, const char* what) {
   if (py::isinstance<py::int_>(value)) return {int64_of(value, what)};
@@ -119,9 +115,6 @@ void bind_simple_layers(py::module_& keras) {
                bool use_bias, py::handle kernel_initializer, py::handle recurrent_initializer,
                py::handle bias_initializer, bool unit_forget_bias, bool return_sequences, bool go_backwards,
                bool reset_after, py::handle name) {
-          if (!reset_after)
-            throw ef::UnimplementedError(
-                "GRU: reset_after=False is not implemented (Keras' default is True)");
           nn::RecurrentOptions o;
           o.activation = nn::Activation(activation);
           o.recurrent_activation = nn::Activation(recurrent_activation);
@@ -132,6 +125,7 @@ void bind_simple_layers(py::module_& keras) {
           o.unit_forget_bias = unit_forget_bias;
           o.return_sequences = return_sequences;
           o.go_backwards = go_backwards;
+          o.reset_after = reset_after;
           o.name = name_or(name, "");
           return std::make_shared<nn::Recurrent>(cell, units, std::move(o));
         },

@@ -186,10 +186,7 @@ py::dict dict_of_config(const ef::nn::Config& config) {
 
 void bind_model(py::module_& keras) {
   py::class_<nn::Model, nn::Layer, PyModel, std::shared_ptr<nn::Model>>(keras, "Model", py::dynamic_attr())
-      .def(py::init([](py::handle name) {
-             return std::make_shared<PyModel>(name.is_none() ? std::string("model")
-                                                             : name.cast<std::string>());
-           }),
+      .def(py::init([](py::handle name) { return std::make_shared<PyModel>(name_or(name, "model")); }),
            "name"_a = py::none())
       .def(
           "_compile",
@@ -237,7 +234,7 @@ void bind_model(py::module_& keras) {
             o.seed = seed;
             o.initial_epoch = initial_epoch;
             o.steps_per_epoch = steps_per_epoch;
-            if (!sample_weight.is_none()) o.sample_weight = to_tensor(sample_weight);
+            o.sample_weight = optional_tensor(sample_weight);
             o.class_weight = std::move(class_weight);
             if (!dataset.is_none()) return self.fit(dataset.cast<ef::data::Dataset>(), std::move(o), kPython);
             return self.fit(to_tensor(x), to_tensor(y), std::move(o), kPython);
@@ -264,8 +261,7 @@ void bind_model(py::module_& keras) {
       .def(
           "_on_batch",
           [](nn::Model& self, bool training, TensorArg x, TensorArg y, py::handle sample_weight) {
-            std::optional<ef::Tensor> w;
-            if (!sample_weight.is_none()) w = to_tensor(sample_weight);
+            const std::optional<ef::Tensor> w = optional_tensor(sample_weight);
             return dict_of(training ? self.train_on_batch(x.value, y.value, w, kPython)
                                     : self.test_on_batch(x.value, y.value, w, kPython));
           },
@@ -285,9 +281,7 @@ void bind_model(py::module_& keras) {
       .def(
           "compute_loss",
           [](nn::Model& self, TensorArg y, TensorArg y_pred, py::handle sample_weight) {
-            std::optional<ef::Tensor> w;
-            if (!sample_weight.is_none()) w = to_tensor(sample_weight);
-            return self.compute_loss(y.value, y_pred.value, w);
+            return self.compute_loss(y.value, y_pred.value, optional_tensor(sample_weight));
           },
           "y"_a, "y_pred"_a, "sample_weight"_a = py::none())
       .def("reset_metrics", &nn::Model::reset_metrics)

@@ -46,15 +46,6 @@ nn::losses::Reduction reduction_of(const std::string& name) {
   throw ef::InvalidArgumentError("reduction must be \"sum_over_batch_size\", \"sum\" or \"none\", got \"" + name + "\"");
 }
 
-std::optional<ef::Tensor> optional_tensor(py::handle obj) {
-  if (obj.is_none()) return std::nullopt;
-  return to_tensor(obj);
-}
-
-std::string name_or(py::handle name, const char* fallback) {
-  return name.is_none() ? std::string(fallback) : name.cast<std::string>();
-}
-
 void bind_module(py::module_& m) {
   py::class_<nn::Module, std::shared_ptr<nn::Module>>(m, "Module", py::dynamic_attr())
       .def(py::init([](py::handle name) { return std::make_shared<nn::Module>(name_or(name, "module")); }),

@@ -263,25 +263,31 @@ Tensor placeholder(DType dtype, const Shape& shape, const std::string& name, Cal
   }
 }
 
-Operation global_variables_initializer(const Graph& graph) {
-  detail::GraphState& g = *graph.state();
+namespace {
+// A group node of `graph` running `nodes` (its control inputs).
+Operation group_node(const std::shared_ptr<detail::GraphState>& graph, std::vector<int> nodes,
+                     const std::string& name) {
   detail::Node n;
   n.kind = detail::NodeKind::kGroup;
-  n.control_inputs = g.initializers;
-  return Operation(graph.state(), g.add_node(std::move(n), "init"));
+  n.control_inputs = std::move(nodes);
+  return Operation(graph, graph->add_node(std::move(n), name));
+}
+}  // namespace
+
+Operation global_variables_initializer(const Graph& graph) {
+  return group_node(graph.state(), graph.state()->initializers, "init");
 }
 
 Operation group(const std::vector<Tensor>& values, const std::string& name, CallSite where) {
   try {
     detail::GraphState* g = current_graph();
     if (!Context::current().builder || !g) return Operation();
-    detail::Node n;
-    n.kind = detail::NodeKind::kGroup;
+    std::vector<int> nodes;
     for (const Tensor& value : values) {
       if (!value.defined()) fail("group: a value is an undefined tensor");
-      n.control_inputs.push_back(g->value_of(value, "group").node);
+      nodes.push_back(g->value_of(value, "group").node);
     }
-    return Operation(g->shared_from_this(), g->add_node(std::move(n), name));
+    return group_node(g->shared_from_this(), std::move(nodes), name);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -297,14 +303,13 @@ StateUpdates::StateUpdates() {
 
 Operation StateUpdates::operation(const std::string& name) const {
   if (!graph_) return Operation();
-  detail::Node n;
-  n.kind = detail::NodeKind::kGroup;
   const std::vector<int>& initializers = graph_->initializers;  // those run once, by the initializer
+  std::vector<int> nodes;
   for (int i = first_node_; i < static_cast<int>(graph_->nodes.size()); ++i)
     if ((graph_->node(i).stateful() || graph_->node(i).control) &&
         std::find(initializers.begin(), initializers.end(), i) == initializers.end())
-      n.control_inputs.push_back(i);
-  return Operation(graph_, graph_->add_node(std::move(n), name));
+      nodes.push_back(i);
+  return group_node(graph_, std::move(nodes), name);
 }
 
 std::vector<Variable> global_variables(const Graph& graph) {

@@ -36,4 +36,12 @@ Activation::Activation(const std::string& name) : name_(name) {
   fn_ = it->second;
 }
 
+const std::string& Activation::config_name(const std::string& layer) const {
+  if (name_ == "custom")
+    fail<UnimplementedError>("layer '", layer,
+                             "': its activation is a C++ function and has no config to save; ",
+                             "use a named activation");
+  return name_;
+}
+
 }  // namespace ef::nn

@@ -64,37 +64,6 @@ Tensor Conv1D::call(const Tensor& inputs, bool) {
   return options_.activation(y);
 }
 
-Config Conv1D::get_config() const {
-  if (options_.activation.name() == "custom")
-    fail<UnimplementedError>("layer '", name(),
-                             "': its activation is a C++ function and has no config to save");
-  return Layer::get_config()
-      .set("filters", filters_)
-      .set("kernel_size", kernel_size_)
-      .set("strides", options_.strides)
-      .set("padding", options_.padding)
-      .set("dilation_rate", options_.dilation_rate)
-      .set("activation", options_.activation.name())
-      .set("use_bias", options_.use_bias)
-      .set("kernel_initializer", options_.kernel_initializer.get_config())
-      .set("bias_initializer", options_.bias_initializer.get_config());
-}
-
-std::shared_ptr<Conv1D> Conv1D::from_config(const Config& c) {
-  const std::string who = "Conv1D config";
-  Conv1DOptions o;
-  o.strides = c.get<int64_t>("strides", who, int64_t{1});
-  o.padding = c.get<std::string>("padding", who, std::string("valid"));
-  o.dilation_rate = c.get<int64_t>("dilation_rate", who, int64_t{1});
-  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
-  o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
-  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
-  o.name = c.get<std::string>("name", who, std::string("conv1d"));
-  return std::make_shared<Conv1D>(c.get<int64_t>("filters", who), c.get<int64_t>("kernel_size", who),
-                                  std::move(o));
-}
-
 // ---- 1D pooling ----
 
 Pool1D::Pool1D(bool max, int64_t pool_size, std::optional<int64_t> strides, std::string padding,

@@ -9,18 +9,42 @@
 namespace ef::nn {
 namespace {
 
-ConfigValue activation_config(const Activation& activation, const std::string& layer) {
-  if (activation.name() == "custom")
-    fail<UnimplementedError>("layer '", layer,
-                             "': its activation is a C++ function and has no config to save; ",
-                             "use a named activation");
-  return activation.name();
+// The arguments Dense, Conv1D and Conv2D share: activation, use_bias, the initializers.
+template <class Options>
+Config& with_kernel_arguments(Config& c, const Options& o, const std::string& layer) {
+  return c.set("activation", o.activation.config_name(layer))
+      .set("use_bias", o.use_bias)
+      .set("kernel_initializer", o.kernel_initializer.get_config())
+      .set("bias_initializer", o.bias_initializer.get_config());
 }
 
-Initializer initializer(const Config& c, const std::string& key, const std::string& who,
-                        const char* fallback) {
-  if (const std::shared_ptr<Config> nested = c.nested(key, who)) return Initializer::from_config(*nested);
-  return Initializer(c.get<std::string>(key, who, std::string(fallback)));
+template <class Options>
+void read_kernel_arguments(const Config& c, const std::string& who, Options& o) {
+  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
+  o.use_bias = c.get<bool>("use_bias", who, true);
+  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
+}
+
+// The arguments LayerNormalization and BatchNormalization share.
+template <class Options>
+Config& with_normalization_arguments(Config& c, const Options& o) {
+  return c.set("axis", o.axis)
+      .set("epsilon", o.epsilon)
+      .set("center", o.center)
+      .set("scale", o.scale)
+      .set("beta_initializer", o.beta_initializer.get_config())
+      .set("gamma_initializer", o.gamma_initializer.get_config());
+}
+
+template <class Options>
+void read_normalization_arguments(const Config& c, const std::string& who, Options& o) {
+  o.axis = c.get<int64_t>("axis", who, int64_t{-1});
+  o.epsilon = c.get<double>("epsilon", who, 1e-3);
+  o.center = c.get<bool>("center", who, true);
+  o.scale = c.get<bool>("scale", who, true);
+  o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
+  o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
 }
 
 std::string lower(std::string s) {
@@ -33,21 +57,14 @@ std::string lower(std::string s) {
 // ---- core layers ----
 
 Config Dense::get_config() const {
-  return Layer::get_config()
-      .set("units", units_)
-      .set("activation", activation_config(options_.activation, name()))
-      .set("use_bias", options_.use_bias)
-      .set("kernel_initializer", options_.kernel_initializer.get_config())
-      .set("bias_initializer", options_.bias_initializer.get_config());
+  Config c = Layer::get_config().set("units", units_);
+  return with_kernel_arguments(c, options_, name());
 }
 
 std::shared_ptr<Dense> Dense::from_config(const Config& c) {
   const std::string who = "Dense config";
   DenseOptions o;
-  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
-  o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
-  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
+  read_kernel_arguments(c, who, o);
   o.name = c.get<std::string>("name", who, std::string("dense"));
   return std::make_shared<Dense>(c.get<int64_t>("units", who), std::move(o));
 }
@@ -71,24 +88,14 @@ std::shared_ptr<Dropout> Dropout::from_config(const Config& c) {
 }
 
 Config LayerNormalization::get_config() const {
-  return Layer::get_config()
-      .set("axis", options_.axis)
-      .set("epsilon", options_.epsilon)
-      .set("center", options_.center)
-      .set("scale", options_.scale)
-      .set("beta_initializer", options_.beta_initializer.get_config())
-      .set("gamma_initializer", options_.gamma_initializer.get_config());
+  Config c = Layer::get_config();
+  return with_normalization_arguments(c, options_);
 }
 
 std::shared_ptr<LayerNormalization> LayerNormalization::from_config(const Config& c) {
   const std::string who = "LayerNormalization config";
   LayerNormalizationOptions o;
-  o.axis = c.get<int64_t>("axis", who, int64_t{-1});
-  o.epsilon = c.get<double>("epsilon", who, 1e-3);
-  o.center = c.get<bool>("center", who, true);
-  o.scale = c.get<bool>("scale", who, true);
-  o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
-  o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
+  read_normalization_arguments(c, who, o);
   o.name = c.get<std::string>("name", who, std::string("layer_normalization"));
   return std::make_shared<LayerNormalization>(std::move(o));
 }
@@ -113,16 +120,13 @@ std::shared_ptr<Embedding> Embedding::from_config(const Config& c) {
 // ---- convolution, pooling, batch normalization ----
 
 Config Conv2D::get_config() const {
-  return Layer::get_config()
-      .set("filters", filters_)
-      .set("kernel_size", kernel_size_)
-      .set("strides", options_.strides)
-      .set("padding", lower(options_.padding))
-      .set("dilation_rate", options_.dilation_rate)
-      .set("activation", activation_config(options_.activation, name()))
-      .set("use_bias", options_.use_bias)
-      .set("kernel_initializer", options_.kernel_initializer.get_config())
-      .set("bias_initializer", options_.bias_initializer.get_config());
+  Config c = Layer::get_config()
+                 .set("filters", filters_)
+                 .set("kernel_size", kernel_size_)
+                 .set("strides", options_.strides)
+                 .set("padding", lower(options_.padding))
+                 .set("dilation_rate", options_.dilation_rate);
+  return with_kernel_arguments(c, options_, name());
 }
 
 std::shared_ptr<Conv2D> Conv2D::from_config(const Config& c) {
@@ -131,13 +135,32 @@ std::shared_ptr<Conv2D> Conv2D::from_config(const Config& c) {
   o.strides = c.get<std::vector<int64_t>>("strides", who, Window{1, 1});
   o.padding = c.get<std::string>("padding", who, std::string("valid"));
   o.dilation_rate = c.get<std::vector<int64_t>>("dilation_rate", who, Window{1, 1});
-  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
-  o.use_bias = c.get<bool>("use_bias", who, true);
-  o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
-  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
+  read_kernel_arguments(c, who, o);
   o.name = c.get<std::string>("name", who, std::string("conv2d"));
   return std::make_shared<Conv2D>(c.get<int64_t>("filters", who),
                                   c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
+}
+
+Config Conv1D::get_config() const {
+  Config c = Layer::get_config()
+                 .set("filters", filters_)
+                 .set("kernel_size", kernel_size_)
+                 .set("strides", options_.strides)
+                 .set("padding", options_.padding)
+                 .set("dilation_rate", options_.dilation_rate);
+  return with_kernel_arguments(c, options_, name());
+}
+
+std::shared_ptr<Conv1D> Conv1D::from_config(const Config& c) {
+  const std::string who = "Conv1D config";
+  Conv1DOptions o;
+  o.strides = c.get<int64_t>("strides", who, int64_t{1});
+  o.padding = c.get<std::string>("padding", who, std::string("valid"));
+  o.dilation_rate = c.get<int64_t>("dilation_rate", who, int64_t{1});
+  read_kernel_arguments(c, who, o);
+  o.name = c.get<std::string>("name", who, std::string("conv1d"));
+  return std::make_shared<Conv1D>(c.get<int64_t>("filters", who), c.get<int64_t>("kernel_size", who),
+                                  std::move(o));
 }
 
 namespace {
@@ -172,14 +195,8 @@ std::shared_ptr<AveragePool2D> AveragePool2D::from_config(const Config& c) {
 }
 
 Config BatchNormalization::get_config() const {
-  return Layer::get_config()
-      .set("axis", options_.axis)
-      .set("momentum", options_.momentum)
-      .set("epsilon", options_.epsilon)
-      .set("center", options_.center)
-      .set("scale", options_.scale)
-      .set("beta_initializer", options_.beta_initializer.get_config())
-      .set("gamma_initializer", options_.gamma_initializer.get_config())
+  Config c = Layer::get_config().set("momentum", options_.momentum);
+  return with_normalization_arguments(c, options_)
       .set("moving_mean_initializer", options_.moving_mean_initializer.get_config())
       .set("moving_variance_initializer", options_.moving_variance_initializer.get_config());
 }
@@ -187,13 +204,8 @@ Config BatchNormalization::get_config() const {
 std::shared_ptr<BatchNormalization> BatchNormalization::from_config(const Config& c) {
   const std::string who = "BatchNormalization config";
   BatchNormalizationOptions o;
-  o.axis = c.get<int64_t>("axis", who, int64_t{-1});
+  read_normalization_arguments(c, who, o);
   o.momentum = c.get<double>("momentum", who, 0.99);
-  o.epsilon = c.get<double>("epsilon", who, 1e-3);
-  o.center = c.get<bool>("center", who, true);
-  o.scale = c.get<bool>("scale", who, true);
-  o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
-  o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
   o.moving_mean_initializer = Initializer::from_layer_config(c, "moving_mean_initializer", who, "zeros");
   o.moving_variance_initializer =
       Initializer::from_layer_config(c, "moving_variance_initializer", who, "ones");

@@ -108,7 +108,6 @@ void Model::compile(CompileOptions options) {
   c.options = std::move(options);
   c.loss_tracker = std::make_shared<metrics::Mean>("loss");
   compiled_ = std::move(c);
-  metric_names_ = std::move(names);
 }
 
 const CompileOptions& Model::compile_options() const {
@@ -152,16 +151,23 @@ void track_loss(metrics::Mean& tracker, const Tensor& loss, const Tensor& y_pred
   tracker.update_state(loss, scalar_tensor(examples, loss.dtype()));
 }
 
-void check_batch(const data::Element& batch, const char* step) {
+// The batch's sample weights, after checking that it is (x, y) or (x, y, sample_weight).
+std::optional<Tensor> sample_weights(const data::Element& batch, const char* step) {
   if (batch.size() < 2 || batch.size() > 3)
     fail("Model.", step, ": a batch must be (x, y) or (x, y, sample_weight), got ", batch.size(), " tensors");
+  return batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
 }
 }  // namespace
 
+void Model::update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss) {
+  Compiled& c = compiled("update_metrics");
+  track_loss(*c.loss_tracker, loss, y_pred);
+  for (const auto& m : c.options.metrics)
+    m->update_state(batch[1], y_pred, sample_weights(batch, "update_metrics"));
+}
+
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
-  check_batch(batch, "train_step");
-  Compiled& c = compiled("train_step");
-  const std::optional<Tensor> weights = batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
+  const std::optional<Tensor> weights = sample_weights(batch, "train_step");
   Tensor y_pred, loss;
   std::vector<Tensor> grads;
   std::vector<Variable> variables;
@@ -172,19 +178,15 @@ std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
     variables = trainable_variables();
     grads = tape.gradient(loss, variables);
   }
-  c.options.optimizer->apply_gradients(grads, variables);
-  track_loss(*c.loss_tracker, loss, y_pred);
-  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
+  compiled("train_step").options.optimizer->apply_gradients(grads, variables);
+  update_metrics(batch, y_pred, loss);
   return metric_results();
 }
 
 std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
-  check_batch(batch, "test_step");
-  Compiled& c = compiled("test_step");
-  const std::optional<Tensor> weights = batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
+  const std::optional<Tensor> weights = sample_weights(batch, "test_step");
   const Tensor y_pred = (*this)(batch[0], /*training=*/false);
-  track_loss(*c.loss_tracker, compute_loss(batch[1], y_pred, weights), y_pred);
-  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
+  update_metrics(batch, y_pred, compute_loss(batch[1], y_pred, weights));
   return metric_results();
 }
 
@@ -192,10 +194,10 @@ std::map<std::string, Tensor> Model::run_step(bool training, const data::Element
   Compiled& c = compiled(training ? "fit" : "evaluate");
   if (c.options.run_eagerly) return training ? train_step(batch) : test_step(batch);
   // Note [fit runs a function]. The names of the results are fixed by the first trace.
-  std::optional<Function>& step = training ? c.train_function : c.test_function;
+  std::optional<StepFunction>& step = training ? c.train_function : c.test_function;
   if (!step) {
     auto names = std::make_shared<std::vector<std::string>>();
-    step = Function(
+    Function function(
         [this, training, names](const std::vector<Tensor>& args) {
           std::map<std::string, Tensor> results = training ? train_step(args) : test_step(args);
           std::vector<Tensor> values;
@@ -207,12 +209,11 @@ std::map<std::string, Tensor> Model::run_step(bool training, const data::Element
           return values;
         },
         training ? "train_function" : "test_function", std::nullopt, c.options.jit_compile);
-    (training ? train_names_ : test_names_) = names;
+    step = StepFunction{std::move(function), names};
   }
-  const std::vector<Tensor> values = (*step)(batch);
-  const std::vector<std::string>& known = *(training ? train_names_ : test_names_);
+  const std::vector<Tensor> values = step->function(batch);
   std::map<std::string, Tensor> out;
-  for (size_t i = 0; i < values.size() && i < known.size(); ++i) out[known[i]] = values[i];
+  for (size_t i = 0; i < values.size() && i < step->names->size(); ++i) out[(*step->names)[i]] = values[i];
   return out;
 }
 

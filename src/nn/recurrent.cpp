@@ -33,6 +33,8 @@ Recurrent::Recurrent(Cell cell, int64_t units, RecurrentOptions options)
       units_(units),
       options_(std::move(options)) {
   if (units <= 0) fail(cell_name(cell, true), ": units must be positive, got ", units);
+  if (cell == Cell::kGRU && !options_.reset_after)
+    fail<UnimplementedError>("GRU: reset_after=false is not implemented (Keras' default is true)");
 }
 
 std::string Recurrent::class_name() const { return cell_name(cell_, true); }
@@ -110,29 +112,24 @@ Tensor Recurrent::call(const Tensor& inputs, bool) {
 }
 
 Config Recurrent::get_config() const {
-  for (const Activation* a : {&options_.activation, &options_.recurrent_activation})
-    if (a->name() == "custom")
-      fail<UnimplementedError>("layer '", name(),
-                               "': an activation is a C++ function and has no config to save");
   Config c = Layer::get_config();
   c.set("units", units_)
-      .set("activation", options_.activation.name())
+      .set("activation", options_.activation.config_name(name()))
       .set("use_bias", options_.use_bias)
       .set("return_sequences", options_.return_sequences)
       .set("go_backwards", options_.go_backwards)
       .set("kernel_initializer", options_.kernel_initializer.get_config())
       .set("recurrent_initializer", options_.recurrent_initializer.get_config())
       .set("bias_initializer", options_.bias_initializer.get_config());
-  if (cell_ != Cell::kSimpleRNN) c.set("recurrent_activation", options_.recurrent_activation.name());
+  if (cell_ != Cell::kSimpleRNN)
+    c.set("recurrent_activation", options_.recurrent_activation.config_name(name()));
   if (cell_ == Cell::kLSTM) c.set("unit_forget_bias", options_.unit_forget_bias);
-  if (cell_ == Cell::kGRU) c.set("reset_after", true);
+  if (cell_ == Cell::kGRU) c.set("reset_after", options_.reset_after);
   return c;
 }
 
 std::shared_ptr<Recurrent> Recurrent::from_config(Cell cell, const Config& c) {
   const std::string who = std::string(cell_name(cell, true)) + " config";
-  if (!c.get<bool>("reset_after", who, true))
-    fail<UnimplementedError>(who, ": reset_after=False GRUs are not implemented (Keras' default is True)");
   RecurrentOptions o;
   o.activation = Activation(c.get<std::string>("activation", who, std::string("tanh")));
   o.recurrent_activation =
@@ -144,6 +141,7 @@ std::shared_ptr<Recurrent> Recurrent::from_config(Cell cell, const Config& c) {
   o.recurrent_initializer = Initializer::from_layer_config(c, "recurrent_initializer", who, "orthogonal");
   o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
   o.unit_forget_bias = c.get<bool>("unit_forget_bias", who, true);
+  o.reset_after = c.get<bool>("reset_after", who, true);
   o.name = c.get<std::string>("name", who, std::string(cell_name(cell, false)));
   return std::make_shared<Recurrent>(cell, c.get<int64_t>("units", who), std::move(o));
 }

@@ -42,10 +42,7 @@ ActivationLayer::ActivationLayer(Activation activation, std::string name)
     : Layer(std::move(name)), activation_(std::move(activation)) {}
 Tensor ActivationLayer::call(const Tensor& inputs, bool) { return activation_(inputs); }
 Config ActivationLayer::get_config() const {
-  if (activation_.name() == "custom")
-    fail<UnimplementedError>("layer '", name(),
-                             "': its activation is a C++ function and has no config to save");
-  return Layer::get_config().set("activation", activation_.name());
+  return Layer::get_config().set("activation", activation_.config_name(name()));
 }
 std::shared_ptr<ActivationLayer> ActivationLayer::from_config(const Config& c) {
   const std::string who = "Activation config";

@@ -110,35 +110,33 @@ Operation Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variabl
 
 Tensor Optimizer::minimize(const std::function<Tensor()>& loss, const std::vector<Variable>& variables,
                            CallSite where) {
-  check_not_graph_mode(name_);
-  Tensor value;
-  std::vector<Tensor> grads;
-  {
-    GradientTape tape;
-    for (const Variable& v : variables) tape.watch(v);
-    value = loss();
-    grads = tape.gradient(value, variables, Tensor(), UnconnectedGradients::None, where);
-  }
-  apply_gradients(grads, variables, where);
-  return value;
+  return minimize_variables(loss, variables, where);
 }
 
 Tensor Optimizer::minimize(const std::function<Tensor()>& loss, CallSite where) {
+  return minimize_variables(loss, std::nullopt, where);
+}
+
+Tensor Optimizer::minimize_variables(const std::function<Tensor()>& loss,
+                                     std::optional<std::vector<Variable>> variables, CallSite where) {
   check_not_graph_mode(name_);
   Tensor value;
   std::vector<Tensor> grads;
-  std::vector<Variable> variables;
   {
-    GradientTape tape;  // watches every trainable variable the loss reads
+    GradientTape tape;  // without a variable list it watches every trainable variable the loss reads
+    if (variables)
+      for (const Variable& v : *variables) tape.watch(v);
     value = loss();
-    variables = tape.watched_variables();
-    if (variables.empty())
-      fail(name_,
-           ".minimize: the loss function read no trainable variables; pass var_list or read them "
-           "inside the function");
-    grads = tape.gradient(value, variables, Tensor(), UnconnectedGradients::None, where);
+    if (!variables) {
+      variables = tape.watched_variables();
+      if (variables->empty())
+        fail(name_,
+             ".minimize: the loss function read no trainable variables; pass var_list or read them "
+             "inside the function");
+    }
+    grads = tape.gradient(value, *variables, Tensor(), UnconnectedGradients::None, where);
   }
-  apply_gradients(grads, variables, where);
+  apply_gradients(grads, *variables, where);
   return value;
 }
 

@@ -27,6 +27,8 @@ class Activation {
   Tensor operator()(const Tensor& x) const { return fn_ ? fn_(x) : x; }
   bool is_linear() const { return !fn_; }
   const std::string& name() const { return name_; }
+  // The name a layer config saves; UnimplementedError naming `layer` for a C++ function.
+  const std::string& config_name(const std::string& layer) const;
 
  private:
   std::string name_ = "linear";

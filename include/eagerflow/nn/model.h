@@ -127,11 +127,19 @@ class Model : public Layer {
   virtual std::map<std::string, Tensor> test_step(const data::Element& batch);
 
  private:
+  // A step traced as a function (Note [fit runs a function]) and the names of its
+  // outputs, in order (set by its trace).
+  struct StepFunction {
+    Function function;
+    std::shared_ptr<std::vector<std::string>> names;
+  };
   struct Compiled {
     CompileOptions options;
     std::shared_ptr<metrics::Mean> loss_tracker;
-    std::optional<Function> train_function, test_function;
+    std::optional<StepFunction> train_function, test_function;
   };
+  // The loss tracker and the metrics, updated with one batch's results.
+  void update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss);
   std::map<std::string, Tensor> run_step(bool training, const data::Element& batch);
   Logs on_batch(bool training, const Tensor& x, const Tensor& y, const std::optional<Tensor>& sample_weight,
                 CallSite where);
@@ -139,9 +147,6 @@ class Model : public Layer {
                       const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, bool notify);
   Compiled& compiled(const char* what);
   std::optional<Compiled> compiled_;
-  std::vector<std::string> metric_names_;
-  // The names of the step functions' results, in their output order (set by each trace).
-  std::shared_ptr<std::vector<std::string>> train_names_, test_names_;
 };
 
 }  // namespace ef::nn

@@ -30,6 +30,8 @@ struct RecurrentOptions {
   Initializer recurrent_initializer = "orthogonal";
   Initializer bias_initializer = "zeros";
   bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
+  bool reset_after =
+      true;  // GRU: Keras' default; false (the reset gate before the matmul) is not implemented
   std::string name;              // default: "simple_rnn" / "lstm" / "gru"
 };
 

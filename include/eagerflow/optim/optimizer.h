@@ -126,6 +126,9 @@ class Optimizer {
   std::optional<Variable> iterations_;  // created by the first update (or restore)
   std::optional<Variable> constant_rate_;  // a constant rate, created by the first update
   StepScalar learning_rate_now(const Variable& iterations);
+  // minimize for `variables`, or for every trainable variable the loss reads.
+  Tensor minimize_variables(const std::function<Tensor()>& loss,
+                            std::optional<std::vector<Variable>> variables, CallSite where);
   struct PerVariable {
     std::optional<Variable> steps;  // created by the variable's first update (or restore)
     std::map<std::string, Variable> slots;
