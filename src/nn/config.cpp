@@ -58,16 +58,18 @@ namespace {
 
 json to_json_value(const Config& config) {
   json out = json::object();
-  for (const auto& [key, value] : config.values) {
+  for (const auto& entry : config.values) {
+    // Not a structured binding: C++20 lets lambdas capture those, clang 14 does not.
+    json& slot = out[entry.first];
     std::visit(
         [&](const auto& v) {
           using V = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<V, std::shared_ptr<Config>>)
-            out[key] = v ? to_json_value(*v) : json(nullptr);
+            slot = v ? to_json_value(*v) : json(nullptr);
           else
-            out[key] = v;
+            slot = v;
         },
-        value);
+        entry.second);
   }
   return out;
 }
