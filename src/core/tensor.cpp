@@ -39,9 +39,9 @@ Tensor::operator bool() const {
   if (t.shape.num_elements() != 1)
     fail("the truth value of a tensor with shape ", t.shape,
          " is ambiguous: only a tensor with exactly one element converts to bool");
-  return dispatch_dtype(t.dtype, [&](auto tag) {
+  return dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return detail::read_element<T>(t, 0) != T(0);
+    return detail::arithmetic_value(detail::read_element<T>(t, 0)) != 0;
   });
 }
 
@@ -53,6 +53,12 @@ Tensor Tensor::to(Device device) const {
 }
 
 namespace detail {
+
+void fail_half_in_kernel(DType t) {
+  fail<InternalError>("a kernel was reached with dtype ", t,
+                      ", which kernels do not compute in: the dispatcher widens it to float32 first "
+                      "(Note [half-precision dtypes] in eagerflow/core/half.h)");
+}
 
 Tensor empty_tensor(DType dtype, const Shape& shape, Device device, std::string_view op) {
   validate_shape(shape, op, "shape", size_of(dtype));

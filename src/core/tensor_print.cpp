@@ -22,24 +22,38 @@ constexpr int64_t kEdgeItems = 3;
 constexpr size_t kLineWidth = 75;
 constexpr int kMaxFractionDigits = 8;
 
+// Whether a and b are the same value once stored in `dtype`.
+bool same_value(double a, double b, DType dtype) {
+  switch (dtype) {
+    case DType::Float64:
+      return a == b;
+    case DType::Float16:
+      return float_to_float16(static_cast<float>(a)) == float_to_float16(static_cast<float>(b));
+    case DType::BFloat16:
+      return float_to_bfloat16(static_cast<float>(a)) == float_to_bfloat16(static_cast<float>(b));
+    default:
+      return static_cast<float>(a) == static_cast<float>(b);
+  }
+}
+
 // Shortest "%.{p}f" (p <= 8) that reads back as the same value of the tensor's dtype.
-int fraction_digits(double v, bool is_float32) {
+int fraction_digits(double v, DType dtype) {
   char buf[64];
   for (int p = 0; p < kMaxFractionDigits; ++p) {
     std::snprintf(buf, sizeof buf, "%.*f", p, v);
     double back = std::strtod(buf, nullptr);
-    if (is_float32 ? static_cast<float>(back) == static_cast<float>(v) : back == v) return p;
+    if (same_value(back, v, dtype)) return p;
   }
   return kMaxFractionDigits;
 }
 
 // Shortest "%.{p}e" mantissa precision that reads back as the same value.
-int mantissa_digits(double v, bool is_float32) {
+int mantissa_digits(double v, DType dtype) {
   char buf[64];
   for (int p = 0; p < kMaxFractionDigits; ++p) {
     std::snprintf(buf, sizeof buf, "%.*e", p, v);
     double back = std::strtod(buf, nullptr);
-    if (is_float32 ? static_cast<float>(back) == static_cast<float>(v) : back == v) return p;
+    if (same_value(back, v, dtype)) return p;
   }
   return kMaxFractionDigits;
 }
@@ -47,7 +61,7 @@ int mantissa_digits(double v, bool is_float32) {
 std::string non_finite(double v) { return std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf"); }
 
 // Formats every value of a float tensor with one shared style, as NumPy does.
-std::vector<std::string> format_floats(const std::vector<double>& values, bool is_float32) {
+std::vector<std::string> format_floats(const std::vector<double>& values, DType dtype) {
   // NumPy's rule (FloatingFormat.fillFormat), over the finite non-zero values shown:
   // scientific when the largest is >= 1e8, the smallest < 1e-4, or their ratio > 1e3.
   double max_abs = 0, min_abs = INFINITY;
@@ -64,7 +78,7 @@ std::vector<std::string> format_floats(const std::vector<double>& values, bool i
   if (scientific) {
     int digits = 0;
     for (double v : values)
-      if (std::isfinite(v)) digits = std::max(digits, mantissa_digits(v, is_float32));
+      if (std::isfinite(v)) digits = std::max(digits, mantissa_digits(v, dtype));
     for (double v : values) {
       if (!std::isfinite(v)) { out.push_back(non_finite(v)); continue; }
       std::snprintf(buf, sizeof buf, "%.*e", digits, v);
@@ -76,10 +90,10 @@ std::vector<std::string> format_floats(const std::vector<double>& values, bool i
   }
   int digits = 0;
   for (double v : values)
-    if (std::isfinite(v)) digits = std::max(digits, fraction_digits(v, is_float32));
+    if (std::isfinite(v)) digits = std::max(digits, fraction_digits(v, dtype));
   for (double v : values) {
     if (!std::isfinite(v)) { out.push_back(non_finite(v)); continue; }
-    int own = fraction_digits(v, is_float32);
+    int own = fraction_digits(v, dtype);
     std::snprintf(buf, sizeof buf, "%.*f", own, v);
     std::string s = buf;
     if (own == 0) s += ".";
@@ -95,13 +109,13 @@ std::vector<std::string> format_floats(const std::vector<double>& values, bool i
 }
 
 // A one-element float prints like Python's repr of a float: "4.0", "0.1", "1e-05".
-std::string format_float_scalar(double v, bool is_float32) {
+std::string format_float_scalar(double v, DType dtype) {
   if (!std::isfinite(v)) return non_finite(v);
   char buf[64];
   for (int p = 1; p <= 17; ++p) {
     std::snprintf(buf, sizeof buf, "%.*g", p, v);
     double back = std::strtod(buf, nullptr);
-    if (is_float32 ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+    if (same_value(back, v, dtype)) break;
   }
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
@@ -152,10 +166,11 @@ class Printer {
     if (is_floating(dt)) {
       std::vector<double> v;
       for (int64_t i : flat_)
-        v.push_back(dispatch_dtype(dt, [&](auto tag) {
-          return static_cast<double>(detail::read_element<typename decltype(tag)::type>(impl, i));
+        v.push_back(dispatch_storage_dtype(dt, [&](auto tag) {
+          return static_cast<double>(
+              detail::arithmetic_value(detail::read_element<typename decltype(tag)::type>(impl, i)));
         }));
-      text_ = format_floats(v, dt == DType::Float32);
+      text_ = format_floats(v, dt);
     } else {
       for (int64_t i : flat_) {
         if (dt == DType::Bool) text_.push_back(detail::read_element<bool>(impl, i) ? "True" : "False");
@@ -227,13 +242,7 @@ std::string shape_tuple(const Shape& s) {
 std::string detail::format_values(const Tensor& t) {
   if (t.rank() == 0) {
     const TensorImpl& impl = *t.impl();
-    if (is_floating(t.dtype()))
-      return format_float_scalar(dispatch_dtype(t.dtype(),
-                                                [&](auto tag) {
-                                                  return static_cast<double>(
-                                                      detail::read_element<typename decltype(tag)::type>(impl, 0));
-                                                }),
-                                 t.dtype() == DType::Float32);
+    if (is_floating(t.dtype())) return format_float_scalar(t.item<double>(), t.dtype());
     if (t.dtype() == DType::Bool) return detail::read_element<bool>(impl, 0) ? "True" : "False";
     return std::to_string(t.item<int64_t>());
   }

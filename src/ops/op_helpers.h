@@ -67,7 +67,7 @@ constexpr std::string_view shared_functor_name() {
 // division and pow kernels check their operands before running the functor).
 template <class F, DTypeSet Set, int Arity, bool BoolOutput, bool Expensive>
 ElementwiseBlock elementwise_block_of() {
-  constexpr DTypeSet fusible = Set & cpu::kFloatTypes;
+  constexpr DTypeSet fusible = Set & cpu::kFloatTypes & ~cpu::kHalfTypes;
   if constexpr (BoolOutput || fusible == 0 || std::is_constructible_v<F, const Attrs&>) {
     return {};
   } else {

@@ -28,6 +28,12 @@ T exact_value(const TensorOrScalar& n, DType dtype, std::string_view op) {
         v >= -static_cast<double>(std::numeric_limits<T>::min()))
       reject();
     return static_cast<T>(v);
+  } else if constexpr (is_half_storage<T>) {
+    const float v = n.is_integral() ? static_cast<float>(n.int_value()) : static_cast<float>(n.value());
+    if constexpr (std::is_same_v<T, float16_t>)
+      return to_float16(v);
+    else
+      return to_bfloat16(v);
   } else {
     // Floats take any number; like TensorFlow, 0.1 becomes the nearest float32.
     return n.is_integral() ? static_cast<T>(n.int_value()) : static_cast<T>(n.value());
@@ -39,7 +45,7 @@ T exact_value(const TensorOrScalar& n, DType dtype, std::string_view op) {
 Tensor scalar_tensor(const TensorOrScalar& number, DType dtype, std::string_view op) {
   if (number.is_tensor()) return number.tensor();
   Tensor t = detail::empty_tensor(dtype, Shape{}, kCPU, op);
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *static_cast<T*>(t.impl()->storage->data()) = exact_value<T>(number, dtype, op);
   });

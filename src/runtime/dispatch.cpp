@@ -2,6 +2,8 @@
 
 #include "runtime/dispatch_internal.h"
 
+#include "backends/cpu/half_convert.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -31,26 +33,10 @@ void check_inputs(const OpCall& call, bool building) {
   }
 }
 
-// `donor`: the input whose buffer output 0 may take (run_op_reusing), or null. Only
-// the executor's entry passes one; the public path instantiates Reusing = false.
-template <bool Reusing>
-void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs, const Tensor* donor) {
-  Device device = call.inputs.empty() ? Context::current().device : call.inputs[0].device();
-  KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
-  if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
-  if (!call.op.traits.view)
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if constexpr (Reusing) {
-        if (i == 0 && donor && detail::can_reuse_buffer(call.op, *donor, metas[0].dtype, metas[0].shape)) {
-          outputs[0] = detail::make_view(*donor, donor->shape(), donor->strides(), donor->impl()->offset);
-          continue;
-        }
-      }
-      outputs[i] = detail::empty_tensor(metas[i].dtype, metas[i].shape, device, call.op.name);
-    }
-  // Note [kernels are below the tape]: a kernel that calls public ops (say, to make an
-  // input contiguous) is an implementation detail of its op; a tape records the op,
-  // never what its kernel did inside.
+// Runs `kernel` with the tape's recorder suspended (Note [kernels are below the tape]:
+// a kernel that calls public ops, say to make an input contiguous, is an implementation
+// detail of its op; a tape records the op, never what its kernel did inside).
+void call_kernel(KernelFn kernel, const OpCall& call, std::span<Tensor> outputs) {
   Context& ctx = Context::current();
   if (!ctx.recorder) [[likely]] {
     kernel(call, outputs);
@@ -64,6 +50,63 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
     throw;
   }
   ctx.recorder = recorder;
+}
+
+bool involves_half(const OpCall& call, const OutputMetas& metas) {
+  for (const Tensor& t : call.inputs)
+    if (is_half(t.dtype())) return true;
+  for (size_t i = 0; i < metas.size(); ++i)
+    if (is_half(metas[i].dtype)) return true;
+  return false;
+}
+
+// Note [half-precision dtypes] in eagerflow/core/half.h: the op's float32 kernel runs on
+// its half inputs widened to float32, and its half outputs are its float32 results
+// rounded to nearest even.
+void run_widened(KernelFn kernel, const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs,
+                 Device device) {
+  std::vector<Tensor> inputs(call.inputs.begin(), call.inputs.end());
+  for (Tensor& t : inputs)
+    if (is_half(t.dtype())) t = cpu::widen_to_float32(t, call.op.name);
+  std::vector<Tensor> wide(outputs.size());
+  for (size_t i = 0; i < wide.size(); ++i)
+    wide[i] = detail::empty_tensor(is_half(metas[i].dtype) ? DType::Float32 : metas[i].dtype, metas[i].shape,
+                                   device, call.op.name);
+  call_kernel(kernel, OpCall{call.op, inputs, call.attrs}, wide);
+  for (size_t i = 0; i < wide.size(); ++i) {
+    if (!is_half(metas[i].dtype))
+      outputs[i] = std::move(wide[i]);
+    else if (wide[i].dtype() == DType::Float32)
+      outputs[i] = cpu::narrow_from_float32(wide[i], metas[i].dtype, call.op.name);
+    else
+      fail<InternalError>(call.op.name, ": output ", i,
+                          " should have been float32 while computing in float32 for ", metas[i].dtype,
+                          ", but the kernel made it ", wide[i].dtype());
+  }
+}
+
+// `donor`: the input whose buffer output 0 may take (run_op_reusing), or null. Only
+// the executor's entry passes one; the public path instantiates Reusing = false.
+template <bool Reusing>
+void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs, const Tensor* donor) {
+  Device device = call.inputs.empty() ? Context::current().device : call.inputs[0].device();
+  KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
+  if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
+  if (!call.op.traits.view && device.type == DeviceType::CPU && involves_half(call, metas)) [[unlikely]] {
+    run_widened(kernel, call, metas, outputs, device);
+    return;
+  }
+  if (!call.op.traits.view)
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if constexpr (Reusing) {
+        if (i == 0 && donor && detail::can_reuse_buffer(call.op, *donor, metas[0].dtype, metas[0].shape)) {
+          outputs[0] = detail::make_view(*donor, donor->shape(), donor->strides(), donor->impl()->offset);
+          continue;
+        }
+      }
+      outputs[i] = detail::empty_tensor(metas[i].dtype, metas[i].shape, device, call.op.name);
+    }
+  call_kernel(kernel, call, outputs);
 }
 
 // Infers the outputs of `call`, then builds or executes it into `outputs` (resized by

@@ -6,15 +6,19 @@
 #include <cstdint>
 #include <ostream>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "eagerflow/core/half.h"
 
 namespace ef {
 
-// Element types. float16/bfloat16 are planned: nothing may assume that a dtype is
-// 4 or 8 bytes wide — use size_of(dtype).
-enum class DType : uint8_t { Float32, Float64, Int32, Int64, Bool };
+// Element types. Nothing may assume that a dtype is 4 or 8 bytes wide — use size_of(dtype).
+// New dtypes go at the end: DTypeSet bit masks and saved graphs use these values.
+enum class DType : uint8_t { Float32, Float64, Int32, Int64, Bool, Float16, BFloat16 };
 
-inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int32, DType::Int64,
-                                       DType::Bool};
+inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int32,   DType::Int64,
+                                       DType::Bool,    DType::Float16, DType::BFloat16};
 
 constexpr size_t size_of(DType t) {
   switch (t) {
@@ -23,6 +27,10 @@ constexpr size_t size_of(DType t) {
     case DType::Int32: return 4;
     case DType::Int64: return 8;
     case DType::Bool: return 1;
+    case DType::Float16:
+      return 2;
+    case DType::BFloat16:
+      return 2;
   }
   return 0;
 }
@@ -34,11 +42,18 @@ constexpr std::string_view name(DType t) {
     case DType::Int32: return "int32";
     case DType::Int64: return "int64";
     case DType::Bool: return "bool";
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
   }
   return "unknown";
 }
 
-constexpr bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64; }
+// Float16 and BFloat16: stored in two bytes, computed in float32 (Note [half-precision
+// dtypes] in half.h).
+constexpr bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+constexpr bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || is_half(t); }
 constexpr bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64; }
 constexpr bool is_numeric(DType t) { return t != DType::Bool; }
 
@@ -51,12 +66,32 @@ template <> struct DTypeOf<double> { static constexpr DType value = DType::Float
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::Int32; };
 template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::Int64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <>
+struct DTypeOf<float16_t> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct DTypeOf<bfloat16_t> {
+  static constexpr DType value = DType::BFloat16;
+};
 template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+
+template <class T>
+inline constexpr bool is_half_storage = std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>;
 
 // A value standing for a C++ type, so generic lambdas can receive a type.
 template <class T> struct TypeTag { using type = T; };
 
-// Calls fn(TypeTag<T>{}) with T the C++ type of `t`.
+namespace detail {
+// Thrown when a kernel is reached with a half-precision dtype, which the dispatcher
+// widens to float32 before any kernel runs.
+[[noreturn]] void fail_half_in_kernel(DType t);
+}  // namespace detail
+
+// Calls fn(TypeTag<T>{}) with T the C++ type of `t`, for the dtypes kernels compute in.
+// Float16 and BFloat16 throw InternalError: no kernel computes in them (Note
+// [half-precision dtypes]); code that only moves or reads stored elements uses
+// dispatch_storage_dtype.
 template <class Fn>
 decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
   switch (t) {
@@ -65,8 +100,20 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::Int32: return fn(TypeTag<int32_t>{});
     case DType::Int64: return fn(TypeTag<int64_t>{});
     case DType::Bool: return fn(TypeTag<bool>{});
+    case DType::Float16:
+    case DType::BFloat16:
+      break;
   }
-  return fn(TypeTag<float>{});  // unreachable: every enumerator is handled above
+  detail::fail_half_in_kernel(t);
+}
+
+// dispatch_dtype that also calls fn with the storage types float16_t and bfloat16_t,
+// which convert to and from float explicitly (reading elements, printing, scalars).
+template <class Fn>
+decltype(auto) dispatch_storage_dtype(DType t, Fn&& fn) {
+  if (t == DType::Float16) return fn(TypeTag<float16_t>{});
+  if (t == DType::BFloat16) return fn(TypeTag<bfloat16_t>{});
+  return dispatch_dtype(t, std::forward<Fn>(fn));
 }
 
 }  // namespace ef

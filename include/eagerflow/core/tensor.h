@@ -124,17 +124,29 @@ Tensor empty_tensor(DType dtype, const Shape& shape, Device device = kCPU,
 Tensor make_view(const Tensor& base, Shape shape, Dims strides, int64_t offset);
 // Reads element `flat_index` (row-major over the logical shape) as T.
 template <class T> T read_element(const TensorImpl& impl, int64_t flat_index);
+// The stored element v as an arithmetic value (float for the half storage types).
+template <class S>
+auto arithmetic_value(S v) {
+  if constexpr (is_half_storage<S>)
+    return static_cast<float>(v);
+  else
+    return v;
+}
 // v as T. A float that T cannot hold (NaN, inf, out of range) converting to an integer
 // type is undefined behaviour in C++, so it throws InvalidArgumentError naming `what`.
 template <class T, class S>
 T convert_element(S v, const char* what) {
-  if constexpr (std::is_floating_point_v<S> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    const S lo = static_cast<S>(std::numeric_limits<T>::min());
-    const S hi = std::ldexp(S(1), std::numeric_limits<T>::digits);  // max + 1, exact
-    if (!(std::trunc(v) >= lo && v < hi))
-      fail(what, ": the value ", v, " cannot be converted to a ", sizeof(T) * 8, "-bit integer");
+  if constexpr (is_half_storage<S>) {
+    return convert_element<T>(static_cast<float>(v), what);
+  } else {
+    if constexpr (std::is_floating_point_v<S> && std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      const S lo = static_cast<S>(std::numeric_limits<T>::min());
+      const S hi = std::ldexp(S(1), std::numeric_limits<T>::digits);  // max + 1, exact
+      if (!(std::trunc(v) >= lo && v < hi))
+        fail(what, ": the value ", v, " cannot be converted to a ", sizeof(T) * 8, "-bit integer");
+    }
+    return static_cast<T>(v);
   }
-  return static_cast<T>(v);
 }
 // Offset, in elements, of row-major element `flat_index` of a strided tensor.
 int64_t strided_offset(const TensorImpl& impl, int64_t flat_index);
@@ -151,7 +163,7 @@ T Tensor::item() const {
     fail<FailedPreconditionError>("item: the tensor is symbolic (graph mode) and has no value yet");
   if (t.shape.num_elements() != 1)
     fail("item: expected a tensor with exactly one element, got shape ", t.shape);
-  return dispatch_dtype(t.dtype, [&](auto tag) {
+  return dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     return detail::convert_element<T>(detail::read_element<S>(t, 0), "item");
   });
@@ -164,7 +176,7 @@ std::vector<T> Tensor::to_vector() const {
   if (t.symbolic)
     fail<FailedPreconditionError>("to_vector: the tensor is symbolic (graph mode) and has no value yet");
   std::vector<T> out(static_cast<size_t>(t.shape.num_elements()));
-  dispatch_dtype(t.dtype, [&](auto tag) {
+  dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if (t.is_contiguous()) {
       const S* p = static_cast<const S*>(t.storage->data()) + t.offset;

@@ -110,7 +110,10 @@ void run_binary(const F& f, const Tensor& a, const Tensor& b, Tensor& out, doubl
 // serve both its inference (error messages) and its kernel (which instantiations exist).
 using DTypeSet = uint32_t;
 constexpr DTypeSet dtype_bit(DType t) { return 1u << static_cast<int>(t); }
-inline constexpr DTypeSet kFloatTypes = dtype_bit(DType::Float32) | dtype_bit(DType::Float64);
+// Float16 and BFloat16 are accepted wherever float32 is; no kernel computes in them
+// (Note [half-precision dtypes] in eagerflow/core/half.h), so dispatch_in never sees them.
+inline constexpr DTypeSet kHalfTypes = dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16);
+inline constexpr DTypeSet kFloatTypes = dtype_bit(DType::Float32) | dtype_bit(DType::Float64) | kHalfTypes;
 inline constexpr DTypeSet kIntTypes = dtype_bit(DType::Int32) | dtype_bit(DType::Int64);
 inline constexpr DTypeSet kNumericTypes = kFloatTypes | kIntTypes;
 inline constexpr DTypeSet kBoolType = dtype_bit(DType::Bool);
