@@ -161,16 +161,18 @@ void bind_autodiff(py::module_& m) {
       .def_property_readonly("name", &ef::Variable::name)
       .def_property_readonly("trainable", &ef::Variable::trainable)
       .def_property_readonly("dtype", &ef::Variable::dtype)
-      .def("numpy",
-           [](const ef::Variable& v) {
-             ef::BuildScope eager(nullptr);  // the value now, also inside a graph block
-             return to_numpy(v.value());
-           })
+      .def(
+          "numpy",
+          [](const ef::Variable& v, py::handle dtype) {
+            ef::BuildScope eager(nullptr);  // the value now, also inside a graph block
+            return to_numpy(v.value(), dtype);
+          },
+          "dtype"_a = py::none())
       .def("__repr__", [](const ef::Variable& v) {
         const std::string head =
             "<ef.Variable '" + v.name() + "' shape=" + v.shape().to_string() + " dtype=" + std::string(ef::name(v.dtype()));
         if (!v.initialized() || ef::Context::current().builder) return head + ">";
-        return head + ", numpy=" + std::string(py::repr(to_numpy(v.value()))) + ">";
+        return head + ", " + values_repr(v.value()) + ">";
       });
 
   py::class_<ef::GradientTape>(m, "_GradientTape")

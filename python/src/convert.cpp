@@ -10,7 +10,7 @@ namespace {
 
 using namespace pybind11::literals;
 
-// numpy's name for each dtype, and back.
+// numpy's name for each dtype (null for bfloat16, which NumPy lacks), and back.
 const char* numpy_name(ef::DType dtype) {
   switch (dtype) {
     case ef::DType::Float32: return "float32";
@@ -18,14 +18,26 @@ const char* numpy_name(ef::DType dtype) {
     case ef::DType::Int32: return "int32";
     case ef::DType::Int64: return "int64";
     case ef::DType::Bool: return "bool";
+    case ef::DType::Float16:
+      return "float16";
+    case ef::DType::BFloat16:
+      return nullptr;
   }
-  return "?";
+  return nullptr;
+}
+
+// "float32, float64, ..." for error messages.
+std::string dtype_names() {
+  std::string names;
+  for (ef::DType d : ef::kAllDTypes) names += (names.empty() ? "" : ", ") + std::string(ef::name(d));
+  return names;
 }
 
 std::optional<ef::DType> dtype_from_numpy(const py::dtype& dt) {
   const char kind = dt.kind();
   const size_t size = static_cast<size_t>(dt.itemsize());
-  if (kind == 'f') return size == 8 ? ef::DType::Float64 : ef::DType::Float32;  // float16 widens
+  if (kind == 'f')
+    return size == 8 ? ef::DType::Float64 : size == 2 ? ef::DType::Float16 : ef::DType::Float32;
   if (kind == 'b') return ef::DType::Bool;
   if (kind == 'i' || kind == 'u') {
     if (size < 4 || (kind == 'i' && size == 4)) return ef::DType::Int32;  // int8/16, uint8/16 widen
@@ -113,7 +125,11 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
                          std::string(ef::name(*dtype)) +
                          " without losing the fraction; use ef.cast to truncate");
   if (kind == 'f') {
-    array = array.attr("astype")(dtype == ef::DType::Float64 ? "float64" : "float32");
+    // One rounding, straight to the requested width (bfloat16 is float32's top half:
+    // rounding to float32 first changes nothing).
+    array = array.attr("astype")(dtype == ef::DType::Float64   ? "float64"
+                                 : dtype == ef::DType::Float16 ? "float16"
+                                                               : "float32");
   } else if (kind == 'i' || kind == 'u') {
     // int32 unless a value needs 64 bits (TensorFlow's rule for Python ints); a value
     // beyond int64 (NumPy makes such lists uint64) or the requested dtype is refused.
@@ -138,7 +154,11 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
 
 }  // namespace
 
-py::dtype numpy_dtype(ef::DType dtype) { return py::dtype(numpy_name(dtype)); }
+py::dtype numpy_dtype(ef::DType dtype) {
+  if (const char* name = numpy_name(dtype)) return py::dtype(name);
+  throw py::type_error(std::string(ef::name(dtype)) +
+                       " has no NumPy dtype: use t.numpy(dtype=np.float32), or ef.cast(t, ef.float32) first");
+}
 
 ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
   if (const ef::Tensor* fast = tensor_ptr(obj)) {
@@ -203,17 +223,18 @@ ef::DType to_dtype(py::handle obj) {
   if (py::isinstance<py::str>(obj)) {
     std::string name = obj.cast<std::string>();
     for (ef::DType d : ef::kAllDTypes)
-      if (name == numpy_name(d)) return d;
-    throw py::type_error("unknown dtype '" + name + "' (eagerflow has float32, float64, int32, int64, bool)");
+      if (name == ef::name(d)) return d;
+    if (name == "half") return ef::DType::Float16;
+    throw py::type_error("unknown dtype '" + name + "' (eagerflow has " + dtype_names() + ")");
   }
   try {
     py::dtype dt = numpy().attr("dtype")(obj);
     std::optional<ef::DType> d = dtype_from_numpy(dt);
-    if (d && (dt.itemsize() >= 4 || dt.kind() == 'b')) return *d;
+    if (d && (dt.itemsize() >= 4 || dt.kind() == 'b' || *d == ef::DType::Float16)) return *d;
   } catch (py::error_already_set&) {
   }
-  throw py::type_error("cannot interpret " + std::string(py::repr(obj)) +
-                       " as an eagerflow dtype (float32, float64, int32, int64, bool)");
+  throw py::type_error("cannot interpret " + std::string(py::repr(obj)) + " as an eagerflow dtype (" +
+                       dtype_names() + ")");
 }
 
 // A Python int (or anything with __index__) as int64, or a ValueError naming `what`.
@@ -281,7 +302,21 @@ ef::Axes to_axes(py::handle obj) {
   return ef::Axes(to_ints(obj, "axis"));
 }
 
-py::array to_numpy(const ef::Tensor& t) {
+std::string values_repr(const ef::Tensor& t) {
+  if (t.dtype() != ef::DType::BFloat16) return "numpy=" + std::string(py::repr(to_numpy(t)));
+  // NumPy has no bfloat16: show the values as the tensor prints them.
+  const std::string text = t.to_string();  // "Tensor(<values>, shape=..., dtype=bfloat16)"
+  const size_t begin = text.find('(') + 1, end = text.rfind(", shape=");
+  return "values=" + text.substr(begin, end - begin);
+}
+
+py::array to_numpy(const ef::Tensor& t, py::handle dtype) {
+  if (!dtype.is_none()) {
+    // A copy in the requested dtype; bfloat16 goes through float32, which holds it exactly.
+    ef::BuildScope eager(nullptr);
+    const ef::Tensor source = t.dtype() == ef::DType::BFloat16 ? ef::cast(t, ef::DType::Float32) : t;
+    return numpy().attr("asarray")(to_numpy(source), dtype);
+  }
   if (t.is_symbolic())
     throw ef::FailedPreconditionError("numpy: the tensor is symbolic (graph mode) and has no value yet");
   const size_t item = ef::size_of(t.dtype());

@@ -49,8 +49,11 @@ std::string name_or(py::handle name, const char* fallback);
 inline py::list owned_items(py::handle seq) { return py::list(py::reinterpret_borrow<py::object>(seq)); }
 
 // A NumPy array sharing the tensor's memory (the array keeps the tensor alive).
-py::array to_numpy(const ef::Tensor& t);
+// With a dtype: a copy converted to it (how a bfloat16 tensor reaches NumPy).
+py::array to_numpy(const ef::Tensor& t, py::handle dtype = py::none());
 py::dtype numpy_dtype(ef::DType dtype);
+// "numpy=array([...])" for reprs ("values=[...]" for bfloat16, which NumPy lacks).
+std::string values_repr(const ef::Tensor& t);
 
 // Argument wrappers whose casters apply the conversions above, so bindings can be
 // written with typed parameters.

@@ -18,6 +18,10 @@ DLDataType dl_dtype(ef::DType dtype) {
     case ef::DType::Int32: return {kDLInt, 32, 1};
     case ef::DType::Int64: return {kDLInt, 64, 1};
     case ef::DType::Bool: return {kDLBoolCode, 8, 1};
+    case ef::DType::Float16:
+      return {kDLFloat, 16, 1};
+    case ef::DType::BFloat16:
+      return {kDLBfloat, 16, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -29,10 +33,13 @@ ef::DType from_dl_dtype(DLDataType t) {
     if (t.code == kDLInt && t.bits == 32) return ef::DType::Int32;
     if (t.code == kDLInt && t.bits == 64) return ef::DType::Int64;
     if (t.code == kDLBoolCode && t.bits == 8) return ef::DType::Bool;
+    if (t.code == kDLFloat && t.bits == 16) return ef::DType::Float16;
+    if (t.code == kDLBfloat && t.bits == 16) return ef::DType::BFloat16;
   }
-  throw ef::InvalidArgumentError("from_dlpack: unsupported DLPack dtype (code " + std::to_string(t.code) + ", " +
-                                 std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
-                                 " lanes); eagerflow has float32, float64, int32, int64 and bool");
+  throw ef::InvalidArgumentError(
+      "from_dlpack: unsupported DLPack dtype (code " + std::to_string(t.code) + ", " +
+      std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
+      " lanes); eagerflow has float32, float64, float16, bfloat16, int32, int64 and bool");
 }
 
 // What an exported DLManagedTensor owns: the tensor (keeping its memory alive) and

@@ -84,13 +84,19 @@ void bind_tensor(py::module_& m) {
       .value("int32", ef::DType::Int32)
       .value("int64", ef::DType::Int64)
       .value("bool", ef::DType::Bool)
+      .value("float16", ef::DType::Float16)
+      .value("bfloat16", ef::DType::BFloat16)
       .def_property_readonly("name", [](ef::DType d) { return std::string(ef::name(d)); })
       .def_property_readonly("is_floating", [](ef::DType d) { return ef::is_floating(d); })
-      .def_property_readonly("is_integer", [](ef::DType d) { return d == ef::DType::Int32 || d == ef::DType::Int64; })
+      .def_property_readonly("is_integer",
+                             [](ef::DType d) { return d == ef::DType::Int32 || d == ef::DType::Int64; })
       .def_property_readonly("is_bool", [](ef::DType d) { return d == ef::DType::Bool; })
       .def_property_readonly("size", [](ef::DType d) { return ef::size_of(d); })
       .def_property_readonly("as_numpy_dtype", [](ef::DType d) { return numpy_dtype(d).attr("type"); })
-      .def("__reduce__", [](ef::DType d) { return py::make_tuple(py::module_::import("eagerflow").attr("as_dtype"), py::make_tuple(std::string(ef::name(d)))); });
+      .def("__reduce__", [](ef::DType d) {
+        return py::make_tuple(py::module_::import("eagerflow").attr("as_dtype"),
+                              py::make_tuple(std::string(ef::name(d))));
+      });
   // After enum_'s own definitions, which these replace (TensorFlow's spellings).
   dtype.attr("__repr__") = py::cpp_function([](ef::DType d) { return "ef." + std::string(ef::name(d)); }, py::is_method(dtype));
   dtype.attr("__str__") =
@@ -101,19 +107,18 @@ void bind_tensor(py::module_& m) {
   tensor.def_property_readonly("_shape_tuple", [](const ef::Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("dtype", &ef::Tensor::dtype)
       .def_property_readonly("ndim", &ef::Tensor::rank)
-      .def_property_readonly("device", [](const ef::Tensor& t) {
-        std::ostringstream os;
-        os << t.device();
-        return os.str();
-      })
+      .def_property_readonly("device",
+                             [](const ef::Tensor& t) {
+                               std::ostringstream os;
+                               os << t.device();
+                               return os.str();
+                             })
       .def_property_readonly("is_symbolic", &ef::Tensor::is_symbolic)
-      .def("numpy", &to_numpy, "A NumPy array sharing this tensor's memory (writes show in both).")
+      .def("numpy", &to_numpy, py::arg("dtype") = py::none(),
+           "A read-only NumPy array sharing this tensor's memory; with dtype, a converted copy "
+           "(bfloat16 tensors, which NumPy cannot hold, need one).")
       .def(
-          "__array__",
-          [](const ef::Tensor& t, py::object dtype) {
-            py::array a = to_numpy(t);
-            return dtype.is_none() ? a : py::array(a.attr("astype")(dtype));
-          },
+          "__array__", [](const ef::Tensor& t, py::object dtype) { return to_numpy(t, dtype); },
           py::arg("dtype") = py::none())
       .def("num_elements", &ef::Tensor::num_elements)
       .def("__str__", &ef::Tensor::to_string)
@@ -122,7 +127,7 @@ void bind_tensor(py::module_& m) {
              std::string meta = "shape=" + std::string(py::str(shape_tuple(t.shape()))) +
                                 ", dtype=" + std::string(ef::name(t.dtype()));
              if (t.is_symbolic()) return "<ef.Tensor: " + meta + " (symbolic)>";
-             return "<ef.Tensor: " + meta + ", numpy=" + std::string(py::repr(to_numpy(t))) + ">";
+             return "<ef.Tensor: " + meta + ", " + values_repr(t) + ">";
            })
       .def("__bool__", [](const ef::Tensor& t) { return static_cast<bool>(t); })
       .def("__float__", [](const ef::Tensor& t) { return scalar_value<double>(t, "a Python float"); })
@@ -145,7 +150,8 @@ void bind_tensor(py::module_& m) {
              return py::iter(py::cast(ef::unstack(t, 0)));
            })
       .def("__getitem__", &getitem)
-      .def("__hash__", [](py::handle self) { return py::hash(py::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
+      .def("__hash__",
+           [](py::handle self) { return py::hash(py::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
       .def("__copy__", [](const ef::Tensor& t) { return t; })
       .def("__deepcopy__", [](const ef::Tensor& t, py::handle) { return t; });
   tensor.attr("__array_priority__") = 100;  // NumPy defers to our reflected operators

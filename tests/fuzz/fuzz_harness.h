@@ -140,6 +140,12 @@ Tensor make_values(FuzzInput& in, const Shape& shape) {
   }
   return ef::constant(values, shape);
 }
+// make_values of any dtype: half-precision values are float32 ones rounded.
+inline Tensor make_values_of(FuzzInput& in, DType dtype, const Shape& shape) {
+  if (ef::is_half(dtype)) return ef::cast(make_values<float>(in, shape), dtype);
+  return ef::dispatch_dtype(dtype,
+                            [&](auto tag) { return make_values<typename decltype(tag)::type>(in, shape); });
+}
 inline Tensor make_tensor(FuzzInput& in, bool symbolic) {
   DType dtype = in.dtype();
   Shape shape = in.small_shape();
@@ -148,10 +154,7 @@ inline Tensor make_tensor(FuzzInput& in, bool symbolic) {
       if (in.pick(3) == 0) d = ef::kUnknownDim;
     return ef::symbolic_tensor(dtype, shape);
   }
-  return ef::dispatch_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return make_values<T>(in, shape);
-  });
+  return make_values_of(in, dtype, shape);
 }
 
 // Checks what every result must satisfy and touches every element, so that ASan sees

@@ -388,9 +388,7 @@ const FuzzOp kOps[] = {
     }),
     EF_FUZZ_OP("constant", {
       Shape shape = s.in.small_shape();
-      return ef::dispatch_dtype(s.in.dtype(), [&](auto tag) {
-        return make_values<typename decltype(tag)::type>(s.in, shape);
-      });
+      return make_values_of(s.in, s.in.dtype(), shape);
     }),
 };
 
