@@ -221,7 +221,10 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const Co
     }
     factory = it->second;
   }
-  return factory(config);
+  std::shared_ptr<Layer> layer = factory(config);
+  if (auto dtype = config.values.find("dtype"); dtype != config.values.end())
+    if (auto* policy = std::get_if<std::string>(&dtype->second)) layer->set_dtype_policy(Policy(*policy));
+  return layer;
 }
 
 }  // namespace ef::nn

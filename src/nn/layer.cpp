@@ -2,6 +2,7 @@
 #include "eagerflow/nn/layer.h"
 
 #include "eagerflow/graph/function.h"
+#include "eagerflow/ops/math.h"
 
 namespace ef::nn {
 
@@ -16,8 +17,15 @@ void Layer::build_for(const Shape& input_shape, DType dtype) {
 Tensor Layer::operator()(const Tensor& inputs, bool training, CallSite where) {
   try {
     if (!inputs.defined()) fail("layer '", name(), "': called with an undefined tensor");
-    build_for(inputs.shape(), inputs.dtype());
-    return call(inputs, training);
+    if (!policy_) {
+      build_for(inputs.shape(), inputs.dtype());
+      return call(inputs, training);
+    }
+    build_for(inputs.shape(), policy_->variable_dtype());
+    const DType compute = policy_->compute_dtype();
+    const bool cast_input = is_floating(inputs.dtype()) && inputs.dtype() != compute;
+    AutoCastScope autocast(policy_->is_mixed() ? std::optional(compute) : std::nullopt);
+    return call(cast_input ? cast(inputs, compute) : inputs, training);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -31,10 +39,23 @@ Variable Layer::add_weight(const std::string& name, const Shape& shape, const In
   if (initial.shape() != shape || initial.dtype() != dtype_)
     fail("layer '", this->name(), "': initializer '", initializer.name(), "' for \"", name, "\" returned shape ",
          initial.shape(), " ", initial.dtype(), " where ", shape, " ", dtype_, " was asked for");
-  return track_variable(name, Variable(initial, this->name() + "/" + name, trainable));
+  Variable variable(initial, this->name() + "/" + name, trainable);
+  variable.set_autocast(policy_ && policy_->is_mixed() && is_floating(dtype_));
+  return track_variable(name, variable);
 }
 
-Config Layer::get_config() const { return Config().set("name", name()); }
+void Layer::set_dtype_policy(const Policy& policy) {
+  if (built_)
+    fail<FailedPreconditionError>("layer '", name(), "': set_dtype_policy('", policy.name(),
+                                  "') after the layer was built; set it before its first call");
+  policy_ = policy;
+}
+
+Config Layer::get_config() const {
+  Config config = Config().set("name", name());
+  if (policy_) config.set("dtype", policy_->name());
+  return config;
+}
 
 Variable Layer::built_variable(const std::optional<Variable>& variable, const char* what) const {
   if (!variable)

@@ -136,7 +136,9 @@ Tensor cosine_similarity(const Tensor& y_true, const Tensor& y_pred, CallSite wh
 Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
                         CallSite where) const {
   return with_call_site(where, [&] {
-    Tensor losses = per_example(y_true, y_pred);
+    // Half-precision predictions (a mixed-precision model's) give a float32 loss.
+    auto widened = [](const Tensor& t) { return is_half(t.dtype()) ? cast(t, DType::Float32) : t; };
+    Tensor losses = per_example(widened(y_true), widened(y_pred));
     if (sample_weight) {
       Tensor weight = sample_weight->dtype() == losses.dtype() ? *sample_weight : cast(*sample_weight, losses.dtype());
       if (broadcast_shapes(weight.shape(), losses.shape(), name_) != losses.shape())

@@ -37,8 +37,15 @@ Tensor Variable::value() const {
   Context& ctx = Context::current();
   Tensor v = ctx.builder ? ctx.builder->read_variable(*this) : checked_value("read");
   if (ctx.recorder) ctx.recorder->variable_read(*this, v);
+  if (state_->autocast && ctx.autocast_dtype && *ctx.autocast_dtype != v.dtype())
+    return cast(v, *ctx.autocast_dtype);
   return v;
 }
+
+AutoCastScope::AutoCastScope(std::optional<DType> dtype) : saved_(Context::current().autocast_dtype) {
+  Context::current().autocast_dtype = dtype;
+}
+AutoCastScope::~AutoCastScope() { Context::current().autocast_dtype = saved_; }
 
 namespace {
 Tensor combined(const Tensor& value, AssignKind kind, const Tensor& current, const CallSite& where) {
@@ -54,10 +61,12 @@ const char* assign_name(AssignKind kind) {
 }
 }  // namespace
 
-Tensor Variable::update(const Tensor& value, AssignKind kind, const CallSite& where) {
+Tensor Variable::update(const Tensor& new_value, AssignKind kind, const CallSite& where) {
   const char* op = assign_name(kind);
   try {
-    if (!value.defined()) fail(op, ": the new value of variable '", name(), "' is undefined");
+    if (!new_value.defined()) fail(op, ": the new value of variable '", name(), "' is undefined");
+    const bool converts = state_->autocast && is_floating(new_value.dtype()) && new_value.dtype() != dtype();
+    const Tensor value = converts ? cast(new_value, dtype(), where) : new_value;
     // += and -= broadcast like the ops they are; the result must keep the variable's shape.
     const bool exact = kind == AssignKind::kAssign && !value.is_symbolic();  // graphs check partial shapes
     if (value.dtype() != dtype() || (exact && value.shape() != shape()))

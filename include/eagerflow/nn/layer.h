@@ -10,8 +10,10 @@
 //     ef::Variable factor_{ef::zeros({0})};
 //   };
 //
-// The variables take the layer's dtype: the first input's if it is floating, float32
-// otherwise (integer ids into an Embedding, say).
+// The variables take the layer's dtype: its policy's variable dtype when it has a
+// policy (eagerflow/nn/mixed_precision.h: the global one when the layer was made, or
+// set_dtype_policy), else the first input's if it is floating, float32 otherwise
+// (integer ids into an Embedding, say).
 #pragma once
 
 #include <optional>
@@ -19,13 +21,14 @@
 
 #include "eagerflow/nn/config.h"
 #include "eagerflow/nn/initializers.h"
+#include "eagerflow/nn/mixed_precision.h"
 #include "eagerflow/nn/module.h"
 
 namespace ef::nn {
 
 class Layer : public Module {
  public:
-  explicit Layer(std::string name = "layer") : Module(std::move(name)) {}
+  explicit Layer(std::string name = "layer") : Module(std::move(name)), policy_(global_policy()) {}
 
   // Builds on first use, then runs call(). `training` switches layers such as Dropout
   // and BatchNormalization between their training and inference behaviour.
@@ -37,7 +40,13 @@ class Layer : public Module {
   bool built() const { return built_; }
   // The input shape the layer was built for (none before it was built).
   const std::optional<Shape>& built_input_shape() const { return built_input_shape_; }
+  // The dtype of the layer's variables (its policy's variable dtype).
   DType dtype() const { return dtype_; }
+  // The policy the layer computes with, if any: under one, call() receives floating
+  // inputs cast to its compute dtype and reads the layer's variables in it (Keras'
+  // dtype= argument). Throws FailedPreconditionError once the layer is built.
+  void set_dtype_policy(const Policy& policy);
+  const std::optional<Policy>& dtype_policy() const { return policy_; }
 
   // Keras' class name ("Dense") under which layer_from_config makes it again; empty for
   // a layer that has not registered one (it cannot be saved with its architecture).
@@ -64,6 +73,7 @@ class Layer : public Module {
   bool built_ = false;
   std::optional<Shape> built_input_shape_;
   DType dtype_ = DType::Float32;
+  std::optional<Policy> policy_;
 };
 
 }  // namespace ef::nn

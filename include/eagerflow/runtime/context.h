@@ -7,6 +7,7 @@
 // and recording) with RAII scopes; the runtime does not depend on them.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -61,6 +62,9 @@ struct Context {
   OpRecorder* recorder = nullptr;  // non-null: op calls are recorded
   Device device = kCPU;            // where creation ops place new tensors
   const FunctionTrace* function_trace = nullptr;  // non-null: a function is being traced
+  // Set: autocast variables read now come back in this dtype (Note [autocast variables]
+  // in variable.h): a mixed-precision layer's call sets it to its compute dtype.
+  std::optional<DType> autocast_dtype;
 
   // This thread's context. Defined in the library, not inline: an inline function's
   // thread_local would be a separate copy in each shared object that hides its

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "eagerflow/core/tensor.h"
@@ -52,6 +53,14 @@ class Variable {
   Tensor assign_add(const Tensor& delta, CallSite where = CallSite::current());
   Tensor assign_sub(const Tensor& delta, CallSite where = CallSite::current());
 
+  // Note [autocast variables]: a variable a mixed-precision layer creates keeps its
+  // float32 value (the master weights) and is read, inside that layer's call, in the
+  // layer's compute dtype (Keras' AutoCastVariable): value() casts it to
+  // Context::autocast_dtype when that is set, and the cast is on the tape, so gradients
+  // come back in float32. Assigning a value of another float dtype to it converts.
+  bool autocast() const { return state_->autocast; }
+  void set_autocast(bool autocast) { state_->autocast = autocast; }
+
   // True when both handles refer to the same variable.
   bool same_as(const Variable& other) const { return state_ == other.state_; }
   // An identity for tapes and tooling, stable for the variable's life.
@@ -64,6 +73,7 @@ class Variable {
     Shape shape;
     std::string name;
     bool trainable;
+    bool autocast = false;
   };
   Tensor checked_value(const char* op) const;
   Tensor update(const Tensor& value, AssignKind kind, const CallSite& where);
@@ -71,5 +81,18 @@ class Variable {
 };
 
 std::ostream& operator<<(std::ostream& os, const Variable& v);
+
+// Reads of autocast variables in this thread come back in `dtype` (none: as stored) for
+// the lifetime of the scope (Note [autocast variables]).
+class AutoCastScope {
+ public:
+  explicit AutoCastScope(std::optional<DType> dtype);
+  ~AutoCastScope();
+  AutoCastScope(const AutoCastScope&) = delete;
+  AutoCastScope& operator=(const AutoCastScope&) = delete;
+
+ private:
+  std::optional<DType> saved_;
+};
 
 }  // namespace ef
