@@ -37,8 +37,9 @@ Tensor Dense::call(const Tensor& inputs, bool) {
   if (inputs.rank() < 2 || inputs.shape()[inputs.rank() - 1] != kernel_shape[0])
     fail("layer '", name(), "' (Dense) was built for ", kernel_shape[0], " input features, got inputs of shape ",
          inputs.shape());
-  if (inputs.dtype() != dtype())
-    fail("layer '", name(), "' (Dense) has dtype ", dtype(), ", got inputs of dtype ", inputs.dtype());
+  if (inputs.dtype() != compute_dtype())
+    fail("layer '", name(), "' (Dense) computes in ", compute_dtype(), ", got inputs of dtype ",
+         inputs.dtype());
   Tensor y = inputs.rank() == 2 ? matmul(inputs, *kernel_) : tensordot(inputs, *kernel_, 1);
   if (bias_) y = y + *bias_;
   return options_.activation(y);

@@ -47,6 +47,8 @@ class Layer : public Module {
   // dtype= argument). Throws FailedPreconditionError once the layer is built.
   void set_dtype_policy(const Policy& policy);
   const std::optional<Policy>& dtype_policy() const { return policy_; }
+  // The dtype call() computes in: the policy's compute dtype, else dtype().
+  DType compute_dtype() const { return policy_ ? policy_->compute_dtype() : dtype_; }
 
   // Keras' class name ("Dense") under which layer_from_config makes it again; empty for
   // a layer that has not registered one (it cannot be saved with its architecture).
