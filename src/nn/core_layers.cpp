@@ -38,7 +38,7 @@ Tensor Dense::call(const Tensor& inputs, bool) {
     fail("layer '", name(), "' (Dense) was built for ", kernel_shape[0], " input features, got inputs of shape ",
          inputs.shape());
   if (inputs.dtype() != compute_dtype())
-    fail("layer '", name(), "' (Dense) computes in ", compute_dtype(), ", got inputs of dtype ",
+    fail("layer '", name(), "' (Dense) computes in dtype ", compute_dtype(), ", got inputs of dtype ",
          inputs.dtype());
   Tensor y = inputs.rank() == 2 ? matmul(inputs, *kernel_) : tensordot(inputs, *kernel_, 1);
   if (bias_) y = y + *bias_;
