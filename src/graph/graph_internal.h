@@ -80,7 +80,12 @@ struct Node {
   // Stateful random ops (Note [random ops in graphs]): shared by copies of the node.
   std::shared_ptr<RandomRuns> random_runs;
 
-  bool stateful() const { return kind == NodeKind::kAssignVariable || (op && op->traits.stateful); }
+  // Assignments, stateful ops, and control flow whose branches or body hold either: a
+  // cond that assigns a variable runs on every call even when its outputs go unused.
+  bool stateful() const {
+    return kind == NodeKind::kAssignVariable || (op && op->traits.stateful) ||
+           (control && (!control->first.stateful.empty() || !control->second.stateful.empty()));
+  }
 };
 
 // What a symbolic tensor of a graph carries.

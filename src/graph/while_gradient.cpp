@@ -38,10 +38,10 @@ namespace {
 // The first stateful node of `sub` or of control flow nested in it (null if none).
 const Node* stateful_node(const SubGraph& sub) {
   for (const Node& n : sub.graph->nodes) {
-    if (n.stateful()) return &n;
-    if (n.control)
+    if (n.control)  // the innermost one: control flow holding one is stateful too
       for (const SubGraph* inner : {&n.control->first, &n.control->second})
         if (const Node* found = stateful_node(*inner)) return found;
+    if (n.stateful()) return &n;
   }
   return nullptr;
 }

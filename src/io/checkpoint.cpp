@@ -1,6 +1,7 @@
 // Object-based checkpoints: keys by object path (Note [checkpoint keys] in eagerflow/io/checkpoint.h).
 #include "eagerflow/io/checkpoint.h"
 
+#include <cmath>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -98,6 +99,10 @@ std::map<std::string, Tensor> Checkpoint::state() const {
       for (const auto& [key, value] : object.lbfgs_->state()) out[name + "/" + key] = value;
     if (!object.optimizer_) continue;
     out[name + "/iterations"] = int64_scalar(object.optimizer_->iterations());
+    if (auto scale = object.optimizer_->loss_scale_state()) {
+      out[name + "/loss_scale"] = constant(scale->scale);
+      out[name + "/loss_scale_good_steps"] = int64_scalar(scale->good_steps);
+    }
     for (const optim::Optimizer::VariableState& s : object.optimizer_->variable_states()) {
       auto it = t.key_of.find(s.variable.key());
       if (it == t.key_of.end())
@@ -173,11 +178,24 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
       optim::Optimizer* optimizer;
       int64_t iterations;
       std::vector<optim::Optimizer::VariableState> states;
+      std::optional<optim::Optimizer::LossScaleState> loss_scale;
     };
     std::vector<OptimizerRestore> optimizers;
     for (const auto& [name, object] : objects_) {
       if (!object.optimizer_) continue;
-      OptimizerRestore r{object.optimizer_, expect_count(name + "/iterations"), {}};
+      OptimizerRestore r{object.optimizer_, expect_count(name + "/iterations"), {}, {}};
+      // The loss scale, when the optimizer scales: a checkpoint written without it (a
+      // float32 run being continued in mixed_float16) leaves the scale as it is.
+      if (object.optimizer_->loss_scaling() && tensors.count(name + "/loss_scale")) {
+        const double scale = expect(name + "/loss_scale", DType::Float64, Shape{}).item<double>();
+        if (!(scale > 0 && std::isfinite(scale)))
+          fail(context, ": key '", name, "/loss_scale' is ", scale,
+               ", a loss scale must be positive and finite");
+        r.loss_scale = optim::Optimizer::LossScaleState{scale, expect_count(name + "/loss_scale_good_steps")};
+      } else if (!object.optimizer_->loss_scaling()) {
+        used.insert(name + "/loss_scale");  // a mixed_float16 run continued without scaling needs none
+        used.insert(name + "/loss_scale_good_steps");
+      }
       const std::vector<std::string> slots = object.optimizer_->slot_names();
       // Each variable with a step count has every slot the optimizer uses.
       for (const auto& [key, var] : t.variables) {
@@ -211,7 +229,10 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
 
     // 2. Assign: nothing below can fail on validated input.
     for (auto& [var, value] : assignments) var.assign(value);
-    for (OptimizerRestore& r : optimizers) r.optimizer->restore_state(r.iterations, r.states, where);
+    for (OptimizerRestore& r : optimizers) {
+      r.optimizer->restore_state(r.iterations, r.states, where);
+      if (r.loss_scale) r.optimizer->restore_loss_scale(*r.loss_scale);
+    }
     for (auto& [lbfgs, state] : lbfgs_states) lbfgs->restore_state(state, source, where);
   } catch (Error& e) {
     e.add_call_site(where);

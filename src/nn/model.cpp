@@ -104,6 +104,12 @@ void Model::compile(CompileOptions options) {
       fail("Model.compile: two metrics are named '", metric->name(), "'");
     names.push_back(metric->name());
   }
+  // As Keras: under mixed_float16 the optimizer gets dynamic loss scaling (float16
+  // gradients underflow without it).
+  const std::optional<Policy> policy = dtype_policy();
+  if (policy && policy->compute_dtype() == DType::Float16 && policy->is_mixed() &&
+      !options.optimizer->loss_scaling() && options.optimizer->iterations() == 0)
+    options.optimizer->enable_loss_scaling();
   Compiled c;
   c.options = std::move(options);
   c.loss_tracker = std::make_shared<metrics::Mean>("loss");
@@ -171,14 +177,16 @@ std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
   Tensor y_pred, loss;
   std::vector<Tensor> grads;
   std::vector<Variable> variables;
+  optim::Optimizer& optimizer = *compiled("train_step").options.optimizer;
   {
     GradientTape tape;
     y_pred = (*this)(batch[0], /*training=*/true);
     loss = compute_loss(batch[1], y_pred, weights);
     variables = trainable_variables();
-    grads = tape.gradient(loss, variables);
+    // Identities unless the optimizer scales the loss (Note [dynamic loss scaling]).
+    grads = optimizer.get_unscaled_gradients(tape.gradient(optimizer.get_scaled_loss(loss), variables));
   }
-  compiled("train_step").options.optimizer->apply_gradients(grads, variables);
+  optimizer.apply_gradients(grads, variables);
   update_metrics(batch, y_pred, loss);
   return metric_results();
 }

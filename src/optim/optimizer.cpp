@@ -75,26 +75,33 @@ Operation Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
         fail(name_, ".apply_gradients: the gradient for variable '", v.name(), "' has dtype ", g.dtype(), " and shape ",
              g.shape(), " but the variable has dtype ", v.dtype(), " and shape ", v.shape());
     }
-    RecordingPaused paused;  // Note [state updates are not recorded]
-    std::vector<Tensor> grads = gradients;
-    if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
+    RecordingPaused paused;   // Note [state updates are not recorded]
     const StateUpdates step;  // graph mode: what the training operation runs
-    Variable iterations = iterations_variable();
-    const StepScalar lr = learning_rate_now(iterations);
-    for (size_t i = 0; i < grads.size(); ++i) {
-      Tensor g = grads[i];
-      if (!g.defined()) continue;
-      if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
-      if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
-      PerVariable& state = state_of(variables[i]);
-      update(variables[i], g, lr, advanced(steps_of(variables[i], state)));
-    }
-    advanced(iterations);
+    if (loss_scale_)
+      apply_scaled(gradients, variables);
+    else
+      apply_checked(gradients, variables);
     return step.operation(name_ + "_step");
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
+}
+
+void Optimizer::apply_checked(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
+  std::vector<Tensor> grads = gradients;
+  if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
+  Variable iterations = iterations_variable();
+  const StepScalar lr = learning_rate_now(iterations);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    Tensor g = grads[i];
+    if (!g.defined()) continue;
+    if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
+    if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
+    PerVariable& state = state_of(variables[i]);
+    update(variables[i], g, lr, advanced(steps_of(variables[i], state)));
+  }
+  advanced(iterations);
 }
 
 Operation Optimizer::apply_gradients(const std::vector<std::pair<Tensor, Variable>>& gradients_and_variables,

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -42,6 +43,13 @@ struct Clipping {
   std::optional<double> clipnorm;         // each gradient to this L2 norm
   std::optional<double> global_clipnorm;  // all gradients together to this L2 norm
   std::optional<double> clipvalue;        // each element to [-clipvalue, clipvalue]
+};
+
+// Dynamic loss scaling's settings: TensorFlow's defaults (PyTorch's GradScaler starts
+// at 2^16 with the same rule).
+struct LossScaleOptions {
+  double initial_scale = 32768;  // 2^15
+  int64_t growth_steps = 2000;   // finite steps in a row before the scale doubles
 };
 
 class Optimizer {
@@ -87,6 +95,27 @@ class Optimizer {
   Variable slot(const Variable& var, const std::string& slot) const;
   std::vector<Variable> slot_variables() const { return slot_order_; }
 
+  // ---- dynamic loss scaling (Note [dynamic loss scaling]) ----
+  // Turns it on (LossScaleOptimizer does). Throws FailedPreconditionError once the
+  // optimizer has updated anything, and InvalidArgumentError for a scale that is not a
+  // positive finite number or growth_steps < 1.
+  void enable_loss_scaling(LossScaleOptions options = {});
+  bool loss_scaling() const { return loss_scale_.has_value(); }
+  // The scale now; 1 without loss scaling.
+  double loss_scale() const;
+  // loss * scale, computed in float32 at least; the loss itself without loss scaling.
+  Tensor get_scaled_loss(const Tensor& loss) const;
+  // Each gradient / scale (in its own dtype); the gradients themselves without.
+  std::vector<Tensor> get_unscaled_gradients(const std::vector<Tensor>& gradients) const;
+  // The scale and the count of finite steps since it last changed, for checkpoints
+  // (none without loss scaling); restore_loss_scale puts them back.
+  struct LossScaleState {
+    double scale = 1;
+    int64_t good_steps = 0;
+  };
+  std::optional<LossScaleState> loss_scale_state() const;
+  void restore_loss_scale(const LossScaleState& state);
+
   // ---- checkpointing (ef::io::Checkpoint) ----
   // The state kept for one variable: its update count and its slots' values by name.
   struct VariableState {
@@ -125,6 +154,17 @@ class Optimizer {
   Clipping clipping_;
   std::optional<Variable> iterations_;  // created by the first update (or restore)
   std::optional<Variable> constant_rate_;  // a constant rate, created by the first update
+  struct DynamicLossScale {
+    LossScaleOptions options;
+    Variable scale;       // float32 scalar
+    Variable good_steps;  // int64 scalar
+  };
+  std::optional<DynamicLossScale> loss_scale_;
+  // The update of apply_gradients, for gradients already checked.
+  void apply_checked(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
+  // With loss scaling: applies the step only when every gradient is finite, and moves
+  // the scale (Note [dynamic loss scaling]).
+  void apply_scaled(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables);
   StepScalar learning_rate_now(const Variable& iterations);
   // minimize for `variables`, or for every trainable variable the loss reads.
   Tensor minimize_variables(const std::function<Tensor()>& loss,
@@ -140,5 +180,13 @@ class Optimizer {
   std::vector<Variable> state_order_;  // the variables in state_, in order of first update
   std::vector<Variable> slot_order_;
 };
+
+// TensorFlow's keras.mixed_precision.LossScaleOptimizer(inner): turns on dynamic loss
+// scaling (Note [dynamic loss scaling]) in `inner` and returns it.
+template <class O>
+std::shared_ptr<O> loss_scale_optimizer(std::shared_ptr<O> inner, LossScaleOptions options = {}) {
+  inner->enable_loss_scaling(options);
+  return inner;
+}
 
 }  // namespace ef::optim

@@ -70,6 +70,27 @@ TEST(ControlFlow, OnlyTheTakenBranchRuns) {
   EXPECT_EQ(f.trace_count(), 1);
 }
 
+// A cond run only for its assignments (its outputs unused) still runs on every call:
+// once such a cond was pruned as dead code and the assignments silently never happened.
+TEST(ControlFlow, ACondThatOnlyAssignsRunsOnEveryCall) {
+  Variable positives(constant(0), "positives", false);
+  auto f = function([&](Tensor x) {
+    cond(
+        reduce_sum(x) > 0.f,
+        [&] {
+          positives.assign_add(constant(1));
+          return constant(0);
+        },
+        [&] { return constant(0); });
+    return x * 2.f;
+  });
+  f(constant({1.f}));
+  f(constant({-1.f}));
+  f(constant({2.f}));
+  EXPECT_EQ(positives.value().item<int>(), 2);
+  EXPECT_EQ(f.trace_count(), 1);
+}
+
 TEST(ControlFlow, BranchesWithDifferentShapesGiveUnknownDimensions) {
   Graph g;
   Graph::Scope scope(g);
