@@ -99,6 +99,16 @@ void bind_module(py::module_& m) {
            })
       .def_property_readonly("_class_name", &nn::Layer::class_name)
       .def_property_readonly("dtype", &nn::Layer::dtype)
+      .def_property_readonly("compute_dtype", &nn::Layer::compute_dtype)
+      .def_property_readonly("variable_dtype", &nn::Layer::dtype)
+      // Keras' dtype= argument: a policy or its name, set before the first call.
+      .def_property(
+          "dtype_policy", [](const nn::Layer& self) { return self.dtype_policy(); },
+          [](nn::Layer& self, py::handle policy) {
+            self.set_dtype_policy(py::isinstance<nn::Policy>(policy)
+                                      ? policy.cast<nn::Policy>()
+                                      : nn::Policy(policy.cast<std::string>()));
+          })
       .def(
           "add_weight",
           [](nn::Layer& self, const std::string& name, ShapeArg shape, py::handle initializer,
@@ -375,8 +385,29 @@ nn::Initializer initializer_of(py::handle obj) {
       "an initializer must be a name such as \"zeros\", an Initializer, or a function (shape, dtype)");
 }
 
+void bind_mixed_precision(py::module_& keras) {
+  py::module_ sub = keras.def_submodule("mixed_precision", "Policies (eagerflow/nn/mixed_precision.h)");
+  py::class_<nn::Policy>(sub, "Policy")
+      .def(py::init<const std::string&>(), "name"_a)
+      .def_property_readonly("name", &nn::Policy::name)
+      .def_property_readonly("compute_dtype", &nn::Policy::compute_dtype)
+      .def_property_readonly("variable_dtype", &nn::Policy::variable_dtype)
+      .def("__eq__", &nn::Policy::operator==)
+      .def("__repr__", [](const nn::Policy& p) { return "<Policy \"" + p.name() + "\">"; });
+  sub.def("set_global_policy", [](py::handle policy) {
+    if (policy.is_none()) return nn::clear_global_policy();
+    nn::set_global_policy(py::isinstance<nn::Policy>(policy) ? policy.cast<nn::Policy>()
+                                                             : nn::Policy(policy.cast<std::string>()));
+  });
+  // Keras reports float32 when no policy was set; eagerflow's layers then follow their
+  // inputs (float64 inputs give float64 weights), which float32 policy would not.
+  sub.def("global_policy", [] { return nn::global_policy().value_or(nn::Policy("float32")); });
+  sub.def("_global_policy_is_set", [] { return nn::global_policy().has_value(); });
+}
+
 void bind_nn(py::module_& m) {
   py::module_ keras = m.def_submodule("keras", "Layers, initializers, losses and metrics (eagerflow/nn)");
+  bind_mixed_precision(keras);  // before Layer, whose dtype_policy returns a Policy
   bind_module(m);
   bind_initializers(keras);
   bind_losses(keras);

@@ -102,7 +102,36 @@ void bind_optim(py::module_& m) {
             return opt.slot(v, name);
           },
           "var"_a, "slot_name"_a)
-      .def("variables", &optim::Optimizer::slot_variables);
+      .def("variables", &optim::Optimizer::slot_variables)
+      // Dynamic loss scaling (Note [dynamic loss scaling]); TensorFlow's LossScaleOptimizer
+      // surface: ef.keras.mixed_precision.LossScaleOptimizer turns it on.
+      .def("_enable_loss_scaling",
+           [](optim::Optimizer& opt, double initial_scale, int64_t growth_steps) {
+             opt.enable_loss_scaling({initial_scale, growth_steps});
+           })
+      .def_property_readonly("dynamic", &optim::Optimizer::loss_scaling)
+      .def_property_readonly("inner_optimizer", [](py::object self) { return self; })
+      .def_property_readonly("loss_scale", &optim::Optimizer::loss_scale)
+      .def_property_readonly("dynamic_counter",
+                             [](const optim::Optimizer& opt) {
+                               auto state = opt.loss_scale_state();
+                               return state ? state->good_steps : int64_t{0};
+                             })
+      .def(
+          "get_scaled_loss",
+          [](const optim::Optimizer& opt, TensorArg loss) { return opt.get_scaled_loss(loss.value); },
+          "loss"_a)
+      .def(
+          "get_unscaled_gradients",
+          [](const optim::Optimizer& opt, py::iterable grads) {
+            std::vector<ef::Tensor> in;
+            for (py::handle g : grads) in.push_back(g.is_none() ? ef::Tensor() : to_tensor(g));
+            py::list out;
+            for (const ef::Tensor& g : opt.get_unscaled_gradients(in))
+              out.append(g.defined() ? py::cast(g) : py::none());
+            return out;
+          },
+          "grads"_a);
 
   py::class_<optim::SGD, optim::Optimizer, std::shared_ptr<optim::SGD>>(m, "SGD").def(
       py::init([](py::handle lr, double momentum, bool nesterov, std::optional<double> clipnorm,

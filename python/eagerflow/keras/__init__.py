@@ -18,7 +18,7 @@ or a training loop of your own:
         loss = loss_fn(labels, model(images, training=True))
 """
 from eagerflow import datasets, optimizers  # noqa: F401
-from eagerflow.keras import callbacks, initializers, layers, losses, metrics, utils  # noqa: F401
+from eagerflow.keras import callbacks, initializers, layers, losses, metrics, mixed_precision, utils  # noqa: F401
 from eagerflow.keras import models  # noqa: F401
 from eagerflow.keras.models import Model, Sequential, load_model, register_keras_serializable  # noqa: F401
 
