@@ -1,7 +1,8 @@
 // Fashion-MNIST with a multilayer perceptron, trained eagerly: 784-256-10, Adam,
 // 5 epochs (`make run`). Reaches about 88% test accuracy.
 //
-//   fashion_mnist_mlp [--epochs 5] [--batch-size 32] [--train-examples 60000] ...
+//   fashion_mnist_mlp [--epochs 5] [--batch-size 32] [--train-examples 60000] [--precision mixed_bfloat16]
+//   ...
 #include "fashion_mnist_training.h"
 
 int main(int argc, char** argv) {

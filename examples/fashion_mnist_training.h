@@ -22,10 +22,13 @@ struct Options {
   int64_t seed = 1;
   std::string data_dir;  // default: Debian's dataset-fashion-mnist folder
   std::string checkpoint_dir = "checkpoints";
+  // A mixed-precision policy (eagerflow/nn/mixed_precision.h): float32, mixed_bfloat16,
+  // mixed_float16 (which adds dynamic loss scaling), ...
+  std::string precision = "float32";
 };
 
 // --epochs N --batch-size N --learning-rate X --train-examples N --seed N --data-dir D
-// --checkpoint-dir D. Exits with a usage line on anything else.
+// --checkpoint-dir D --precision P. Exits with a usage line on anything else.
 inline Options parse_flags(int argc, char** argv, Options options) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
@@ -41,11 +44,14 @@ inline Options parse_flags(int argc, char** argv, Options options) {
     else if (flag == "--seed") options.seed = std::stoll(value);
     else if (flag == "--data-dir") options.data_dir = value;
     else if (flag == "--checkpoint-dir") options.checkpoint_dir = value;
+    else if (flag == "--precision")
+      options.precision = value;
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--epochs N] [--batch-size N] [--learning-rate X] [--train-examples N] [--seed N] "
-                   "[--data-dir DIR] [--checkpoint-dir DIR]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--epochs N] [--batch-size N] [--learning-rate X] [--train-examples N] [--seed N] "
+          "[--data-dir DIR] [--checkpoint-dir DIR] [--precision float32|mixed_bfloat16|mixed_float16]\n",
+          argv[0]);
       std::exit(2);
     }
   }
@@ -96,9 +102,13 @@ inline int train_and_evaluate(const std::string& title,
   ef::Tensor images = first_rows(data.train.images, n);
   ef::Tensor labels = first_rows(data.train.labels, n);
 
+  const ef::nn::Policy policy(options.precision);
+  ef::nn::set_global_policy(policy);  // before the model is made: its layers take it
   ef::random::set_seed(options.seed);
   std::shared_ptr<ef::nn::Layer> model = make_model();
   ef::optim::Adam adam(options.learning_rate);
+  // float16 gradients underflow without loss scaling (Note [dynamic loss scaling]).
+  if (policy.is_mixed() && policy.compute_dtype() == ef::DType::Float16) adam.enable_loss_scaling();
   ef::nn::losses::SparseCategoricalCrossentropy loss_fn({.from_logits = true});
   ef::nn::metrics::Mean mean_loss("loss");
   ef::nn::metrics::SparseCategoricalAccuracy accuracy;
@@ -110,8 +120,9 @@ inline int train_and_evaluate(const std::string& title,
                                 .batch(options.batch_size)
                                 .prefetch();
   const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
-  std::printf("%s: %lld training images, %lld test images, batch %lld, Adam(%g)\n", title.c_str(), (long long)n,
-              (long long)data.test.images.shape()[0], (long long)options.batch_size, options.learning_rate);
+  std::printf("%s: %lld training images, %lld test images, batch %lld, Adam(%g), %s\n", title.c_str(),
+              (long long)n, (long long)data.test.images.shape()[0], (long long)options.batch_size,
+              options.learning_rate, policy.name().c_str());
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     std::printf("Epoch %d/%d\n", epoch, options.epochs);
     std::fflush(stdout);
@@ -122,9 +133,11 @@ inline int train_and_evaluate(const std::string& title,
     for (const ef::data::Element& batch : train) {
       ef::GradientTape tape;
       ef::Tensor logits = (*model)(batch[0], /*training=*/true);
-      ef::Tensor loss = loss_fn(batch[1], logits);
+      ef::Tensor loss = loss_fn(batch[1], logits);  // float32 also under a mixed policy
       std::vector<ef::Variable> variables = model->trainable_variables();
-      adam.apply_gradients(tape.gradient(loss, variables), variables);
+      // The scaling is the identity unless loss scaling is on.
+      adam.apply_gradients(adam.get_unscaled_gradients(tape.gradient(adam.get_scaled_loss(loss), variables)),
+                           variables);
       mean_loss.update_state(loss);
       accuracy.update_state(batch[1], logits);
       bar.update(++step, {{"loss", mean_loss.result().item<float>()}, {"accuracy", accuracy.result().item<float>()}});
@@ -139,6 +152,7 @@ inline int train_and_evaluate(const std::string& title,
   std::shared_ptr<ef::nn::Layer> restored = make_model();
   (*restored)(first_rows(data.test.images, 1));
   ef::optim::Adam fresh_adam(options.learning_rate);
+  if (adam.loss_scaling()) fresh_adam.enable_loss_scaling();
   ef::io::Checkpoint restored_checkpoint{{"model", *restored}, {"optimizer", fresh_adam}};
   const std::string latest = manager.latest_checkpoint().value();
   restored_checkpoint.restore(latest);

@@ -36,6 +36,7 @@
 #include "eagerflow/nn/layers.h"
 #include "eagerflow/nn/losses.h"
 #include "eagerflow/nn/metrics.h"
+#include "eagerflow/nn/mixed_precision.h"
 #include "eagerflow/nn/model.h"
 #include "eagerflow/nn/module.h"
 #include "eagerflow/nn/recurrent.h"
