@@ -9,7 +9,8 @@ Python-level cases (eagerflow's package against PyTorch's Python API, in one pro
 bench/python/bench_lbfgs.py the seconds per L-BFGS iteration of the sparse autoencoder, and
 bench/python/bench_training.py the seconds per epoch and peak memory of the Fashion-MNIST
 examples' training loop, and bench/python/bench_function.py traced functions against eager
-code (elementwise chains, the L-BFGS two-loop recursion).
+code (elementwise chains, the L-BFGS two-loop recursion), and bench/python/bench_half.py
+bfloat16/float16 matmuls and a training step per mixed-precision policy.
 """
 import argparse
 import json
@@ -22,6 +23,10 @@ import sys
 FAMILIES = {
     "dispatch": ("us/op", None),
     "matmul": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
+    # bench/python/bench_half.py: half-precision matmuls and training steps per policy
+    "matmul_bf16": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
+    "matmul_f16": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
+    "train_step": ("us/step", None),
     "add": ("GB/s", lambda n: 3 * 4 * n / 1e9),
     "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
     "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
@@ -50,7 +55,8 @@ def run_python(args):
     results = {}
     for path in (script, script.replace("bench_python.py", "bench_lbfgs.py"),
                  script.replace("bench_python.py", "bench_training.py"),
-                 script.replace("bench_python.py", "bench_function.py")):
+                 script.replace("bench_python.py", "bench_function.py"),
+                 script.replace("bench_python.py", "bench_half.py")):
         out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
                              stdout=subprocess.PIPE, text=True, env=env).stdout
         results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})
@@ -131,7 +137,7 @@ def main():
         unit, ef_value = describe(name, ours.get(name))
         _, pt_value = describe(name, theirs_medians.get(name))
         speedup = None
-        if name in ours and name in theirs_medians:
+        if ours.get(name) is not None and theirs_medians.get(name) is not None:
             speedup = theirs_medians[name] / ours[name]
         rows.append((name, unit, fmt(ef_value), fmt(pt_value), "n/a" if speedup is None else f"{speedup:.2f}x"))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
