@@ -76,6 +76,21 @@ struct DTypeOf<bfloat16_t> {
 };
 template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
 
+// v rounded to the nearest value of floating dtype t (inf beyond its range), as a double.
+inline double rounded_to(DType t, double v) {
+  const float f = static_cast<float>(v);
+  switch (t) {
+    case DType::Float32:
+      return f;
+    case DType::Float16:
+      return float16_to_float(float_to_float16(f));
+    case DType::BFloat16:
+      return bfloat16_to_float(float_to_bfloat16(f));
+    default:
+      return v;
+  }
+}
+
 template <class T>
 inline constexpr bool is_half_storage = std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>;
 

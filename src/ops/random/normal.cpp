@@ -20,9 +20,8 @@ void infer_normal(const OpCall& call, OutputMetas& out) {
   if (!std::isfinite(mean)) fail(call.op.name, ": argument 'mean' must be finite, got ", mean);
   if (!std::isfinite(stddev) || stddev < 0)
     fail(call.op.name, ": argument 'stddev' must be finite and non-negative, got ", stddev);
-  if (dtype == DType::Float32 &&
-      !(std::isfinite(static_cast<float>(mean)) && std::isfinite(static_cast<float>(stddev))))
-    fail(call.op.name, ": mean (", mean, ") and stddev (", stddev, ") must be within the range of float32");
+  if (!(std::isfinite(rounded_to(dtype, mean)) && std::isfinite(rounded_to(dtype, stddev))))
+    fail(call.op.name, ": mean (", mean, ") and stddev (", stddev, ") must be within the range of ", dtype);
   Shape shape(call.attrs.get_ints(kShape));
   validate_shape(shape, call.op.name, "shape", size_of(dtype));
   out.add(dtype, shape);

@@ -2,6 +2,7 @@
 // Random ops are primitives without tensor inputs whose attributes carry the resolved
 // Philox key and stream (Note [random seeds]), so the kernel is a pure function of
 // its attributes and graph mode can record it like any other op.
+#include <algorithm>
 #include <cmath>
 
 #include "eagerflow/ops/random.h"
@@ -24,6 +25,21 @@ Shape checked_output_shape(const OpCall& call, DType dtype) {
 }
 
 // ---- floats ----
+
+// The largest value of half dtype `dtype` below hi (itself a value of it), or lo.
+float largest_half_below(float lo, float hi, DType dtype) {
+  if (!(hi > lo)) return lo;
+  auto to_bits = [&](float v) {
+    return dtype == DType::Float16 ? float_to_float16(v) : float_to_bfloat16(v);
+  };
+  auto from_bits = [&](uint16_t b) {
+    return dtype == DType::Float16 ? float16_to_float(b) : bfloat16_to_float(b);
+  };
+  uint16_t h = to_bits(hi);
+  while (from_bits(h) >= hi) h = h == 0 ? 0x8001 : (h & 0x8000) ? h + 1 : h - 1;  // one step towards -inf
+  return from_bits(h);
+}
+
 void infer_uniform(const OpCall& call, OutputMetas& out) {
   DType dtype = call.attrs.get_dtype(kDType);
   detail::check_dtype(call, dtype, cpu::kFloatTypes, "dtype");
@@ -31,8 +47,8 @@ void infer_uniform(const OpCall& call, OutputMetas& out) {
   if (!std::isfinite(lo) || !std::isfinite(hi))
     fail(call.op.name, ": minval and maxval must be finite, got ", lo, " and ", hi);
   if (lo > hi) fail(call.op.name, ": minval (", lo, ") must not exceed maxval (", hi, ")");
-  if (dtype == DType::Float32 && !(std::isfinite(static_cast<float>(lo)) && std::isfinite(static_cast<float>(hi))))
-    fail(call.op.name, ": minval (", lo, ") and maxval (", hi, ") must be within the range of float32");
+  if (!(std::isfinite(rounded_to(dtype, lo)) && std::isfinite(rounded_to(dtype, hi))))
+    fail(call.op.name, ": minval (", lo, ") and maxval (", hi, ") must be within the range of ", dtype);
   out.add(dtype, checked_output_shape(call, dtype));
 }
 
@@ -54,18 +70,28 @@ void uniform_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
   const uint64_t key = static_cast<uint64_t>(call.attrs.get_int(kKey));
   const uint64_t stream = static_cast<uint64_t>(call.attrs.get_int(kStream));
-  const double lo = call.attrs.get_float(kMinval), hi = call.attrs.get_float(kMaxval);
+  // A half dtype is computed in float32 and rounded (Note [half-precision dtypes]): the
+  // bounds are first rounded to it (TensorFlow converts them to the dtype), and values
+  // that would round up to maxval are kept below it, so the interval stays half-open.
+  const DType target = call.attrs.get_dtype(kDType);
+  const double lo =
+      is_half(target) ? rounded_to(target, call.attrs.get_float(kMinval)) : call.attrs.get_float(kMinval);
+  const double hi =
+      is_half(target) ? rounded_to(target, call.attrs.get_float(kMaxval)) : call.attrs.get_float(kMaxval);
   const int64_t n = out.num_elements();
   constexpr int B = detail::kPhiloxBatch;
   if (out.dtype() == DType::Float32) {
-    const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi), top = largest_below(flo, fhi);
+    const float flo = static_cast<float>(lo), fhi = static_cast<float>(hi);
+    const float top = is_half(target) ? largest_half_below(flo, fhi, target) : largest_below(flo, fhi);
     detail::fill_philox_blocks<4>(cpu::typed_output<float>(out), n, key, stream,
                                   [&](const detail::PhiloxWords& w, uint64_t, float* v) {
                                     for (int l = 0; l < 4; ++l) {
 #pragma omp simd
                                       for (int b = 0; b < B; ++b)
                                         v[4 * b + l] =
-                                            scale_uniform(philox::uint32_to_float(w.word[l][b]), flo, fhi, top);
+                                            std::min(scale_uniform(philox::uint32_to_float(w.word[l][b]), flo,
+                                                                   fhi, top),
+                                                     top);
                                     }
                                   });
   } else {

@@ -2,6 +2,7 @@
 // every rounding boundary), and ops computing in float32 and rounding once (Note
 // [half-precision dtypes] in eagerflow/core/half.h). PyTorch parity of the conversions
 // is in tests/python/test_half.py.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -160,6 +161,22 @@ TEST(Half, GradientsFlowInTheHalfDtype) {
     EXPECT_EQ(g.dtype(), dt);
     EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{1.f, -2.f, 3.f}));
   }
+}
+
+// Computed in float32 and rounded, values just below maxval would round up to it; the
+// interval must stay half-open in the half dtype, with bounds rounded to it first.
+TEST(Half, UniformStaysBelowMaxvalAfterRounding) {
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const std::vector<float> v = random::uniform({200000}, 0, 1, dt, 7).to_vector<float>();
+    EXPECT_LT(*std::max_element(v.begin(), v.end()), 1.f) << dt;
+    EXPECT_GE(*std::min_element(v.begin(), v.end()), 0.f) << dt;
+    const float lo = cast(constant(0.1f), dt).item<float>();
+    const std::vector<float> w = random::uniform({20000}, 0.1, 0.2, dt, 8).to_vector<float>();
+    EXPECT_GE(*std::min_element(w.begin(), w.end()), lo) << dt;
+    EXPECT_LT(*std::max_element(w.begin(), w.end()), cast(constant(0.2f), dt).item<float>()) << dt;
+  }
+  EXPECT_ERROR(random::uniform({2}, 0, 1e5, DType::Float16), InvalidArgumentError,
+               "within the range of float16");
 }
 
 TEST(Half, FunctionsTraceAndRunHalfOps) {
