@@ -14,24 +14,12 @@ Prints JSON {case: {"eagerflow": s, "pytorch": s or null}} (medians).
 """
 import argparse
 import json
-import statistics
-import time
 
 import numpy as np
 import torch
 
 import eagerflow as ef
-
-
-def median_time(fn, repetitions, inner=1):
-    fn()  # warm up (and trace)
-    times = []
-    for _ in range(repetitions):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - start) / inner)
-    return statistics.median(times)
+from bench_function import median_time  # warm-up call, then the median of `repetitions`
 
 
 def matmul_cases(repetitions):
@@ -40,11 +28,11 @@ def matmul_cases(repetitions):
         a = np.random.default_rng(n).standard_normal((n, n)).astype(np.float32)
         for dtype, torch_dtype, tag in ((ef.bfloat16, torch.bfloat16, "bf16"), (ef.float16, None, "f16")):
             x = ef.cast(ef.constant(a), dtype)
-            ours = median_time(lambda: ef.matmul(x, x).shape, repetitions)
+            ours = median_time(lambda: ef.matmul(x, x).shape, repetitions, inner=1)
             theirs = None
             if torch_dtype is not None:
                 t = torch.from_numpy(a).to(torch_dtype)
-                theirs = median_time(lambda: torch.mm(t, t), repetitions)
+                theirs = median_time(lambda: torch.mm(t, t), repetitions, inner=1)
             out[f"matmul_{tag}/{n}"] = {"eagerflow": ours, "pytorch": theirs}
     return out
 
