@@ -8,6 +8,9 @@
 namespace ef {
 namespace {
 
+// The most outputs unstack and split give: a program needs far fewer tensors than this.
+constexpr int64_t kMaxOutputs = int64_t{1} << 20;
+
 // ---- concat(values, axis) ----
 enum ConcatAttr { kAxis };
 
@@ -95,6 +98,10 @@ void infer_unstack(const OpCall& call, OutputMetas& out) {
   int axis = unstack_axis(call);
   Shape shape = call.inputs[0].shape();
   int64_t n = shape[axis];
+  // An empty tensor can have a huge axis; one output per entry would exhaust memory.
+  if (n > kMaxOutputs)
+    fail(call.op.name, ": axis ", axis, " of shape ", shape, " would give ", n, " outputs, more than ",
+         kMaxOutputs);
   shape.dims().erase(axis);
   for (int64_t i = 0; i < n; ++i) out.add(call.inputs[0].dtype(), shape);
 }
@@ -144,7 +151,9 @@ Dims split_sizes(const OpCall& call) {
     if (dim != kUnknownDim && dim % num != 0)
       fail(op, ": axis ", axis, " of shape ", x.shape(), " (size ", dim, ") cannot be split into ", num,
            " equal parts");
-    if (num > (int64_t{1} << 24)) fail(op, ": argument 'num_or_size_splits' = ", num, " is too large");
+    if (num > kMaxOutputs)
+      fail(op, ": argument 'num_or_size_splits' = ", num, " is too large (at most ", kMaxOutputs,
+           " outputs)");
     return Dims(static_cast<size_t>(num), dim == kUnknownDim ? kUnknownDim : dim / num);
   }
   if (sizes.empty()) fail(op, ": argument 'num_or_size_splits' must be a positive count or a non-empty list, got ",

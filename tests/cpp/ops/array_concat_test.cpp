@@ -58,6 +58,13 @@ TEST(ArrayStack, Values) {
   EXPECT_ERROR(stack({a, b}, 3), InvalidArgumentError, "stack", "axis");
 }
 
+// An empty tensor's axis can be huge for free; a fuzzer found unstack allocating one
+// output description per entry until memory ran out.
+TEST(ArrayUnstack, TooManyOutputsIsAnError) {
+  EXPECT_ERROR(unstack(zeros({0, int64_t{1} << 30}), 1), InvalidArgumentError, "unstack", "outputs");
+  EXPECT_ERROR(split(zeros({0, int64_t{1} << 30}), int64_t{1} << 30, 1), InvalidArgumentError, "too large");
+}
+
 TEST(ArrayUnstack, Values) {
   Tensor x = iota({2, 3});
   std::vector<Tensor> rows = unstack(x);
