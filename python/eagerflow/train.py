@@ -34,11 +34,12 @@ class Checkpoint:
         self._impl.save(path)
         return path
 
-    def restore(self, path):
+    def restore(self, path, convert_dtypes=False):
         """Restores every object from ``path`` now, in eager and graph mode alike; on any
-        error nothing changes. Returns a status with TensorFlow's methods
-        (``run_restore_ops(session)``, ``assert_consumed()``, ...)."""
-        self._impl.restore(os.fspath(path))
+        error nothing changes. A tensor whose float dtype differs from its variable's is
+        an error unless ``convert_dtypes`` (then it is cast). Returns a status with
+        TensorFlow's methods (``run_restore_ops(session)``, ``assert_consumed()``, ...)."""
+        self._impl.restore(os.fspath(path), convert_dtypes=convert_dtypes)
         return CheckpointLoadStatus(self)
 
     def state(self):

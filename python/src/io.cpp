@@ -73,7 +73,12 @@ void bind_io(py::module_& m) {
   py::class_<PyCheckpoint>(m, "_Checkpoint")
       .def(py::init<const std::vector<std::pair<std::string, py::object>>&>(), "objects"_a)
       .def("save", [](const PyCheckpoint& c, const std::string& path) { c.checkpoint->save(path, kPython); })
-      .def("restore", [](PyCheckpoint& c, const std::string& path) { c.checkpoint->restore(path, kPython); })
+      .def(
+          "restore",
+          [](PyCheckpoint& c, const std::string& path, bool convert_dtypes) {
+            c.checkpoint->restore(path, {.convert_dtypes = convert_dtypes}, kPython);
+          },
+          "path"_a, "convert_dtypes"_a = false)
       .def("state", [](const PyCheckpoint& c) { return c.checkpoint->state(); });
 
   py::class_<io::CheckpointManager>(m, "_CheckpointManager")

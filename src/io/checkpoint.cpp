@@ -10,6 +10,7 @@
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/nn/module.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/optim/lbfgs.h"
 #include "eagerflow/optim/optimizer.h"
 #include "eagerflow/runtime/context.h"
@@ -125,11 +126,11 @@ void Checkpoint::save(const std::string& path, CallSite where) const {
   }
 }
 
-void Checkpoint::restore(const std::string& path, CallSite where) {
+void Checkpoint::restore(const std::string& path, const RestoreOptions& options, CallSite where) {
   EagerScope eager;  // Note [checkpoints run eagerly]: the file's tensors are values, not graph constants
   try {
     TensorFile file = load_safetensors(path, where);
-    restore_state(file.tensors, "file '" + path + "'", where);
+    restore_state(file.tensors, "file '" + path + "'", where, options);
     if (!file.checksummed) {
       // Another tool's safetensors file: nothing could verify its bytes. Said once per process.
       static std::once_flag said;
@@ -146,7 +147,7 @@ void Checkpoint::restore(const std::string& path, CallSite where) {
 }
 
 void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, const std::string& source,
-                               CallSite where) {
+                               CallSite where, const RestoreOptions& options) {
   EagerScope eager;  // Note [checkpoints run eagerly]
   try {
     const std::string context = "Checkpoint.restore: " + source;
@@ -154,16 +155,24 @@ void Checkpoint::restore_state(const std::map<std::string, Tensor>& tensors, con
         objects_, [](const Object& o) { return o.variables_(); },
         [](const Object& o) { return o.has_variables(); });
     std::set<std::string> used;
-    // Finds `key` with exactly `dtype` and `shape`, or throws naming both sides.
+    std::map<std::string, Tensor> converted;  // with convert_dtypes: the file's floats cast
+    // Finds `key` with exactly `dtype` and `shape` (or, with convert_dtypes, any float
+    // dtype for a float one, cast to it), or throws naming both sides.
     auto expect = [&](const std::string& key, DType dtype, const Shape& shape) -> const Tensor& {
       auto it = tensors.find(key);
       if (it == tensors.end())
         fail<NotFoundError>(context, ": key '", key, "' (dtype ", dtype, ", shape ", shape, ") is missing");
-      if (it->second.dtype() != dtype || it->second.shape() != shape)
+      const bool convertible =
+          options.convert_dtypes && is_floating(dtype) && is_floating(it->second.dtype());
+      if ((it->second.dtype() != dtype && !convertible) || it->second.shape() != shape)
         fail(context, ": key '", key, "' has dtype ", it->second.dtype(), " and shape ", it->second.shape(),
-             " but the object expects dtype ", dtype, " and shape ", shape);
+             " but the object expects dtype ", dtype, " and shape ", shape,
+             it->second.dtype() != dtype && is_floating(dtype) && is_floating(it->second.dtype())
+                 ? " (restore with convert_dtypes to cast between float dtypes)"
+                 : "");
       used.insert(key);
-      return it->second;
+      if (it->second.dtype() == dtype) return it->second;
+      return converted[key] = cast(it->second, dtype);
     };
     auto expect_count = [&](const std::string& key) {
       int64_t v = expect(key, DType::Int64, Shape{}).item<int64_t>();

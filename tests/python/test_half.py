@@ -257,3 +257,15 @@ def test_gather_concat_and_random(dtype):
     assert 0 <= values.min() and values.max() <= 1 and 0.4 < values.mean() < 0.6
     n = ef.random.normal([4000], dtype=dtype, seed=5).numpy(dtype=np.float64)
     assert abs(n.mean()) < 0.1 and 0.9 < n.std() < 1.1
+
+
+def test_checkpoint_converts_float_dtypes_only_when_asked(tmp_path):
+    w = ef.Variable([0.1, -2.5])
+    ef.train.Checkpoint(w=w).save(tmp_path / "f32")
+    half = ef.Variable(ef.zeros([2], dtype=ef.bfloat16))
+    ckpt = ef.train.Checkpoint(w=half)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="convert_dtypes"):
+        ckpt.restore(tmp_path / "f32")
+    ckpt.restore(tmp_path / "f32", convert_dtypes=True)
+    assert half.dtype == ef.bfloat16
+    np.testing.assert_array_equal(half.numpy(dtype=np.float32), ef.cast(w, ef.bfloat16).numpy(dtype=np.float32))

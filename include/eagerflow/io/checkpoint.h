@@ -48,6 +48,13 @@ class Optimizer;
 
 namespace ef::io {
 
+// How Checkpoint::restore treats a file that differs from the objects.
+struct RestoreOptions {
+  // A float tensor of another float dtype than its variable's (float32 weights into a
+  // bfloat16 model, say) is cast to the variable's dtype instead of being an error.
+  bool convert_dtypes = false;
+};
+
 class Checkpoint {
  public:
   // One tracked object. Modules and optimizers are referred to, not copied: they must
@@ -84,10 +91,11 @@ class Checkpoint {
   // Restores every object from `path`: load_safetensors' errors for a bad file;
   // NotFoundError for a missing key, InvalidArgumentError for a wrong dtype or shape or
   // an unexpected key, each naming the file, the key and the shapes. Nothing changes on error.
-  void restore(const std::string& path, CallSite where = CallSite::current());
+  void restore(const std::string& path, CallSite where = CallSite::current()) { restore(path, {}, where); }
+  void restore(const std::string& path, const RestoreOptions& options, CallSite where = CallSite::current());
   // As restore, from tensors already read; `source` names them in errors.
   void restore_state(const std::map<std::string, Tensor>& tensors, const std::string& source = "<state>",
-                     CallSite where = CallSite::current());
+                     CallSite where = CallSite::current(), const RestoreOptions& options = {});
 
  private:
   std::vector<std::pair<std::string, Object>> objects_;

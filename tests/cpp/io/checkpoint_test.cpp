@@ -234,6 +234,26 @@ TEST(CheckpointTest, MovesBetweenEagerAndGraphMode) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"eager.safetensors", "graph.safetensors"}));
 }
 
+// A checkpoint's dtype must match its variable's unless the caller asks for a cast
+// (float32 weights into a bfloat16 copy of the model, say).
+TEST(CheckpointTest, OtherFloatDtypesLoadOnlyWhenAskedToConvert) {
+  TempDir dir("convert");
+  Variable w(constant({0.1f, -2.5f}), "w");
+  Checkpoint{{"w", w}}.save(dir.file("f32"));
+  Variable half(cast(zeros({2}), DType::BFloat16), "w");
+  Checkpoint into_half{{"w", half}};
+  EXPECT_ERROR(into_half.restore(dir.file("f32")), InvalidArgumentError, "dtype float32", "bfloat16",
+               "convert_dtypes");
+  EXPECT_EQ(half.value().to_vector<float>(), (std::vector<float>{0.f, 0.f}));  // unchanged
+  into_half.restore(dir.file("f32"), {.convert_dtypes = true});
+  EXPECT_EQ(half.dtype(), DType::BFloat16);
+  EXPECT_EQ(half.value().to_vector<float>(), cast(w.value(), DType::BFloat16).to_vector<float>());
+  Variable ints(constant({1, 2}), "w");
+  Checkpoint into_ints{{"w", ints}};
+  const io::RestoreOptions convert{.convert_dtypes = true};
+  EXPECT_ERROR(into_ints.restore(dir.file("f32"), convert), InvalidArgumentError, "int32");
+}
+
 TEST(CheckpointTest, OptimizerStateOfAnUntrackedVariableCannotBeSaved) {
   Net net;
   net(inputs());
