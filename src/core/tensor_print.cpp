@@ -23,18 +23,7 @@ constexpr size_t kLineWidth = 75;
 constexpr int kMaxFractionDigits = 8;
 
 // Whether a and b are the same value once stored in `dtype`.
-bool same_value(double a, double b, DType dtype) {
-  switch (dtype) {
-    case DType::Float64:
-      return a == b;
-    case DType::Float16:
-      return float_to_float16(static_cast<float>(a)) == float_to_float16(static_cast<float>(b));
-    case DType::BFloat16:
-      return float_to_bfloat16(static_cast<float>(a)) == float_to_bfloat16(static_cast<float>(b));
-    default:
-      return static_cast<float>(a) == static_cast<float>(b);
-  }
-}
+bool same_value(double a, double b, DType dtype) { return rounded_to(dtype, a) == rounded_to(dtype, b); }
 
 // Shortest "%.{p}f" (p <= 8) that reads back as the same value of the tensor's dtype.
 int fraction_digits(double v, DType dtype) {

@@ -168,8 +168,8 @@ std::optional<Tensor> sample_weights(const data::Element& batch, const char* ste
 void Model::update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss) {
   Compiled& c = compiled("update_metrics");
   track_loss(*c.loss_tracker, loss, y_pred);
-  for (const auto& m : c.options.metrics)
-    m->update_state(batch[1], y_pred, sample_weights(batch, "update_metrics"));
+  const std::optional<Tensor> weights = sample_weights(batch, "update_metrics");
+  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
 }
 
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
