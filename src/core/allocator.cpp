@@ -1,5 +1,6 @@
 // The caching CPU allocator: see Note [buffer reuse] in allocator.h.
 #include "eagerflow/core/allocator.h"
+#include "backends/cuda/runtime.h"
 
 #include <bit>
 #include <cstdlib>
@@ -181,8 +182,8 @@ CachingAllocator& cpu_allocator() {
 }  // namespace
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
-  if (device.type != DeviceType::CPU)
-    fail<UnimplementedError>("allocate: no allocator for device ", device);
+  if (device.type == DeviceType::CUDA)
+    return Ref<Storage>(new Storage(cuda::allocate(device.index, nbytes), nbytes, device));
   return Ref<Storage>(new Storage(cpu_allocator().allocate(nbytes), nbytes, device));
 }
 
@@ -194,6 +195,8 @@ Ref<Storage> Storage::wrap(void* data, size_t nbytes, Device device, std::functi
 
 Storage::~Storage() {
   if (release_) release_();
+  else if (device_.type == DeviceType::CUDA)
+    cuda::deallocate(device_.index, data_);
   else cpu_allocator().deallocate(data_, nbytes_);
 }
 

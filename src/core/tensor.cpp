@@ -1,5 +1,8 @@
 #include "eagerflow/core/tensor.h"
 
+#include "backends/cuda/kernels.h"
+#include "eagerflow/core/cuda.h"
+
 namespace ef {
 
 bool TensorImpl::is_contiguous() const {
@@ -27,6 +30,8 @@ int64_t Tensor::dim(int axis) const {
 const void* Tensor::raw_data() const {
   const TensorImpl& t = checked();
   if (t.symbolic) fail<FailedPreconditionError>("raw_data: the tensor is symbolic and has no memory");
+  if (t.device.type != DeviceType::CPU)
+    fail("raw_data: the tensor is on ", t.device, ", not the CPU; copy it with cpu() first");
   return static_cast<const char*>(t.storage->data()) + t.offset * static_cast<int64_t>(size_of(t.dtype));
 }
 
@@ -48,8 +53,11 @@ Tensor::operator bool() const {
 Tensor Tensor::to(Device device) const {
   const TensorImpl& t = checked();
   if (t.device == device) return *this;
-  fail<UnimplementedError>("to: cannot copy a tensor from ", t.device, " to ", device,
-                           ": this build of eagerflow supports only the CPU");
+  if (t.symbolic)
+    fail<FailedPreconditionError>("to: the tensor is symbolic (graph mode) and has no value yet");
+  if (device.type == DeviceType::CUDA && !cuda::is_available())
+    fail<UnimplementedError>("to: cannot copy a tensor to ", device, ": ", cuda::unavailable_reason());
+  return cuda::copy_to(*this, device);
 }
 
 namespace detail {

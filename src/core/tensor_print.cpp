@@ -243,7 +243,7 @@ std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(<undefined>)";
   std::string meta = ", shape=" + shape_tuple(shape()) + ", dtype=" + std::string(name(dtype())) + ")";
   if (is_symbolic()) return "Tensor(<symbolic>" + meta;
-  std::string values = detail::format_values(*this);
+  std::string values = detail::format_values(device().type == DeviceType::CPU ? *this : cpu());
   if (values.find('\n') != std::string::npos) values.insert(0, "\n");
   return "Tensor(" + values + meta;
 }

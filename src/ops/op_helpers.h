@@ -7,6 +7,7 @@
 
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/elementwise_functors.h"
+#include "backends/cuda/kernels.h"
 #include "eagerflow/runtime/dispatch.h"
 #include "eagerflow/runtime/op_def.h"
 
@@ -88,6 +89,8 @@ OpDef binary_op(std::string_view name) {
   def.name = name;
   def.infer = infer_binary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::binary_kernel<F, Set, Expensive>;
+  if (cuda::has_elementwise_kernel(name))
+    def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda::elementwise_kernel;
   def.traits.elementwise = true;
   def.traits.in_place = true;  // the row loops of backends/cpu/elementwise.h allow it
   def.elementwise_block = elementwise_block_of<F, Set, 2, BoolOutput, Expensive>();
@@ -102,6 +105,8 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   def.attr_names = std::move(attr_names);
   def.infer = infer_unary<Set, BoolOutput>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu::unary_kernel<F, Set, Expensive>;
+  if (cuda::has_elementwise_kernel(name))
+    def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda::elementwise_kernel;
   def.traits.elementwise = true;
   def.traits.in_place = true;  // the row loops of backends/cpu/elementwise.h allow it
   def.elementwise_block = elementwise_block_of<F, Set, 1, BoolOutput, Expensive>();

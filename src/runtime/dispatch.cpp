@@ -109,11 +109,33 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   call_kernel(kernel, call, outputs);
 }
 
+// The device of the first input that is not a 0-d host tensor, if any is elsewhere.
+// Scalars on the host (Python numbers, constants) follow the other operands there, as
+// in TensorFlow and PyTorch; any other mix of devices is an error (check_inputs).
+const Device* device_scalars_follow(std::span<const Tensor> inputs) {
+  const Device* target = nullptr;
+  bool has_host_scalar = false;
+  for (const Tensor& t : inputs) {
+    if (!t.defined() || t.is_symbolic()) return nullptr;
+    const bool host_scalar = t.device().type == DeviceType::CPU && t.rank() == 0;
+    has_host_scalar |= host_scalar;
+    if (!host_scalar && t.device().type != DeviceType::CPU && !target) target = &t.impl()->device;
+  }
+  return has_host_scalar ? target : nullptr;
+}
+
 // Infers the outputs of `call`, then builds or executes it into `outputs` (resized by
 // `size_outputs` once the output count is known) and records it.
 template <bool Reusing = false, class SizeOutputs>
-void dispatch(const OpCall& call, SizeOutputs&& size_outputs, const Tensor* donor = nullptr) {
+void dispatch(const OpCall& original, SizeOutputs&& size_outputs, const Tensor* donor = nullptr) {
   Context& ctx = Context::current();
+  std::vector<Tensor> moved;
+  OpCall call = original;
+  if (const Device* target = device_scalars_follow(original.inputs)) [[unlikely]] {
+    for (const Tensor& t : original.inputs)
+      moved.push_back(t.device().type == DeviceType::CPU && t.rank() == 0 ? t.to(*target) : t);
+    call.inputs = moved;
+  }
   check_inputs(call, ctx.builder != nullptr);
   OutputMetas metas;
   call.op.infer(call, metas);

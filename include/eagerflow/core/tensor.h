@@ -91,10 +91,12 @@ class Tensor {
   Tensor operator[](int64_t index) const;
   // A contiguous tensor with the same values (this tensor itself when already contiguous).
   Tensor contiguous() const;
-  // The tensor on `device`: itself when it is already there, else a copy. Only the CPU
-  // exists in this build; other devices throw UnimplementedError.
+  // The tensor on `device`: itself when it is already there, else a copy (include
+  // eagerflow/core/cuda.h for GPUs). A copy to the host waits for the device's queued
+  // work; without a CUDA device, moving to one throws UnimplementedError saying why.
   Tensor to(Device device) const;
   Tensor cpu() const { return to(kCPU); }
+  Tensor gpu(int index = 0) const { return to(Device{DeviceType::CUDA, index}); }
 
   // A one-element tensor is true when its value is non-zero, so
   // `if (a[0] > b[0]) break;` works. Any other shape throws InvalidArgumentError
@@ -163,6 +165,7 @@ T Tensor::item() const {
     fail<FailedPreconditionError>("item: the tensor is symbolic (graph mode) and has no value yet");
   if (t.shape.num_elements() != 1)
     fail("item: expected a tensor with exactly one element, got shape ", t.shape);
+  if (t.device.type != DeviceType::CPU) return cpu().item<T>();  // waits for the device
   return dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     return detail::convert_element<T>(detail::read_element<S>(t, 0), "item");
@@ -175,6 +178,7 @@ std::vector<T> Tensor::to_vector() const {
   const TensorImpl& t = checked();
   if (t.symbolic)
     fail<FailedPreconditionError>("to_vector: the tensor is symbolic (graph mode) and has no value yet");
+  if (t.device.type != DeviceType::CPU) return cpu().to_vector<T>();  // waits for the device
   std::vector<T> out(static_cast<size_t>(t.shape.num_elements()));
   dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;

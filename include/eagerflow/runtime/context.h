@@ -107,6 +107,22 @@ class BuildScope {
   OpBuilder* saved_;
 };
 
+// Ops without tensor inputs (zeros, fill, ...) place their outputs on `device` for the
+// lifetime of the scope, as TensorFlow's `with tf.device(...)`; ops with inputs run
+// where their inputs are.
+class DeviceScope {
+ public:
+  explicit DeviceScope(Device device) : saved_(Context::current().device) {
+    Context::current().device = device;
+  }
+  ~DeviceScope() { Context::current().device = saved_; }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Device saved_;
+};
+
 // Op calls execute now and no tape records them, whatever the thread was doing: for
 // state that must change when the code runs, not when a graph built from it runs
 // (checkpoints, an optimizer's host-side counters).

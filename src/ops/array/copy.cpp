@@ -1,5 +1,7 @@
 #include "ops/array/copy.h"
 
+#include "backends/cuda/kernels.h"
+
 #include <algorithm>
 
 namespace ef::detail {
@@ -114,7 +116,10 @@ void copy_elements(const TensorImpl& src, TensorImpl& dst) {
 Tensor materialize(const Tensor& x) {
   if (x.is_contiguous()) return x;
   Tensor out = empty_tensor(x.dtype(), x.shape(), x.device(), "contiguous");
-  copy_elements(*x.impl(), *out.impl());
+  if (x.device().type == DeviceType::CUDA)
+    cuda::copy_strided(x, out);
+  else
+    copy_elements(*x.impl(), *out.impl());
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Tensor::operator[] and Tensor::contiguous(): methods of the core handle implemented
 // as op calls, so that graph mode and gradient tapes see them like any other op.
+#include "backends/cuda/kernels.h"
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
@@ -16,13 +17,17 @@ void contiguous_cpu(const OpCall& call, std::span<Tensor> outputs) {
   detail::copy_elements(*call.inputs[0].impl(), *outputs[0].impl());
 }
 
+void contiguous_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  cuda::copy_strided(call.inputs[0], outputs[0]);
+}
+
 // Gradient: passed through unchanged (a copy does not change values).
 std::vector<Tensor> contiguous_grad(const GradCall& call) { return {call.output_grads[0]}; }
 
 const OpDef& kContiguous = define_op({
     .name = "contiguous",
     .infer = infer_contiguous,
-    .kernels = {contiguous_cpu},
+    .kernels = {contiguous_cpu, contiguous_cuda},
     .gradient = contiguous_grad,
     .traits = {.elementwise = true},
 });

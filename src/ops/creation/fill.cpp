@@ -39,12 +39,13 @@ void infer_fill(const OpCall& call, OutputMetas& out) {
   out.add(call.attrs.get_dtype(kDType), shape);
 }
 void fill_cpu(const OpCall& call, std::span<Tensor> outputs) { fill_buffer(outputs[0], call.attrs[kValue]); }
+void fill_cuda(const OpCall& call, std::span<Tensor> outputs) { cuda::fill(outputs[0], call.attrs[kValue]); }
 
 const OpDef& kFill = define_op({
     .name = "fill",
     .attr_names = {"shape", "value", "dtype"},
     .infer = infer_fill,
-    .kernels = {fill_cpu},
+    .kernels = {fill_cpu, fill_cuda},
     .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
 });
 
@@ -57,12 +58,15 @@ void infer_fill_like(const OpCall& call, OutputMetas& out) {
 void fill_like_cpu(const OpCall& call, std::span<Tensor> outputs) {
   fill_buffer(outputs[0], call.attrs[kLikeValue]);
 }
+void fill_like_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  cuda::fill(outputs[0], call.attrs[kLikeValue]);
+}
 
 const OpDef& kFillLike = define_op({
     .name = "fill_like",
     .attr_names = {"value"},
     .infer = infer_fill_like,
-    .kernels = {fill_like_cpu},
+    .kernels = {fill_like_cpu, fill_like_cuda},
     .not_differentiable = "its output does not depend on the values of its input",
 });
 

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "backends/cpu/blas.h"
+#include "backends/cuda/kernels.h"
 #include "eagerflow/ops/linalg.h"
 #include "ops/op_helpers.h"
 
@@ -238,7 +239,7 @@ const OpDef& kMatMul = define_op({
     .name = "matmul",
     .attr_names = {"transpose_a", "transpose_b"},
     .infer = infer_matmul,
-    .kernels = {matmul_cpu},
+    .kernels = {matmul_cpu, cuda::matmul_kernel},
     .gradient = matmul_grad,
     .gradient_uses = kGradientReadsInputs,  // never C (Note [gradient uses])
 });

@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "backends/cuda/kernels.h"
 #include "eagerflow/ops/math.h"
 #include "ops/op_helpers.h"
 
@@ -55,7 +56,7 @@ const OpDef& kCast = define_op({
     .name = "cast",
     .attr_names = {"dtype"},
     .infer = infer_cast,
-    .kernels = {cast_cpu},
+    .kernels = {cast_cpu, cuda::cast_kernel},
     .gradient = cast_grad,
     .gradient_uses = kGradientReadsNoValues,  // only the input dtype (Note [gradient uses])
     .traits = {.elementwise = true},

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/reduce.h"
+#include "backends/cuda/kernels.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
@@ -145,6 +146,7 @@ OpDef reduction_op(std::string_view name) {
   def.attr_names = {"axis", "keepdims"};
   def.infer = infer_reduce<Set, NonEmpty>;
   def.kernels[static_cast<int>(DeviceType::CPU)] = reduce_kernel<R, Set>;
+  def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda::reduce_kernel;
   def.traits.reduction = true;
   return def;
 }

@@ -1,0 +1,64 @@
+// The CUDA kernels' sources. Elementwise ops, casts, copies, fills and reductions are
+// each one small template (a grid-stride loop over strided operands) instantiated per
+// functor and dtype as CUDA C++ text; NVRTC compiles each text the first time it is
+// needed (kernel_cache.h). The functors and the prelude they share are the files of
+// device_code/, embedded into the library when it is built.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eagerflow/core/dtype.h"
+
+namespace ef::cuda {
+
+// The header files kernels include, by name ("prelude.cuh", "functors.cuh").
+struct DeviceHeader {
+  std::string_view name;
+  std::string_view text;
+};
+std::span<const DeviceHeader> device_headers();
+
+// The C++ type of `dtype` in device code ("float", "long long", "bool"). Throws
+// UnimplementedError naming `op` for dtypes the CUDA kernels do not compute yet.
+std::string_view device_type(DType dtype, std::string_view op);
+
+// out[i] = call(inputs at element i), over operands with up to 8 strided dimensions.
+// `call` is the functor expression with the inputs as in0, in1: made by the helpers
+// below. Kernel name: ef_kernel.
+std::string elementwise_source(std::string_view call, std::span<const DType> inputs, DType output,
+                               std::string_view op);
+std::string functor_call(std::string_view op_name, int arity);  // "ef_op_add()(IN0, IN1)"
+std::string convert_call(DType output, std::string_view op);    // "ef_convert<float>(IN0)"
+
+// dst[i] = src at element i, moving `element_size`-byte words (any dtype).
+std::string copy_source(size_t element_size);
+
+// out[i] = value for i < n.
+std::string fill_source(DType dtype, std::string_view op);
+
+// out[o] = reduce(identity, in over the reduced dimensions), one block per output.
+std::string reduce_source(std::string_view reducer, DType dtype, std::string_view op);
+inline constexpr int kReduceBlock = 256;
+
+// An elementwise op that device_code/functors.cuh computes: ef_op_<op>, for the
+// dtypes in `dtypes` (bit i: DType i).
+struct ElementwiseFunctor {
+  std::string_view op;
+  int arity = 1;
+  uint32_t dtypes = 0;
+  bool bool_output = false;  // comparisons and predicates
+};
+// The op's functor, or null when CUDA has none (its ops then have no CUDA kernel).
+const ElementwiseFunctor* find_elementwise_functor(std::string_view op);
+// The dtypes the CUDA kernels compute in (not float16/bfloat16 yet).
+uint32_t device_dtypes();
+
+// Every source the backend generates for the ops and dtypes it supports, with a name
+// for each, so that a test can compile them all without a GPU.
+std::vector<std::pair<std::string, std::string>> all_kernel_sources();
+
+}  // namespace ef::cuda

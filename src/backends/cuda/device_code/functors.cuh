@@ -1,0 +1,188 @@
+// The scalar functions of the elementwise ops and reductions on CUDA devices, one
+// functor per op, named after the op (ef_op_<name>). They compute what the CPU's
+// functors compute (src/backends/cpu/elementwise_functors.h, and the ops' own files
+// for comparisons), in the same order of operations: NaN propagates through maximum,
+// minimum and relu; integer arithmetic wraps. The CUDA tests compare every one with
+// the CPU on the same inputs.
+#pragma once
+
+#include "prelude.cuh"
+
+// Integer arithmetic wraps (computed on the unsigned type), as on the CPU.
+template <class T>
+EF_DEVICE T ef_wrap_add(T a, T b) {
+  if constexpr (ef_is_integer<T>::value) {
+    using U = typename ef_unsigned<T>::type;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+EF_DEVICE T ef_wrap_sub(T a, T b) {
+  if constexpr (ef_is_integer<T>::value) {
+    using U = typename ef_unsigned<T>::type;
+    return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+  } else {
+    return a - b;
+  }
+}
+template <class T>
+EF_DEVICE T ef_wrap_mul(T a, T b) {
+  if constexpr (ef_is_integer<T>::value) {
+    using U = typename ef_unsigned<T>::type;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+#define EF_UNARY(name, expr)            \
+  struct ef_op_##name {                 \
+    template <class T>                  \
+    EF_DEVICE T operator()(T a) const { \
+      return expr;                      \
+    }                                   \
+  };
+#define EF_BINARY(name, expr)                \
+  struct ef_op_##name {                      \
+    template <class T>                       \
+    EF_DEVICE T operator()(T a, T b) const { \
+      return expr;                           \
+    }                                        \
+  };
+#define EF_PREDICATE(name, expr)           \
+  struct ef_op_##name {                    \
+    template <class T>                     \
+    EF_DEVICE bool operator()(T a) const { \
+      return expr;                         \
+    }                                      \
+  };
+#define EF_COMPARISON(name, expr)               \
+  struct ef_op_##name {                         \
+    template <class T>                          \
+    EF_DEVICE bool operator()(T a, T b) const { \
+      return expr;                              \
+    }                                           \
+  };
+
+// ---- unary math ----
+EF_UNARY(negative, ef_wrap_sub(T(0), a))
+EF_UNARY(abs, a < T(0) ? ef_wrap_sub(T(0), a) : a)
+EF_UNARY(sign, a != a ? a : static_cast<T>((a > T(0)) - (a < T(0))))
+EF_UNARY(square, ef_wrap_mul(a, a))
+EF_UNARY(reciprocal, T(1) / a)
+EF_UNARY(exp, ef_exp(a))
+EF_UNARY(expm1, ef_expm1(a))
+EF_UNARY(log, ef_log(a))
+EF_UNARY(log1p, ef_log1p(a))
+EF_UNARY(sqrt, ef_sqrt(a))
+EF_UNARY(rsqrt, T(1) / ef_sqrt(a))
+EF_UNARY(sin, ef_sin(a))
+EF_UNARY(cos, ef_cos(a))
+EF_UNARY(tan, ef_tan(a))
+EF_UNARY(asin, ef_asin(a))
+EF_UNARY(acos, ef_acos(a))
+EF_UNARY(atan, ef_atan(a))
+EF_UNARY(sinh, ef_sinh(a))
+EF_UNARY(cosh, ef_cosh(a))
+EF_UNARY(tanh, ef_tanh(a))
+EF_UNARY(erf, ef_erf(a))
+EF_UNARY(floor, ef_floor(a))
+EF_UNARY(ceil, ef_ceil(a))
+EF_UNARY(round, ef_rint(a))
+EF_PREDICATE(isnan, a != a)
+EF_PREDICATE(isinf, a - a != a - a && a == a)
+EF_PREDICATE(isfinite, a - a == a - a)
+EF_PREDICATE(logical_not, !a)
+
+// ---- activations ----
+// sigmoid as on the CPU: exp(-|x|) never overflows.
+EF_UNARY(sigmoid, (a >= T(0) ? T(1) : ef_exp(-ef_fabs(a))) / (T(1) + ef_exp(-ef_fabs(a))))
+EF_UNARY(relu, (a > T(0) || a != a) ? a : T(0))
+EF_UNARY(relu6, a != a ? a : (a < T(0) ? T(0) : (a > T(6) ? T(6) : a)))
+EF_UNARY(elu, a > T(0) ? a : ef_expm1(a))
+EF_UNARY(selu, T(1.0507009873554804934193349852946) *
+                   (a > T(0) ? a : T(1.6732632423543772848170429916717) * ef_expm1(a)))
+EF_UNARY(softplus, (a > T(0) ? a : T(0)) + ef_log1p(ef_exp(-ef_fabs(a))))
+EF_UNARY(softsign, a / (T(1) + ef_fabs(a)))
+
+// ---- binary math (float dtypes only for the divisions and pow: see kernels.cpp) ----
+EF_BINARY(add, ef_wrap_add(a, b))
+EF_BINARY(subtract, ef_wrap_sub(a, b))
+EF_BINARY(multiply, ef_wrap_mul(a, b))
+EF_BINARY(squared_difference, ef_wrap_mul(ef_wrap_sub(a, b), ef_wrap_sub(a, b)))
+EF_BINARY(divide, a / b)
+EF_BINARY(floordiv, ef_floor(a / b))
+EF_BINARY(floormod, (ef_fmod(a, b) != T(0) && ((ef_fmod(a, b) < T(0)) != (b < T(0)))) ? ef_fmod(a, b) + b
+                                                                                      : ef_fmod(a, b))
+EF_BINARY(pow, ef_pow(a, b))
+EF_BINARY(maximum, (a > b || a != a) ? a : b)
+EF_BINARY(minimum, (a < b || a != a) ? a : b)
+EF_BINARY(sigmoid_grad, b*(a*(T(1) - a)))
+EF_COMPARISON(equal, a == b)
+EF_COMPARISON(not_equal, a != b)
+EF_COMPARISON(less, a < b)
+EF_COMPARISON(less_equal, a <= b)
+EF_COMPARISON(greater, a > b)
+EF_COMPARISON(greater_equal, a >= b)
+EF_COMPARISON(logical_and, a&& b)
+EF_COMPARISON(logical_or, a || b)
+EF_COMPARISON(logical_xor, a != b)
+
+// ---- conversions ----
+// cast as on the CPU: to bool is "!= 0"; float to integer truncates and saturates,
+// NaN gives 0.
+template <class To, class From>
+EF_DEVICE To ef_convert(From v) {
+  if constexpr (sizeof(To) == 1 && !ef_is_integer<To>::value) {  // bool
+    return v != From(0);
+  } else if constexpr (ef_is_integer<To>::value && !ef_is_integer<From>::value && sizeof(From) != 1) {
+    constexpr To lo = To(1) << (sizeof(To) * 8 - 1);
+    constexpr To hi = ~lo;
+    if (v != v) return 0;
+    if (v <= static_cast<From>(lo)) return lo;
+    if (v >= static_cast<From>(hi)) return hi;
+    return static_cast<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// ---- reductions: identity given by the host, combine, and finish ----
+struct ef_reduce_sum {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return ef_wrap_add(a, b);
+  }
+};
+struct ef_reduce_prod {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return ef_wrap_mul(a, b);
+  }
+};
+struct ef_reduce_max {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return (a > b || a != a) ? a : b;
+  }
+};
+struct ef_reduce_min {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return (a < b || a != a) ? a : b;
+  }
+};
+struct ef_reduce_any {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return a || b;
+  }
+};
+struct ef_reduce_all {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    return a && b;
+  }
+};

@@ -1,0 +1,113 @@
+// The prelude of every generated CUDA kernel (src/backends/cuda/codegen.cpp). It is
+// compiled two ways: by NVRTC on a GPU machine at run time, and by clang in CUDA mode
+// without the toolkit (-nocudainc -nocudalib) as a test on machines without one, which
+// catches errors in device code before it meets a GPU. Only what differs between the
+// two lives under #if: thread indices, barriers and math functions.
+#pragma once
+
+#if defined(__CUDACC_RTC__)
+// NVRTC: thread indices and the CUDA math functions are built in.
+#define EF_DEVICE __device__ __forceinline__
+#define EF_KERNEL extern "C" __global__
+#define EF_SHARED __shared__
+EF_DEVICE long long ef_block_index() { return blockIdx.x; }
+EF_DEVICE long long ef_block_count() { return gridDim.x; }
+EF_DEVICE int ef_thread_in_block() { return threadIdx.x; }
+EF_DEVICE int ef_block_size() { return blockDim.x; }
+EF_DEVICE void ef_sync_block() { __syncthreads(); }
+#define EF_MATH(name, f32, f64)                         \
+  EF_DEVICE float ef_##name(float x) { return f32(x); } \
+  EF_DEVICE double ef_##name(double x) { return f64(x); }
+#define EF_MATH2(name, f32, f64)                                    \
+  EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
+  EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
+#else
+// clang without the toolkit: CUDA's keywords as attributes, indices from PTX special
+// registers, math functions declared as libdevice's (NVRTC links libdevice on a GPU).
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __shared__ __attribute__((shared))
+#define EF_DEVICE __device__ inline __attribute__((always_inline))
+#define EF_KERNEL extern "C" __global__
+#define EF_SHARED __shared__
+EF_DEVICE long long ef_block_index() { return __nvvm_read_ptx_sreg_ctaid_x(); }
+EF_DEVICE long long ef_block_count() { return __nvvm_read_ptx_sreg_nctaid_x(); }
+EF_DEVICE int ef_thread_in_block() { return __nvvm_read_ptx_sreg_tid_x(); }
+EF_DEVICE int ef_block_size() { return __nvvm_read_ptx_sreg_ntid_x(); }
+EF_DEVICE void ef_sync_block() { __syncthreads(); }
+#define EF_MATH(name, f32, f64)                                \
+  extern "C" __device__ float __nv_##f32(float);               \
+  extern "C" __device__ double __nv_##f64(double);             \
+  EF_DEVICE float ef_##name(float x) { return __nv_##f32(x); } \
+  EF_DEVICE double ef_##name(double x) { return __nv_##f64(x); }
+#define EF_MATH2(name, f32, f64)                                           \
+  extern "C" __device__ float __nv_##f32(float, float);                    \
+  extern "C" __device__ double __nv_##f64(double, double);                 \
+  EF_DEVICE float ef_##name(float x, float y) { return __nv_##f32(x, y); } \
+  EF_DEVICE double ef_##name(double x, double y) { return __nv_##f64(x, y); }
+#endif
+
+EF_MATH(exp, expf, exp)
+EF_MATH(expm1, expm1f, expm1)
+EF_MATH(log, logf, log)
+EF_MATH(log1p, log1pf, log1p)
+EF_MATH(sqrt, sqrtf, sqrt)
+EF_MATH(sin, sinf, sin)
+EF_MATH(cos, cosf, cos)
+EF_MATH(tan, tanf, tan)
+EF_MATH(asin, asinf, asin)
+EF_MATH(acos, acosf, acos)
+EF_MATH(atan, atanf, atan)
+EF_MATH(sinh, sinhf, sinh)
+EF_MATH(cosh, coshf, cosh)
+EF_MATH(tanh, tanhf, tanh)
+EF_MATH(erf, erff, erf)
+EF_MATH(floor, floorf, floor)
+EF_MATH(ceil, ceilf, ceil)
+EF_MATH(rint, rintf, rint)  // half to even, as the CPU's nearbyint
+EF_MATH(fabs, fabsf, fabs)
+EF_MATH2(pow, powf, pow)
+EF_MATH2(fmod, fmodf, fmod)
+
+// Type traits of the dtypes kernels take (no standard library in device code here).
+template <class T>
+struct ef_is_integer {
+  static constexpr bool value = false;
+};
+template <>
+struct ef_is_integer<int> {
+  static constexpr bool value = true;
+};
+template <>
+struct ef_is_integer<long long> {
+  static constexpr bool value = true;
+};
+template <class T>
+struct ef_unsigned {
+  using type = T;
+};
+template <>
+struct ef_unsigned<int> {
+  using type = unsigned;
+};
+template <>
+struct ef_unsigned<long long> {
+  using type = unsigned long long;
+};
+
+// Sizes and strides (in elements) of up to 8 dimensions, passed to kernels by value.
+struct EfDims {
+  long long v[8];
+};
+
+// The element offset of linear index `i` of a row-major iteration over `sizes`, in
+// an operand with `strides`.
+EF_DEVICE long long ef_offset(long long i, int rank, const EfDims& sizes, const EfDims& strides) {
+  long long offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const long long k = i % sizes.v[d];
+    i /= sizes.v[d];
+    offset += k * strides.v[d];
+  }
+  return offset;
+}

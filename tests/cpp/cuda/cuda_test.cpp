@@ -1,0 +1,288 @@
+// CUDA devices: copies, placement, and every CUDA kernel against the CPU on the same
+// inputs. Needs a GPU (each test skips with the reason without one), except the
+// CudaCodegen and CudaUnavailable tests, which run everywhere.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/cuda/codegen.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/core/cuda.h"
+#include "eagerflow/eagerflow.h"
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::rand64;
+
+const Device kGPU{DeviceType::CUDA, 0};
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA device: " << cuda::unavailable_reason();
+  }
+};
+
+// Expects `gpu` (on the device) to hold `cpu`'s values: exactly for integers and bools,
+// within `rtol` relative to the largest magnitude for floats, with NaN where `cpu` has NaN.
+void expect_same(const Tensor& cpu, const Tensor& gpu, double rtol = 1e-6) {
+  ASSERT_EQ(gpu.device(), kGPU);
+  ASSERT_EQ(cpu.dtype(), gpu.dtype());
+  ASSERT_EQ(cpu.shape(), gpu.shape());
+  std::vector<double> a = cpu.to_vector<double>(), b = gpu.to_vector<double>();
+  double scale = 0;
+  for (double v : a)
+    if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i])) {
+      EXPECT_TRUE(std::isnan(b[i])) << "element " << i << ": cpu NaN, gpu " << b[i];
+    } else if (!is_floating(cpu.dtype()) || std::isinf(a[i])) {
+      EXPECT_EQ(a[i], b[i]) << "element " << i;
+    } else {
+      EXPECT_NEAR(a[i], b[i], rtol * std::max(scale, 1.0) + rtol * std::fabs(a[i])) << "element " << i;
+    }
+  }
+}
+
+Tensor random_of(DType dtype, const Shape& shape, int64_t seed) {
+  switch (dtype) {
+    case DType::Bool:
+      return greater(random::uniform(shape, 0.0, 1.0, DType::Float64, seed), 0.5);
+    case DType::Int32:
+    case DType::Int64:
+      return cast(floor(random::uniform(shape, -6.0, 6.0, DType::Float64, seed)), dtype);
+    default:
+      return cast(random::uniform(shape, -2.5, 2.5, DType::Float64, seed), dtype);
+  }
+}
+
+TEST(CudaUnavailable, MovingToAGpuWithoutOneSaysWhy) {
+  if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
+  EXPECT_EQ(cuda::device_count(), 0);
+  EXPECT_FALSE(cuda::unavailable_reason().empty());
+  EXPECT_ERROR(ones({2}).gpu(), UnimplementedError, "CUDA:0", cuda::unavailable_reason());
+}
+
+TEST(CudaCodegen, EveryOpWithACudaKernelHasAFunctor) {
+  // The builders give an elementwise op a CUDA kernel exactly when functors.cuh has it.
+  int with_kernel = 0;
+  for (const OpDef* op : registered_ops()) {
+    if (!op->traits.elementwise || op->traits.view || op->name == "contiguous" || op->name == "cast")
+      continue;
+    const bool has = op->kernels[static_cast<int>(DeviceType::CUDA)] != nullptr;
+    EXPECT_EQ(has, cuda::find_elementwise_functor(op->name) != nullptr) << op->name;
+    with_kernel += has;
+  }
+  EXPECT_GT(with_kernel, 40);
+}
+
+TEST(CudaCodegen, EveryFunctorNamesARegisteredOp) {
+  for (const auto& [name, source] : cuda::all_kernel_sources()) EXPECT_THAT(source, HasSubstr("ef_kernel"));
+  for (const OpDef* op : registered_ops()) (void)op;
+  EXPECT_NO_THROW(find_op("add"));
+  EXPECT_EQ(cuda::find_elementwise_functor("no_such_op"), nullptr);
+}
+
+// Every kernel source the backend generates compiles to PTX with clang in CUDA mode,
+// without the toolkit (Note [CUDA without the toolkit]): device code errors show up on
+// machines without a GPU. All sources go into one file, each kernel renamed.
+TEST(CudaCodegen, EveryGeneratedKernelCompilesToPtx) {
+  const char* clang = std::getenv("EF_CLANGXX");
+  std::string compiler = clang ? clang : "clang++";
+  if (std::system((compiler + " --version >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "needs clang++ to compile CUDA device code";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ef_cuda_ptx_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const cuda::DeviceHeader& h : cuda::device_headers()) std::ofstream(dir / h.name) << h.text;
+  std::ofstream all(dir / "all.cu");
+  int count = 0;
+  for (auto [name, source] : cuda::all_kernel_sources()) {
+    const size_t at = source.find("ef_kernel(");
+    ASSERT_NE(at, std::string::npos) << name;
+    source.replace(at, 9, "ef_kernel_" + name);
+    all << source << "\n";
+    ++count;
+  }
+  all.close();
+  EXPECT_GT(count, 100);
+  const std::string cmd =
+      compiler + " -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib " +
+      "-std=c++17 -O1 -S -Wno-unknown-cuda-version -Werror -I" + dir.string() + " " +
+      (dir / "all.cu").string() + " -o " + (dir / "all.ptx").string() + " 2>" + (dir / "log").string();
+  const int rc = std::system(cmd.c_str());
+  std::ifstream log(dir / "log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(rc, 0) << text.substr(0, 4000);
+  std::ifstream ptx(dir / "all.ptx");
+  std::string ptx_text((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(ptx_text, HasSubstr(".entry ef_kernel_add_float32"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(Cuda, DescribesTheDevice) {
+  EXPECT_GE(cuda::device_count(), 1);
+  EXPECT_FALSE(cuda::device_name(0).empty());
+  EXPECT_THAT(cuda::compute_capability(0), HasSubstr("."));
+  EXPECT_ERROR(cuda::device_name(cuda::device_count()), InvalidArgumentError, "no CUDA device");
+}
+
+TEST_F(Cuda, CopiesRoundTripEveryDtypeAndLayout) {
+  for (DType t : kAllDTypes) {
+    Tensor x = cast(random_of(DType::Float64, {3, 5, 4}, 1), t);
+    Tensor g = x.gpu();
+    EXPECT_EQ(g.device(), kGPU);
+    EXPECT_EQ(g.dtype(), t);
+    expect_same(x, g, 0);
+    Tensor back = g.cpu();
+    EXPECT_EQ(back.device(), kCPU);
+    EXPECT_EQ(back.to_vector<double>(), x.to_vector<double>()) << t;
+    // A strided view copies as its logical values.
+    Tensor view = transpose(g, {2, 0, 1});
+    EXPECT_EQ(view.cpu().to_vector<double>(), transpose(x, {2, 0, 1}).to_vector<double>()) << t;
+  }
+  EXPECT_EQ(zeros({0, 3}).gpu().cpu().shape(), Shape({0, 3}));
+}
+
+TEST_F(Cuda, ReadingValuesCopiesToTheHost) {
+  Tensor g = constant(std::vector<float>{1.5f, -2.f}, {2}).gpu();
+  EXPECT_EQ(g[1].item<float>(), -2.f);
+  EXPECT_TRUE(static_cast<bool>(g[0] > 1.f));
+  EXPECT_THAT(g.to_string(), HasSubstr("1.5"));
+  EXPECT_ERROR(g.data<float>(), InvalidArgumentError, "CUDA:0");
+}
+
+TEST_F(Cuda, EveryElementwiseKernelMatchesTheCpu) {
+  int checked = 0;
+  for (const OpDef* op : registered_ops()) {
+    if (!op->traits.elementwise || op->traits.view) continue;
+    const cuda::ElementwiseFunctor* f = cuda::find_elementwise_functor(op->name);
+    if (!f) continue;
+    for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool}) {
+      if (!(f->dtypes & (1u << static_cast<int>(t)))) continue;
+      SCOPED_TRACE(std::string(op->name) + " " + std::string(name(t)));
+      // Broadcasting ([4,1,6] with [5,1]) and a transposed operand.
+      std::vector<Tensor> cpu_in{random_of(t, {4, 5, 6}, 7)};
+      if (f->arity == 2) cpu_in = {random_of(t, {4, 1, 6}, 8), transpose(random_of(t, {1, 5}, 9), {1, 0})};
+      std::vector<Tensor> gpu_in;
+      for (const Tensor& x : cpu_in) gpu_in.push_back(x.gpu());
+      Tensor want = run_op(*op, cpu_in, Attrs{}, CallSite::current());
+      Tensor got = run_op(*op, gpu_in, Attrs{}, CallSite::current());
+      expect_same(want, got, t == DType::Float32 ? 2e-6 : 1e-12);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 80);
+}
+
+TEST_F(Cuda, CastsBetweenEveryDtypePair) {
+  const DType types[] = {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool};
+  Tensor values = constant(std::vector<double>{0, -0.5, 2.7, -3.9, 1e10, -1e10, NAN, INFINITY}, {8});
+  for (DType from : types)
+    for (DType to : types) {
+      Tensor x = cast(from == DType::Float64 ? values : cast(values, DType::Float32), from);
+      expect_same(cast(x, to), cast(x.gpu(), to), 0);
+    }
+}
+
+TEST_F(Cuda, ReductionsMatchTheCpu) {
+  Tensor x = random_of(DType::Float64, {6, 7, 300}, 3);
+  for (Axes axes : {Axes(), Axes(0), Axes(2), Axes({0, 2}), Axes(1)}) {
+    expect_same(reduce_sum(x, axes), reduce_sum(x.gpu(), axes), 1e-12);
+    expect_same(reduce_max(x, axes, true), reduce_max(x.gpu(), axes, true), 0);
+    expect_same(reduce_min(x, axes), reduce_min(x.gpu(), axes), 0);
+    expect_same(reduce_mean(x, axes), reduce_mean(x.gpu(), axes), 1e-12);
+    expect_same(reduce_prod(x * 0.1 + 1.0, axes), reduce_prod((x * 0.1 + 1.0).gpu(), axes), 1e-10);
+  }
+  Tensor f = cast(x, DType::Float32);
+  expect_same(reduce_sum(f), reduce_sum(f.gpu()), 1e-5);
+  Tensor i = random_of(DType::Int64, {50, 40}, 4);
+  expect_same(reduce_sum(i, Axes(1)), reduce_sum(i.gpu(), Axes(1)), 0);
+  Tensor b = random_of(DType::Bool, {50, 40}, 5);
+  expect_same(reduce_any(b, Axes(0)), reduce_any(b.gpu(), Axes(0)), 0);
+  expect_same(reduce_all(b, Axes(0)), reduce_all(b.gpu(), Axes(0)), 0);
+  // A transposed input, and an empty reduced axis (the identity).
+  expect_same(reduce_sum(transpose(x, {2, 0, 1}), Axes(2)),
+              reduce_sum(transpose(x.gpu(), {2, 0, 1}), Axes(2)), 1e-12);
+  Tensor empty = zeros({3, 0});
+  expect_same(reduce_sum(empty, Axes(1)), reduce_sum(empty.gpu(), Axes(1)), 0);
+  expect_same(reduce_max(empty, Axes(1)), reduce_max(empty.gpu(), Axes(1)), 0);
+}
+
+TEST_F(Cuda, MatmulMatchesTheCpu) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const double tol = t == DType::Float32 ? 1e-5 : 1e-12;
+    Tensor a = random_of(t, {37, 19}, 1), b = random_of(t, {19, 23}, 2);
+    expect_same(matmul(a, b), matmul(a.gpu(), b.gpu()), tol);
+    expect_same(matmul(b, a, true, true), matmul(b.gpu(), a.gpu(), true, true), tol);
+    Tensor ba = random_of(t, {2, 3, 5, 4}, 3), bb = random_of(t, {3, 4, 6}, 4);
+    expect_same(matmul(ba, bb), matmul(ba.gpu(), bb.gpu()), tol);
+    Tensor one = random_of(t, {1, 4, 6}, 5);
+    expect_same(matmul(ba, one), matmul(ba.gpu(), one.gpu()), tol);
+    expect_same(matmul(transpose(a, {1, 0}), a), matmul(transpose(a.gpu(), {1, 0}), a.gpu()), tol);
+    expect_same(matmul(zeros({3, 0}, t), zeros({0, 4}, t)),
+                matmul(zeros({3, 0}, t).gpu(), zeros({0, 4}, t).gpu()), 0);
+  }
+  EXPECT_ERROR(matmul(ones({2, 2}, DType::Int32).gpu(), ones({2, 2}, DType::Int32).gpu()), UnimplementedError,
+               "matmul", "int32");
+}
+
+TEST_F(Cuda, HostScalarsFollowAndOtherMixesAreErrors) {
+  Tensor g = ones({3}).gpu();
+  Tensor y = g * 2.f + constant(1.f);
+  EXPECT_EQ(y.device(), kGPU);
+  EXPECT_EQ(y.cpu().to_vector<float>(), (std::vector<float>{3, 3, 3}));
+  EXPECT_ERROR(g + ones({3}), InvalidArgumentError, "add", "CUDA:0", "CPU:0");
+}
+
+TEST_F(Cuda, DeviceScopePlacesNewTensors) {
+  DeviceScope scope(kGPU);
+  Tensor z = zeros({2, 3});
+  EXPECT_EQ(z.device(), kGPU);
+  EXPECT_EQ(reduce_sum(ones({4, 4})).item<float>(), 16.f);
+}
+
+TEST_F(Cuda, GradientsOfADenseLayerMatchTheCpu) {
+  auto loss_and_grads = [](Device d) {
+    Tensor x = rand64({8, 5}, 1).to(d), w = rand64({5, 3}, 2).to(d), b = rand64({3}, 3).to(d);
+    GradientTape tape;
+    tape.watch(w);
+    tape.watch(b);
+    Tensor loss = reduce_mean(square(tanh(matmul(x, w) + b) - 0.5));
+    std::vector<Tensor> g = tape.gradient(loss, {w, b});
+    return std::vector<Tensor>{loss, g[0], g[1]};
+  };
+  std::vector<Tensor> cpu = loss_and_grads(kCPU), gpu = loss_and_grads(kGPU);
+  for (size_t i = 0; i < cpu.size(); ++i) expect_same(cpu[i], gpu[i], 1e-12);
+}
+
+TEST_F(Cuda, MemoryIsCachedAndCounted) {
+  cuda::reset_memory_stats();
+  const size_t before = cuda::memory_info().current;
+  {
+    Tensor big = zeros({1 << 20}).gpu();
+    EXPECT_GE(cuda::memory_info().current, before + (4u << 20));
+  }
+  EXPECT_EQ(cuda::memory_info().current, before);
+  EXPECT_GE(cuda::memory_info().cached, 4u << 20);
+  EXPECT_GE(cuda::memory_info().peak, before + (4u << 20));
+  cuda::empty_cache();
+  EXPECT_EQ(cuda::memory_info().cached, 0u);
+}
+
+TEST_F(Cuda, OutOfMemoryIsAnErrorAndTheDeviceKeepsWorking) {
+  DeviceScope scope(kGPU);
+  EXPECT_ERROR(zeros({int64_t{1} << 46}), ResourceExhaustedError, "out of memory", "CUDA:0");
+  EXPECT_EQ(reduce_sum(ones({10})).item<float>(), 10.f);
+}
+
+}  // namespace
+}  // namespace ef
