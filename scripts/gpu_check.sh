@@ -45,10 +45,25 @@ export LD_LIBRARY_PATH=$root/build:$LD_LIBRARY_PATH
 missing=$(ldd $tests | grep "not found")
 [[ -n $missing ]] && say "missing libraries: $missing"
 
+# Each test in its own process, so that a crash loses one test, not the rest; a crash
+# is reported with a backtrace (cuda-gdb debugs host code too).
 start=$(date +%s)
-timeout 400 $tests --gtest_filter='Cuda*' --gtest_brief=0 >"$log" 2>&1
-rc=$?
-say "CUDA tests: exit $rc in $(( $(date +%s) - start )) s"
-grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|^\[  FAILED  \]|tests? ran" "$log" | tee -a "$report"
-grep -B2 -A12 "Failure\|what()" "$log" | head -150 >>"$report"
-exit $rc
+passed=0 failed=0 skipped=0 failures=()
+: >"$log"
+for test in $($tests --gtest_list_tests --gtest_filter='Cuda*' | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
+  timeout 300 $tests --gtest_filter="$test" >"$log.one" 2>&1
+  rc=$?
+  cat "$log.one" >>"$log"
+  if [[ $rc -ne 0 ]]; then
+    failed=$((failed + 1)) failures+=("$test (exit $rc)")
+    if [[ $rc -gt 128 && ${#failures[@]} -le 2 ]] && command -v cuda-gdb >/dev/null; then
+      echo "---- backtrace of $test" >>"$log"
+      timeout 90 cuda-gdb -batch -ex run -ex bt --args $tests --gtest_filter="$test" 2>&1 | tail -40 >>"$log"
+    fi
+  elif grep -q "\[  SKIPPED \]" "$log.one"; then skipped=$((skipped + 1))
+  else passed=$((passed + 1)); fi
+done
+say "CUDA tests: $passed passed, $failed failed, $skipped skipped in $(( $(date +%s) - start )) s"
+for f in "${failures[@]}"; do say "FAILED: $f"; done
+grep -B2 -A12 "Failure\|what()\|backtrace of" "$log" | head -200 >>"$report"
+[[ $failed -eq 0 ]]
