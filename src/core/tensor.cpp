@@ -44,6 +44,7 @@ Tensor::operator bool() const {
   if (t.shape.num_elements() != 1)
     fail("the truth value of a tensor with shape ", t.shape,
          " is ambiguous: only a tensor with exactly one element converts to bool");
+  if (t.device.type != DeviceType::CPU) return static_cast<bool>(cpu());  // waits for the device
   return dispatch_storage_dtype(t.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return detail::arithmetic_value(detail::read_element<T>(t, 0)) != 0;

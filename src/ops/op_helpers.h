@@ -113,6 +113,22 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   return def;
 }
 
+// A device kernel that runs the op's CPU kernel `Cpu` on host copies of the inputs and
+// copies the outputs to the device. For ops whose outputs are a few numbers computed
+// from attrs and shapes (range, eye, shape), whose output shape depends on values
+// (where), or whose numbers must be exactly the CPU's (the random ops, until their
+// counter-based generator runs on devices too). Not for anything else.
+template <KernelFn Cpu>
+void computed_on_host(const OpCall& call, std::span<Tensor> outputs) {
+  std::vector<Tensor> inputs;
+  for (const Tensor& t : call.inputs) inputs.push_back(t.cpu());
+  std::vector<Tensor> host(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    host[i] = empty_tensor(outputs[i].dtype(), outputs[i].shape(), kCPU, call.op.name);
+  Cpu(OpCall{call.op, inputs, call.attrs}, host);
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = host[i].to(outputs[i].device());
+}
+
 // `def` with its gradient function set (for OpDefs made by the builders above), and
 // the forward values it reads (Note [gradient uses] in op_def.h).
 inline OpDef with_gradient(OpDef def, GradFn gradient, GradientUses uses = {}) {

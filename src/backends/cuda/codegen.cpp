@@ -63,6 +63,10 @@ constexpr ElementwiseFunctor kFunctors[] = {
     {"maximum", 2, kNumeric},
     {"minimum", 2, kNumeric},
     {"sigmoid_grad", 2, kFloats},
+    {"leaky_relu", 1, kFloats, false, 0},
+    {"gelu", 1, kFloats, false, 0},
+    {"select", 3, kNumeric | kBool, false, -1, 1},
+
     {"equal", 2, kNumeric | kBool, true},
     {"not_equal", 2, kNumeric | kBool, true},
     {"less", 2, kNumeric, true},
@@ -82,6 +86,7 @@ std::string_view device_prelude_text();
 std::string_view device_functors_text();
 namespace {
 
+// IN<i> -> the element of input i at linear index i of the iteration.
 std::string with_inputs(std::string call, int arity) {
   for (int i = 0; i < arity; ++i) {
     const std::string from = "IN" + std::to_string(i);
@@ -129,8 +134,11 @@ const ElementwiseFunctor* find_elementwise_functor(std::string_view op) {
   return nullptr;
 }
 
-std::string functor_call(std::string_view op_name, int arity) {
-  return "ef_op_" + std::string(op_name) + "()(" + (arity == 1 ? "IN0" : "IN0, IN1") + ")";
+std::string functor_call(std::string_view op_name, int arity, bool param) {
+  std::string args = "IN0";
+  for (int i = 1; i < arity; ++i) args += ", IN" + std::to_string(i);
+  if (param) args += ", param";
+  return "ef_op_" + std::string(op_name) + "()(" + args + ")";
 }
 
 std::string convert_call(DType output, std::string_view op) {
@@ -145,13 +153,13 @@ std::string map_source(std::string_view call, std::span<const std::string_view> 
       "#include \"functors.cuh\"\nEF_KERNEL void ef_kernel(" + std::string(output) + "* __restrict__ out";
   for (size_t i = 0; i < inputs.size(); ++i)
     src += ", const " + std::string(inputs[i]) + "* __restrict__ in" + std::to_string(i);
-  src += ", long long n, int rank, EfDims sizes";
+  src += ", long long n, int rank, EfDims sizes, EfDims so";
   for (size_t i = 0; i < inputs.size(); ++i) src += ", EfDims s" + std::to_string(i);
   src +=
-      ") {\n"
+      ", double param) {\n"
       "  const long long step = ef_block_count() * ef_block_size();\n"
       "  for (long long i = ef_block_index() * ef_block_size() + ef_thread_in_block(); i < n; i += step)\n"
-      "    out[i] = " +
+      "    out[ef_offset(i, rank, sizes, so)] = " +
       with_inputs(std::string(call), static_cast<int>(inputs.size())) + ";\n}\n";
   return src;
 }
@@ -224,9 +232,10 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
     for (DType t : types) {
       if (!(f.dtypes & bit(t))) continue;
       std::vector<DType> ins(static_cast<size_t>(f.arity), t);
-      out.emplace_back(
-          std::string(f.op) + "_" + std::string(ef::name(t)),
-          elementwise_source(functor_call(f.op, f.arity), ins, f.bool_output ? DType::Bool : t, f.op));
+      if (f.op == "select") ins[0] = DType::Bool;
+      out.emplace_back(std::string(f.op) + "_" + std::string(ef::name(t)),
+                       elementwise_source(functor_call(f.op, f.arity, f.param_attr >= 0), ins,
+                                          f.bool_output ? DType::Bool : t, f.op));
     }
   for (DType from : types)
     for (DType to : types)
@@ -243,6 +252,15 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
     }
   }
   for (size_t size : {1, 2, 4, 8}) out.emplace_back("copy_" + std::to_string(size), copy_source(size));
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64}) {
+    const std::string n(ef::name(t));
+    out.emplace_back("argmax_" + n, arg_reduce_source(t, DType::Int64, true, "argmax"));
+    out.emplace_back("argmin_" + n, arg_reduce_source(t, DType::Int32, false, "argmin"));
+    out.emplace_back("gather_" + n, gather_source(t, DType::Int64, "gather"));
+    out.emplace_back("cumsum_" + n, scan_source(t, "sum", false, false, "cumsum"));
+    out.emplace_back("cumprod_" + n, scan_source(t, "prod", true, true, "cumprod"));
+  }
+  out.emplace_back("gather_bool", gather_source(DType::Bool, DType::Int32, "gather"));
   return out;
 }
 

@@ -31,7 +31,8 @@ std::string_view device_type(DType dtype, std::string_view op);
 // below. Kernel name: ef_kernel.
 std::string elementwise_source(std::string_view call, std::span<const DType> inputs, DType output,
                                std::string_view op);
-std::string functor_call(std::string_view op_name, int arity);  // "ef_op_add()(IN0, IN1)"
+// "ef_op_add()(IN0, IN1)"; with `param`, the map kernel's double argument comes last.
+std::string functor_call(std::string_view op_name, int arity, bool param = false);
 std::string convert_call(DType output, std::string_view op);    // "ef_convert<float>(IN0)"
 
 // dst[i] = src at element i, moving `element_size`-byte words (any dtype).
@@ -51,11 +52,24 @@ struct ElementwiseFunctor {
   int arity = 1;
   uint32_t dtypes = 0;
   bool bool_output = false;  // comparisons and predicates
+  int param_attr = -1;       // the attr passed to the functor as `param` (alpha, ...), if any
+  int dtype_input = 0;       // the input whose dtype selects the functor's type
 };
 // The op's functor, or null when CUDA has none (its ops then have no CUDA kernel).
 const ElementwiseFunctor* find_elementwise_functor(std::string_view op);
 // The dtypes the CUDA kernels compute in (not float16/bfloat16 yet).
 uint32_t device_dtypes();
+
+// out[o] = the index (of type `index`) of the first largest (is_max) or smallest
+// element of each reduced line, the first NaN winning; one block per output.
+std::string arg_reduce_source(DType dtype, DType index, bool is_max, std::string_view op);
+// out = x gathered along its middle axis: x is contiguous [outer, axis_size, inner],
+// out is [outer, indices, inner]; indices are checked before the launch.
+std::string gather_source(DType dtype, DType index, std::string_view op);
+// Scans of contiguous [outer, n, inner] lines, one thread per line: `combine` is
+// "sum" or "prod"; floats accumulate in double, integers wrap.
+std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,
+                        std::string_view op);
 
 // Every source the backend generates for the ops and dtypes it supports, with a name
 // for each, so that a test can compile them all without a GPU.

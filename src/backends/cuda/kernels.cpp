@@ -32,6 +32,8 @@ struct Layout {
 
 Layout make_layout(const Shape& shape, const std::vector<Dims>& operand_strides) {
   Layout l;
+  // Up to kMaxRank dimensions survive merging (tile's views have twice as many).
+  static_assert(kMaxRank <= 8);
   l.strides.resize(operand_strides.size());
   l.n = shape.num_elements();
   for (int d = 0; d < shape.rank(); ++d) {
@@ -77,12 +79,20 @@ DeviceState& device_of(const Tensor& t) {
 }
 
 // Runs the map kernel of `source` writing the contiguous `out` from `inputs`.
-void run_map(const std::string& source, Tensor& out, std::span<const Tensor> inputs, std::string_view op) {
+// Runs the map kernel of `source` writing `out` (any strides: a view of a larger
+// output, for concat and pad) from `inputs`; `param` is the functor's parameter.
+void run_map(const std::string& source, Tensor& out, std::span<const Tensor> inputs, std::string_view op,
+             double param = 0) {
   if (out.num_elements() == 0) return;
   DeviceState& d = device_of(out);
-  std::vector<Dims> strides{contiguous_strides(out.shape())};
+  std::vector<Dims> strides{out.strides()};
   for (const Tensor& t : inputs) strides.push_back(broadcast_strides(t, out.shape()));
   Layout l = make_layout(out.shape(), strides);
+  if (l.rank > 8)
+    fail<UnimplementedError>(
+        op, ": a tensor of shape ", out.shape(),
+        " whose operands' strides cannot be merged into 8 dimensions is not supported on "
+        "CUDA devices");
   api::CUfunction fn = compiled_kernel(d, source, op);
   std::vector<void*> pointers{element_ptr(out)};
   for (const Tensor& t : inputs) pointers.push_back(element_ptr(t));
@@ -92,7 +102,8 @@ void run_map(const std::string& source, Tensor& out, std::span<const Tensor> inp
   params.push_back(&n);
   params.push_back(&l.rank);
   params.push_back(&l.sizes);
-  for (size_t k = 1; k < l.strides.size(); ++k) params.push_back(&l.strides[k]);
+  for (EfDims& s : l.strides) params.push_back(&s);
+  params.push_back(&param);
   launch(d, fn, n, params.data(), op);
 }
 
@@ -139,14 +150,20 @@ bool has_elementwise_kernel(std::string_view op) { return find_elementwise_funct
 void elementwise_kernel(const OpCall& call, std::span<Tensor> outputs) {
   const ElementwiseFunctor* f = find_elementwise_functor(call.op.name);
   if (!f) fail<InternalError>(call.op.name, ": no CUDA functor");
-  const DType t = call.inputs[0].dtype();
+  const DType t = call.inputs[static_cast<size_t>(f->dtype_input)].dtype();
   if (!(f->dtypes & (uint32_t{1} << static_cast<int>(t))))
     fail<UnimplementedError>(call.op.name, ": dtype ", t, " is not computed on CUDA devices yet (device ",
                              call.inputs[0].device(), ")");
   std::vector<DType> types;
   for (const Tensor& x : call.inputs) types.push_back(x.dtype());
-  run_map(elementwise_source(functor_call(f->op, f->arity), types, outputs[0].dtype(), call.op.name),
-          outputs[0], call.inputs, call.op.name);
+  double param = 0;
+  if (f->param_attr >= 0) {
+    const AttrValue& v = call.attrs[static_cast<size_t>(f->param_attr)];
+    param = std::holds_alternative<bool>(v) ? std::get<bool>(v) : call.attrs.get_float(f->param_attr);
+  }
+  run_map(elementwise_source(functor_call(f->op, f->arity, f->param_attr >= 0), types, outputs[0].dtype(),
+                             call.op.name),
+          outputs[0], call.inputs, call.op.name, param);
 }
 
 void cast_kernel(const OpCall& call, std::span<Tensor> outputs) {
@@ -157,7 +174,7 @@ void cast_kernel(const OpCall& call, std::span<Tensor> outputs) {
 }
 
 void copy_strided(const Tensor& src, Tensor& dst) {
-  if (src.is_contiguous()) {
+  if (src.is_contiguous() && dst.is_contiguous()) {
     copy_on_device(device_of(dst), element_ptr(dst), element_ptr(src),
                    static_cast<size_t>(src.num_elements()) * size_of(src.dtype()));
     return;
@@ -329,6 +346,70 @@ Tensor copy_to(const Tensor& src, Device target) {
   Tensor host = detail::empty_tensor(src.dtype(), src.shape(), kCPU, "to");
   copy_to_host(device(src.device().index), element_ptr(host), element_ptr(dense), bytes);
   return target.type == DeviceType::CPU ? host : copy_to(host, target);
+}
+
+}  // namespace ef::cuda
+
+namespace ef::cuda {
+
+void arg_reduce_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const int axis = static_cast<int>(normalize_axis(call.attrs.get_int(0), x.rank(), call.op.name));
+  EfDims out_sizes, out_strides;
+  int out_rank = 0;
+  for (int d = 0; d < x.rank(); ++d)
+    if (d != axis && x.shape()[d] != 1) {
+      out_sizes.v[out_rank] = x.shape()[d];
+      out_strides.v[out_rank++] = x.strides()[d];
+    }
+  if (out_rank == 0) out_sizes.v[out_rank++] = 1;
+  long long count = x.shape()[axis], red_stride = x.strides()[axis], outputs_n = out.num_elements();
+  DeviceState& d = device_of(out);
+  const bool is_max = call.op.name == "argmax";
+  api::CUfunction fn =
+      compiled_kernel(d, arg_reduce_source(x.dtype(), out.dtype(), is_max, call.op.name), call.op.name);
+  void* out_ptr = element_ptr(out);
+  void* in_ptr = element_ptr(x);
+  void* params[] = {&out_ptr, &in_ptr, &outputs_n, &count, &out_rank, &out_sizes, &out_strides, &red_stride};
+  launch_blocks(d, fn, std::min<long long>(outputs_n, 65535LL * 16), kReduceBlock, params, call.op.name);
+}
+
+void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op) {
+  if (out.num_elements() == 0) return;
+  Tensor dense = x.contiguous(), idx = indices.contiguous();
+  long long inner = 1, outer = 1;
+  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  for (int d = 0; d < axis; ++d) outer *= x.shape()[d];
+  long long axis_size = x.shape()[axis], num_indices = idx.num_elements(), n = out.num_elements();
+  DeviceState& d = device_of(out);
+  api::CUfunction fn = compiled_kernel(d, gather_source(x.dtype(), idx.dtype(), op), op);
+  void* out_ptr = element_ptr(out);
+  void* x_ptr = element_ptr(dense);
+  void* idx_ptr = element_ptr(idx);
+  void* params[] = {&out_ptr, &x_ptr, &idx_ptr, &n, &num_indices, &axis_size, &inner};
+  launch(d, fn, n, params, op);
+  (void)outer;
+}
+
+void scan_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const Tensor x = call.inputs[0].contiguous();
+  const int axis = static_cast<int>(normalize_axis(call.attrs.get_int(0), x.rank(), call.op.name));
+  const bool exclusive = call.attrs.get_bool(1), reverse = call.attrs.get_bool(2);
+  long long inner = 1, n = x.shape()[axis];
+  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  long long lines = x.num_elements() / n;
+  DeviceState& d = device_of(out);
+  api::CUfunction fn = compiled_kernel(
+      d, scan_source(x.dtype(), call.op.name == "cumsum" ? "sum" : "prod", exclusive, reverse, call.op.name),
+      call.op.name);
+  void* out_ptr = element_ptr(out);
+  void* x_ptr = element_ptr(x);
+  void* params[] = {&out_ptr, &x_ptr, &lines, &n, &inner};
+  launch(d, fn, lines, params, call.op.name, 128);
 }
 
 }  // namespace ef::cuda

@@ -21,10 +21,20 @@ void reduce_kernel(const OpCall& call, std::span<Tensor> outputs);
 // matmul(a, b) with the transpose_a / transpose_b attrs (0 and 1), through cuBLAS.
 void matmul_kernel(const OpCall& call, std::span<Tensor> outputs);
 
-// Building blocks for kernels and for Tensor::to.
+// argmax / argmin over the `axis` attr (attr 0) into the output's index dtype.
+void arg_reduce_kernel(const OpCall& call, std::span<Tensor> outputs);
+// cumsum / cumprod with the axis, exclusive and reverse attrs (0, 1, 2).
+void scan_kernel(const OpCall& call, std::span<Tensor> outputs);
+
+// Building blocks for kernels (the ops' files compose CUDA kernels from them and from
+// public ops) and for Tensor::to.
 void fill(Tensor& out, const AttrValue& value);
-// Copies `src` (any layout, on a CUDA device) into the contiguous `dst` on the same device.
+// Copies `src` into `dst` (same shape and device, any layouts: `dst` may be a view
+// into a larger tensor).
 void copy_strided(const Tensor& src, Tensor& dst);
+// out[outer, j, inner] = x[outer, indices[j], inner] around `axis`; the indices must
+// already be known to lie in [0, x.shape()[axis]).
+void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op);
 // A copy of `src` on `device`; one of them is a CUDA device.
 Tensor copy_to(const Tensor& src, Device device);
 

@@ -1,6 +1,7 @@
 #include "backends/cuda/runtime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -193,6 +194,13 @@ void launch_blocks(DeviceState& d, CUfunction fn, int64_t blocks, int block, voi
   check(driver().cuLaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(block), 1, 1,
                                 0, d.stream, params, nullptr),
         op, d);
+  // EF_CUDA_LAUNCH_BLOCKING=1 waits after every kernel, so a fault names its own op
+  // (CUDA_LAUNCH_BLOCKING's role for the runtime API).
+  static const bool blocking = [] {
+    const char* v = std::getenv("EF_CUDA_LAUNCH_BLOCKING");
+    return v && std::string_view(v) == "1";
+  }();
+  if (blocking) synchronize_device(d);
 }
 
 void launch(DeviceState& d, CUfunction fn, int64_t n, void** params, std::string_view op, int block) {

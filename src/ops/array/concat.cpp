@@ -48,7 +48,8 @@ void infer_concat(const OpCall& call, OutputMetas& out) {
   out.add(first.dtype(), shape);
 }
 
-void concat_cpu(const OpCall& call, std::span<Tensor> outputs) {
+// Runs on any device: copy_elements copies on the tensors' device.
+void concat_kernel(const OpCall& call, std::span<Tensor> outputs) {
   int axis = concat_axis(call);
   Tensor& out = outputs[0];
   const Dims& strides = out.strides();
@@ -77,7 +78,7 @@ const OpDef& kConcat = define_op({
     .name = "concat",
     .attr_names = {"axis"},
     .infer = infer_concat,
-    .kernels = {concat_cpu},
+    .kernels = {concat_kernel, concat_kernel},
     .gradient = concat_grad,
 });
 

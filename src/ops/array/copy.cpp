@@ -79,8 +79,15 @@ void copy_elements(const TensorImpl& src, TensorImpl& dst) {
     fail<InternalError>("copy: shapes differ (", src.shape, " vs ", dst.shape, ")");
   if (src.dtype != dst.dtype)
     fail<InternalError>("copy: dtypes differ (", src.dtype, " vs ", dst.dtype, ")");
+  if (src.device != dst.device)
+    fail<InternalError>("copy: devices differ (", src.device, " vs ", dst.device, ")");
   const int64_t n = src.shape.num_elements();
   if (n == 0) return;
+  if (src.device.type == DeviceType::CUDA) {
+    Tensor from{Ref<TensorImpl>(const_cast<TensorImpl*>(&src))}, to{Ref<TensorImpl>(&dst)};
+    cuda::copy_strided(from, to);
+    return;
+  }
   dispatch_word(src.dtype, [&](auto tag) {
     using W = typename decltype(tag)::type;
     const W* in = static_cast<const W*>(src.storage->data()) + src.offset;
@@ -116,10 +123,7 @@ void copy_elements(const TensorImpl& src, TensorImpl& dst) {
 Tensor materialize(const Tensor& x) {
   if (x.is_contiguous()) return x;
   Tensor out = empty_tensor(x.dtype(), x.shape(), x.device(), "contiguous");
-  if (x.device().type == DeviceType::CUDA)
-    cuda::copy_strided(x, out);
-  else
-    copy_elements(*x.impl(), *out.impl());
+  copy_elements(*x.impl(), *out.impl());
   return out;
 }
 

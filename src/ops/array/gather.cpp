@@ -18,7 +18,7 @@ constexpr cpu::DTypeSet kIndexTypes = cpu::kIntTypes;
 
 // The index values of a contiguous int32/int64 tensor as int64.
 std::vector<int64_t> index_values(const Tensor& indices) {
-  Tensor dense = detail::materialize(indices);
+  Tensor dense = detail::materialize(indices.device().type == DeviceType::CPU ? indices : indices.cpu());
   std::vector<int64_t> out(static_cast<size_t>(dense.num_elements()));
   cpu::dispatch_in<kIndexTypes>(dense.dtype(), "indices", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -181,11 +181,27 @@ std::vector<Tensor> gather_grad(const GradCall& call) {
   return {ef::transpose(grad, back), Tensor()};
 }
 
+// On a CUDA device the indices are checked on the host first (one copy and a wait), so
+// that a bad index is the same error as on the CPU rather than a fault in a kernel.
+void gather_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  auto [axis, bd] = gather_dims(call);
+  if (bd != 0)
+    fail<UnimplementedError>(call.op.name, ": batch_dims = ", bd,
+                             " is not computed on CUDA devices yet (0 is)");
+  const Shape& ps = call.inputs[0].shape();
+  const Shape& is = call.inputs[1].shape();
+  std::vector<int64_t> idx = index_values(call.inputs[1]);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= ps[axis])
+      bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], ps[axis], ps);
+  cuda::gather_along_axis(call.inputs[0], call.inputs[1], axis, outputs[0], call.op.name);
+}
+
 const OpDef& kGather = define_op({
     .name = "gather",
     .attr_names = {"axis", "batch_dims"},
     .infer = infer_gather,
-    .kernels = {gather_cpu},
+    .kernels = {gather_cpu, gather_cuda},
     .gradient = gather_grad,
 });
 

@@ -174,11 +174,28 @@ std::vector<Tensor> pad_grad(const GradCall& call) {
   return {g};
 }
 
+// CONSTANT mode on a CUDA device: the output filled with the value, then x copied
+// into the interior. The mirroring modes are not computed there yet.
+void pad_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  Tensor& out = outputs[0];
+  if (pad_mode(call) != PadMode::Constant)
+    fail<UnimplementedError>(call.op.name, ": mode '", call.attrs.get<std::string>(kMode),
+                             "' is not computed on CUDA devices yet (CONSTANT is)");
+  cuda::fill(out, call.attrs[kValue]);
+  if (x.num_elements() == 0) return;
+  const Dims& pads = call.attrs.get_ints(kPaddings);
+  int64_t offset = out.impl()->offset;
+  for (int i = 0; i < x.rank(); ++i) offset += pads[2 * i] * out.strides()[i];
+  Tensor interior = detail::make_view(out, x.shape(), out.strides(), offset);
+  detail::copy_elements(*x.impl(), *interior.impl());
+}
+
 const OpDef& kPad = define_op({
     .name = "pad",
     .attr_names = {"paddings", "mode", "constant_values"},
     .infer = infer_pad,
-    .kernels = {pad_cpu},
+    .kernels = {pad_cpu, pad_cuda},
     .gradient = pad_grad,
 });
 
@@ -200,7 +217,8 @@ void infer_tile(const OpCall& call, OutputMetas& out) {
   out.add(x.dtype(), shape);
 }
 
-void tile_cpu(const OpCall& call, std::span<Tensor> outputs) {
+// Runs on any device: copy_elements copies on the tensors' device.
+void tile_kernel(const OpCall& call, std::span<Tensor> outputs) {
   const Tensor& x = call.inputs[0];
   Tensor& out = outputs[0];
   if (out.num_elements() == 0) return;
@@ -295,7 +313,7 @@ const OpDef& kTile = define_op({
     .name = "tile",
     .attr_names = {"multiples"},
     .infer = infer_tile,
-    .kernels = {tile_cpu},
+    .kernels = {tile_kernel, tile_kernel},
     .gradient = tile_grad,
 });
 

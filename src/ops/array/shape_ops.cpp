@@ -53,7 +53,7 @@ const OpDef& kShape = define_op({
     .name = "shape",
     .attr_names = {"out_type"},
     .infer = infer_shape,
-    .kernels = {shape_cpu},
+    .kernels = {shape_cpu, detail::computed_on_host<shape_cpu>},
     .not_differentiable = "its output holds integer sizes",
 });
 
@@ -61,7 +61,7 @@ const OpDef& kSize = define_op({
     .name = "size",
     .attr_names = {"out_type"},
     .infer = infer_size,
-    .kernels = {size_cpu},
+    .kernels = {size_cpu, detail::computed_on_host<size_cpu>},
     .not_differentiable = "its output holds an integer count",
 });
 

@@ -13,12 +13,9 @@ void infer_contiguous(const OpCall& call, OutputMetas& out) {
   out.add(call.inputs[0].dtype(), call.inputs[0].shape());
 }
 
-void contiguous_cpu(const OpCall& call, std::span<Tensor> outputs) {
+// Runs on any device: copy_elements copies on the tensors' device.
+void copy_kernel(const OpCall& call, std::span<Tensor> outputs) {
   detail::copy_elements(*call.inputs[0].impl(), *outputs[0].impl());
-}
-
-void contiguous_cuda(const OpCall& call, std::span<Tensor> outputs) {
-  cuda::copy_strided(call.inputs[0], outputs[0]);
 }
 
 // Gradient: passed through unchanged (a copy does not change values).
@@ -27,7 +24,7 @@ std::vector<Tensor> contiguous_grad(const GradCall& call) { return {call.output_
 const OpDef& kContiguous = define_op({
     .name = "contiguous",
     .infer = infer_contiguous,
-    .kernels = {contiguous_cpu, contiguous_cuda},
+    .kernels = {copy_kernel, copy_kernel},
     .gradient = contiguous_grad,
     .traits = {.elementwise = true},
 });

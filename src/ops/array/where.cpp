@@ -1,6 +1,8 @@
 // where (select with three-way broadcasting, and the one-argument coordinate form)
 // and one_hot.
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -53,7 +55,7 @@ std::vector<Tensor> select_grad(const GradCall& call) {
 const OpDef& kSelect = define_op({
     .name = "select",
     .infer = infer_select,
-    .kernels = {select_cpu},
+    .kernels = {select_cpu, cuda::elementwise_kernel},
     .gradient = select_grad,
     .traits = {.elementwise = true},
 });
@@ -63,7 +65,7 @@ const OpDef& kSelect = define_op({
 // Calls fn(flat_index) for each non-zero element of x, in row-major order.
 template <class Fn>
 void for_each_true(const Tensor& x, Fn&& fn) {
-  Tensor dense = detail::materialize(x);
+  Tensor dense = detail::materialize(x.device().type == DeviceType::CPU ? x : x.cpu());
   dispatch_dtype(dense.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = cpu::typed_data<T>(dense);
@@ -100,7 +102,7 @@ void where_true_cpu(const OpCall& call, std::span<Tensor> outputs) {
 const OpDef& kWhereTrue = define_op({
     .name = "where",
     .infer = infer_where_true,
-    .kernels = {where_true_cpu},
+    .kernels = {where_true_cpu, detail::computed_on_host<where_true_cpu>},
     .not_differentiable = "its output holds integer coordinates",
 });
 
@@ -164,11 +166,34 @@ void one_hot_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// On CUDA devices: where(indices == position along the new axis, on, off), composed
+// of the device's kernels; out-of-range indices match no position (all off), as on
+// the CPU and in TensorFlow.
+void one_hot_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const Tensor& ind = call.inputs[0];
+  const int axis = one_hot_axis(call);
+  const int64_t depth = call.attrs.get_int(kDepth);
+  Dims shape(static_cast<size_t>(ind.rank() + 1), 1);
+  shape[static_cast<size_t>(axis)] = depth;
+  Tensor positions = reshape(range(0, depth, 1, ind.dtype()), Shape(shape)).to(ind.device());
+  Tensor hit = equal(expand_dims(ind, axis), positions);
+  auto number = [&](size_t attr) -> TensorOrScalar {
+    const AttrValue& v = call.attrs[attr];
+    if (const int64_t* i = std::get_if<int64_t>(&v)) return *i;
+    return std::get<double>(v);
+  };
+  const Tensor on = scalar_tensor(number(kOn), out.dtype(), call.op.name);
+  const Tensor off = scalar_tensor(number(kOff), out.dtype(), call.op.name);
+  outputs[0] = where(hit, on, off);
+}
+
 const OpDef& kOneHot = define_op({
     .name = "one_hot",
     .attr_names = {"depth", "on_value", "off_value", "axis", "dtype"},
     .infer = infer_one_hot,
-    .kernels = {one_hot_cpu},
+    .kernels = {one_hot_cpu, one_hot_cuda},
     .not_differentiable = "its output does not depend differentiably on the integer indices",
 });
 

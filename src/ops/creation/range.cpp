@@ -70,7 +70,7 @@ const OpDef& kRange = define_op({
     .name = "range",
     .attr_names = {"start", "limit", "delta", "dtype"},
     .infer = infer_range,
-    .kernels = {range_cpu},
+    .kernels = {range_cpu, detail::computed_on_host<range_cpu>},
     .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
 });
 
@@ -103,7 +103,7 @@ const OpDef& kLinspace = define_op({
     .name = "linspace",
     .attr_names = {"start", "stop", "num", "dtype"},
     .infer = infer_linspace,
-    .kernels = {linspace_cpu},
+    .kernels = {linspace_cpu, detail::computed_on_host<linspace_cpu>},
     .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
 });
 
@@ -134,7 +134,7 @@ const OpDef& kEye = define_op({
     .name = "eye",
     .attr_names = {"num_rows", "num_columns", "dtype"},
     .infer = infer_eye,
-    .kernels = {eye_cpu},
+    .kernels = {eye_cpu, detail::computed_on_host<eye_cpu>},
     .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
 });
 

@@ -123,13 +123,21 @@ std::vector<Tensor> fused_grad(const GradCall& c) {
   return grads;
 }
 
+// On CUDA devices the program runs op by op on the device's kernels: correct, not yet
+// fused (one generated kernel per program is the CUDA fusion still to come).
+void fused_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const auto plan = detail::fused_plan(call.attrs);
+  std::vector<Tensor> values = run_one_by_one(plan->program, call.inputs);
+  for (size_t j = 0; j < outputs.size(); ++j) outputs[j] = values[static_cast<size_t>(plan->outputs[j])];
+}
+
 const OpDef& kFusedElementwise = define_op({
     .name = "fused_elementwise",
     .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
     .infer = infer_fused,
-    .kernels = {fused_cpu},
+    .kernels = {fused_cpu, fused_cuda},
     .gradient = fused_grad,
-    .gradient_uses = kGradientReadsInputs,  // the replay recomputes everything else
+    .gradient_uses = kGradientReadsInputs,              // the replay recomputes everything else
     .traits = {.elementwise = true, .in_place = true},  // staged_outputs makes it safe
 });
 
@@ -150,6 +158,10 @@ Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor>
            (t.shape() == largest->shape() || t.num_elements() == 1);
   if (fuse) return fused_elementwise(program, inputs, CallSite::current())[0];
   return run_one_by_one(program, inputs)[static_cast<size_t>(program.outputs.at(0))];
+}
+
+std::vector<Tensor> fused_values_one_by_one(const FusedProgram& program, std::span<const Tensor> inputs) {
+  return run_one_by_one(program, inputs);
 }
 
 }  // namespace detail

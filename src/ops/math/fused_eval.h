@@ -13,11 +13,16 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "eagerflow/ops/fused_elementwise.h"
 
 namespace ef::detail {
 
 Tensor evaluate_elementwise(const FusedProgram& program, std::span<const Tensor> inputs);
+
+// Every value of `program` (its inputs, then each instruction's result) computed op by
+// op through public dispatch, on the inputs' device.
+std::vector<Tensor> fused_values_one_by_one(const FusedProgram& program, std::span<const Tensor> inputs);
 
 }  // namespace ef::detail

@@ -20,6 +20,8 @@
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/reduce.h"
 #include "eagerflow/ops/fused_elementwise.h"
+#include "eagerflow/ops/reduction.h"
+#include "ops/math/fused_eval.h"
 #include "ops/math/fused_run.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/sum_reducer.h"
@@ -114,11 +116,20 @@ std::vector<Tensor> fused_reduce_sum_grad(const GradCall& c) {
   return fused.gradient(GradCall{fused_call, values, grads, c.needs_grad});
 }
 
+// On CUDA devices: the program op by op, then reduce_sum of its last output (not yet
+// fused, and summed in the device reduction's order rather than the CPU's).
+void fused_reduce_sum_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const auto plan = detail::fused_plan(call.attrs);
+  std::vector<Tensor> values = detail::fused_values_one_by_one(plan->program, call.inputs);
+  for (size_t j = 0; j + 1 < outputs.size(); ++j) outputs[j] = values[static_cast<size_t>(plan->outputs[j])];
+  outputs.back() = reduce_sum(values[static_cast<size_t>(plan->outputs.back())]);
+}
+
 const OpDef& kFusedReduceSum = define_op({
     .name = "fused_reduce_sum",
     .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
     .infer = infer_fused_reduce_sum,
-    .kernels = {fused_reduce_sum_cpu},
+    .kernels = {fused_reduce_sum_cpu, fused_reduce_sum_cuda},
     .gradient = fused_reduce_sum_grad,
     .gradient_uses = kGradientReadsInputs,
     // Output 0 is a kept output, staged when a later step reads the input it overwrites,

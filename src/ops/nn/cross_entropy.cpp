@@ -97,11 +97,21 @@ std::vector<Tensor> dense_grad(const GradCall& call) {
   return {multiply(g, negative(log_softmax(logits, axis))), multiply(g, d_logits)};
 }
 
+// On CUDA devices: sum_j z_j (lse - (x_j - m)) composed of the device's kernels.
+void dense_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor &labels = call.inputs[0], &logits = call.inputs[1];
+  if (logits.num_elements() == 0) return cuda::fill(outputs[0], 0.0);
+  const int64_t axis = normalize_axis(call.attrs.get_int(kAxis), logits.rank(), call.op.name);
+  Tensor shifted = subtract(logits, reduce_max(logits, axis, true));
+  Tensor log_sum = log(reduce_sum(exp(shifted), axis, true));
+  outputs[0] = reduce_sum(multiply(labels, subtract(log_sum, shifted)), axis);
+}
+
 const OpDef& kDense = define_op({
     .name = "softmax_cross_entropy_with_logits",
     .attr_names = {"axis"},
     .infer = infer_dense,
-    .kernels = {dense_cpu},
+    .kernels = {dense_cpu, dense_cuda},
     .gradient = dense_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
 });
@@ -147,6 +157,23 @@ void sparse_cpu(const OpCall& call, std::span<Tensor> outputs) {
   });
 }
 
+// On CUDA devices: the labels are checked on the host (one copy and a wait), then
+// lse - (x_label - m) is composed of the device's kernels.
+void sparse_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor &labels = call.inputs[0], &logits = call.inputs[1];
+  const int64_t n = logits.shape().dim(-1);
+  const std::vector<int64_t> ids = labels.to_vector<int64_t>();
+  for (size_t r = 0; r < ids.size(); ++r)
+    if (ids[r] < 0 || ids[r] >= n)
+      fail(call.op.name, ": received a label value of ", ids[r], " at index ", r,
+           " (flat), outside the valid range of class ids [0, ", n, ") for logits of shape ", logits.shape());
+  if (outputs[0].num_elements() == 0) return;
+  Tensor shifted = subtract(logits, reduce_max(logits, -1, true));
+  Tensor log_sum = log(reduce_sum(exp(shifted), -1));
+  Tensor picked = reduce_sum(multiply(shifted, one_hot(labels, n, 1, 0, -1, logits.dtype())), -1);
+  outputs[0] = subtract(log_sum, picked);
+}
+
 // d loss/d logits = softmax(logits) - one_hot(labels); labels are integer class ids
 // and get no gradient.
 std::vector<Tensor> sparse_grad(const GradCall& call) {
@@ -159,7 +186,7 @@ std::vector<Tensor> sparse_grad(const GradCall& call) {
 const OpDef& kSparse = define_op({
     .name = "sparse_softmax_cross_entropy_with_logits",
     .infer = infer_sparse,
-    .kernels = {sparse_cpu},
+    .kernels = {sparse_cpu, sparse_cuda},
     .gradient = sparse_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
 });

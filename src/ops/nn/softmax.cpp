@@ -74,11 +74,24 @@ std::vector<Tensor> log_softmax_grad(const GradCall& call) {
   return {subtract(g, multiply(exp(y), reduce_sum(g, axis, true)))};
 }
 
+// On CUDA devices: composed of the device's reduction and elementwise kernels, the
+// maximum subtracted first as on the CPU.
+template <bool Log>
+void softmax_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  if (x.num_elements() == 0) return;
+  const int64_t axis = normalize_axis(call.attrs.get_int(kAxis), x.rank(), call.op.name);
+  Tensor shifted = subtract(x, reduce_max(x, axis, true));
+  Tensor e = exp(shifted);
+  Tensor sum = reduce_sum(e, axis, true);
+  outputs[0] = Log ? subtract(shifted, log(sum)) : divide(e, sum);
+}
+
 const OpDef& kSoftmax = define_op({
     .name = "softmax",
     .attr_names = {"axis"},
     .infer = infer_softmax,
-    .kernels = {softmax_cpu<false>},
+    .kernels = {softmax_cpu<false>, softmax_cuda<false>},
     .gradient = softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
 });
@@ -87,7 +100,7 @@ const OpDef& kLogSoftmax = define_op({
     .name = "log_softmax",
     .attr_names = {"axis"},
     .infer = infer_softmax,
-    .kernels = {softmax_cpu<true>},
+    .kernels = {softmax_cpu<true>, softmax_cuda<true>},
     .gradient = log_softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
 });

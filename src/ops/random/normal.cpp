@@ -147,7 +147,7 @@ const OpDef& kNormal = define_op({
     .name = "random_normal",
     .attr_names = {"shape", "mean", "stddev", "dtype", "key", "stream"},
     .infer = infer_normal,
-    .kernels = {normal_cpu<false>},
+    .kernels = {normal_cpu<false>, detail::computed_on_host<normal_cpu<false>>},
     .not_differentiable = "random values do not depend differentiably on any input (it has no tensor inputs)",
     .traits = {.random = true},
 });
@@ -156,7 +156,7 @@ const OpDef& kTruncatedNormal = define_op({
     .name = "truncated_normal",
     .attr_names = {"shape", "mean", "stddev", "dtype", "key", "stream"},
     .infer = infer_normal,
-    .kernels = {normal_cpu<true>},
+    .kernels = {normal_cpu<true>, detail::computed_on_host<normal_cpu<true>>},
     .not_differentiable = "random values do not depend differentiably on any input (it has no tensor inputs)",
     .traits = {.random = true},
 });

@@ -113,7 +113,7 @@ const OpDef& kUniform = define_op({
     .name = "random_uniform",
     .attr_names = {"shape", "minval", "maxval", "dtype", "key", "stream"},
     .infer = infer_uniform,
-    .kernels = {uniform_cpu},
+    .kernels = {uniform_cpu, detail::computed_on_host<uniform_cpu>},
     .not_differentiable = kNotDifferentiable,
     .traits = {.random = true},
 });
@@ -159,7 +159,7 @@ const OpDef& kUniformInt = define_op({
     .name = "random_uniform_int",
     .attr_names = {"shape", "minval", "maxval", "dtype", "key", "stream"},
     .infer = infer_uniform_int,
-    .kernels = {uniform_int_cpu},
+    .kernels = {uniform_int_cpu, detail::computed_on_host<uniform_int_cpu>},
     .not_differentiable = kNotDifferentiable,
     .traits = {.random = true},
 });

@@ -125,7 +125,7 @@ const OpDef& kArgMax = define_op({
     .name = "argmax",
     .attr_names = {"axis", "output_type"},
     .infer = infer_arg_reduce,
-    .kernels = {arg_reduce_cpu<true>},
+    .kernels = {arg_reduce_cpu<true>, cuda::arg_reduce_kernel},
     .not_differentiable = "its output is an integer index",
     .traits = {.reduction = true},
 });
@@ -134,7 +134,7 @@ const OpDef& kArgMin = define_op({
     .name = "argmin",
     .attr_names = {"axis", "output_type"},
     .infer = infer_arg_reduce,
-    .kernels = {arg_reduce_cpu<false>},
+    .kernels = {arg_reduce_cpu<false>, cuda::arg_reduce_kernel},
     .not_differentiable = "its output is an integer index",
     .traits = {.reduction = true},
 });

@@ -162,7 +162,7 @@ const OpDef& kCumsum = define_op({
     .name = "cumsum",
     .attr_names = {"axis", "exclusive", "reverse"},
     .infer = infer_scan,
-    .kernels = {scan_cpu<SumOp>},
+    .kernels = {scan_cpu<SumOp>, cuda::scan_kernel},
     .gradient = cumsum_grad,
 });
 
@@ -170,7 +170,7 @@ const OpDef& kCumprod = define_op({
     .name = "cumprod",
     .attr_names = {"axis", "exclusive", "reverse"},
     .infer = infer_scan,
-    .kernels = {scan_cpu<ProdOp>},
+    .kernels = {scan_cpu<ProdOp>, cuda::scan_kernel},
     .gradient = cumprod_grad,
 });
 

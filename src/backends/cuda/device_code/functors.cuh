@@ -186,3 +186,29 @@ struct ef_reduce_all {
     return a && b;
   }
 };
+
+// ---- functors with a parameter (an attr of the op, passed as `param`) ----
+struct ef_op_leaky_relu {
+  template <class T>
+  EF_DEVICE T operator()(T x, double alpha) const {
+    return x > T(0) ? x : static_cast<T>(alpha) * x;
+  }
+};
+struct ef_op_gelu {  // param: 1 for the tanh approximation
+  template <class T>
+  EF_DEVICE T operator()(T x, double approximate) const {
+    if (approximate != 0) {
+      const T k = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
+      return T(0.5) * x * (T(1) + ef_tanh(k * (x + T(0.044715) * x * x * x)));
+    }
+    return T(0.5) * x * (T(1) + ef_erf(x * static_cast<T>(0.7071067811865475)));  // 1 / sqrt(2)
+  }
+};
+
+// ---- select(condition, x, y) ----
+struct ef_op_select {
+  template <class T>
+  EF_DEVICE T operator()(bool c, T a, T b) const {
+    return c ? a : b;
+  }
+};

@@ -95,6 +95,12 @@ struct ef_unsigned<long long> {
   using type = unsigned long long;
 };
 
+// NaN test that stays quiet for integer types (always false there).
+template <class T>
+EF_DEVICE bool ef_isnan(T v) {
+  return v != v;
+}
+
 // Sizes and strides (in elements) of up to 8 dimensions, passed to kernels by value.
 struct EfDims {
   long long v[8];

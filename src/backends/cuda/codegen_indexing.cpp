@@ -1,0 +1,118 @@
+// Kernel sources of the reductions that return indices, gathers and scans (see
+// codegen.h): each a small template that codegen.cpp's map and reduce kernels cannot
+// express.
+#include "backends/cuda/codegen.h"
+
+namespace ef::cuda {
+
+std::string arg_reduce_source(DType dtype, DType index, bool is_max, std::string_view op) {
+  const std::string t(device_type(dtype, op)), it(device_type(index, op));
+  const std::string better = is_max ? "v > best" : "v < best";
+  const std::string block = std::to_string(kReduceBlock);
+  // Each thread finds the first winner of its strided share; the tree then prefers a
+  // NaN, else the better value, else the smaller index (the CPU's first-index rule).
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         it + "* __restrict__ out, const " + t +
+         "* __restrict__ in, "
+         "long long outputs, long long count, int out_rank, EfDims out_sizes, EfDims out_strides, "
+         "long long red_stride) {\n"
+         "  EF_SHARED " +
+         t + " best_value[" + block +
+         "];\n"
+         "  EF_SHARED long long best_index[" +
+         block +
+         "];\n"
+         "  const int t = ef_thread_in_block();\n"
+         "  for (long long o = ef_block_index(); o < outputs; o += ef_block_count()) {\n"
+         "    const long long base = ef_offset(o, out_rank, out_sizes, out_strides);\n"
+         "    long long bi = -1;\n"
+         "    " +
+         t + " best = static_cast<" + t +
+         ">(0);\n"
+         "    for (long long k = t; k < count; k += ef_block_size()) {\n"
+         "      const " +
+         t +
+         " v = in[base + k * red_stride];\n"
+         "      if (bi >= 0 && ef_isnan(best)) break;\n"
+         "      if (bi < 0 || ef_isnan(v) || " +
+         better +
+         ") {\n"
+         "        best = v;\n"
+         "        bi = k;\n"
+         "      }\n"
+         "    }\n"
+         "    best_value[t] = best;\n"
+         "    best_index[t] = bi;\n"
+         "    ef_sync_block();\n"
+         "    for (int half = ef_block_size() / 2; half > 0; half /= 2) {\n"
+         "      if (t < half) {\n"
+         "        const " +
+         t +
+         " v = best_value[t + half], best = best_value[t];\n"
+         "        const long long vi = best_index[t + half], bi = best_index[t];\n"
+         "        bool take = false;\n"
+         "        if (vi >= 0) {\n"
+         "          if (bi < 0) take = true;\n"
+         "          else if (ef_isnan(v)) take = !ef_isnan(best) || vi < bi;\n"
+         "          else take = !ef_isnan(best) && (" +
+         better +
+         " || (v == best && vi < bi));\n"
+         "        }\n"
+         "        if (take) {\n"
+         "          best_value[t] = v;\n"
+         "          best_index[t] = vi;\n"
+         "        }\n"
+         "      }\n"
+         "      ef_sync_block();\n"
+         "    }\n"
+         "    if (t == 0) out[o] = static_cast<" +
+         it +
+         ">(best_index[0] < 0 ? 0 : best_index[0]);\n"
+         "    ef_sync_block();\n"
+         "  }\n}\n";
+}
+
+std::string gather_source(DType dtype, DType index, std::string_view op) {
+  const std::string t(device_type(dtype, op)), it(device_type(index, op));
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         t + "* __restrict__ out, const " + t + "* __restrict__ x, const " + it +
+         "* __restrict__ idx, long long n, long long num_indices, long long axis_size, long long inner) {\n"
+         "  const long long step = ef_block_count() * ef_block_size();\n"
+         "  for (long long i = ef_block_index() * ef_block_size() + ef_thread_in_block(); i < n; i += step) "
+         "{\n"
+         "    const long long k = i % inner, j = (i / inner) % num_indices, o = i / (inner * num_indices);\n"
+         "    out[i] = x[(o * axis_size + static_cast<long long>(idx[j])) * inner + k];\n"
+         "  }\n}\n";
+}
+
+std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,
+                        std::string_view op) {
+  const std::string t(device_type(dtype, op));
+  const bool floating = dtype == DType::Float32 || dtype == DType::Float64;
+  const std::string acc = floating ? "double" : dtype == DType::Int32 ? "unsigned" : "unsigned long long";
+  const std::string apply = combine == "sum" ? "acc = acc + " : "acc = acc * ";
+  const std::string read = apply + "static_cast<" + acc + ">(x[at]);\n";
+  const std::string write = "out[at] = static_cast<" + t + ">(acc);\n";
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         t + "* __restrict__ out, const " + t +
+         "* __restrict__ x, "
+         "long long lines, long long n, long long inner) {\n"
+         "  const long long step = ef_block_count() * ef_block_size();\n"
+         "  for (long long line = ef_block_index() * ef_block_size() + ef_thread_in_block(); line < lines; "
+         "line += step) {\n"
+         "    const long long base = (line / inner) * n * inner + line % inner;\n"
+         "    " +
+         acc + " acc = " + (combine == "sum" ? "0" : "1") +
+         ";\n"
+         "    for (long long s = 0; s < n; ++s) {\n"
+         "      const long long at = base + (" +
+         (reverse ? "n - 1 - s" : "s") +
+         ") * inner;\n"
+         "      " +
+         (exclusive ? write + "      " + read : read + "      " + write) + "    }\n  }\n}\n";
+}
+
+}  // namespace ef::cuda
