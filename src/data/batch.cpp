@@ -30,7 +30,7 @@ class BatchIterator final : public IteratorImpl {
     if (!full_enough(rows_.size())) return false;
     const Tensor indices = constant(rows_, Shape{static_cast<int64_t>(rows_.size())});
     out.clear();
-    for (const Tensor& t : source.tensors) out.push_back(gather(t, indices));
+    for (const Tensor& t : source.tensors) out.push_back(gather(t, indices.to(t.device())));
     return true;
   }
 

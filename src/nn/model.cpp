@@ -47,7 +47,7 @@ std::optional<Tensor> example_weights(const Tensor& y, const FitOptions& options
   for (int64_t id : ids) largest = std::max(largest, id);
   std::vector<float> table(static_cast<size_t>(largest + 1), 1.0f);
   for (const auto& [id, w] : options.class_weight) table[static_cast<size_t>(id)] = static_cast<float>(w);
-  Tensor per_class = gather(constant(table, Shape{static_cast<int64_t>(table.size())}),
+  Tensor per_class = gather(constant(table, Shape{static_cast<int64_t>(table.size())}).to(y.device()),
                             reshape(cast(y, DType::Int64), {-1}));
   if (y.rank() > 1) per_class = reshape(per_class, {y.shape()[0], -1});
   if (y.rank() > 1) per_class = reduce_mean(per_class, {1});

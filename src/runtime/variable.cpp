@@ -22,7 +22,11 @@ Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
     fail("Variable: the initial value of '", name, "' has the partially known shape ", initial.shape(),
          "; a variable's shape must be fully known");
   state_ = std::make_shared<State>(State{Tensor(), initial.dtype(), initial.shape(), std::move(name), trainable});
-  if (!builder || builder->variable_created(*this, initial)) state_->value = initial;
+  // A variable lives on its initial value's device, or on the GPU a DeviceScope names.
+  const bool moves =
+      !initial.is_symbolic() && context.device.type != DeviceType::CPU && initial.device() != context.device;
+  const Tensor placed = moves ? initial.to(context.device) : initial;
+  if (!builder || builder->variable_created(*this, placed)) state_->value = placed;
 }
 
 Tensor Variable::checked_value(const char* op) const {
@@ -73,7 +77,11 @@ Tensor Variable::update(const Tensor& new_value, AssignKind kind, const CallSite
       fail(op, ": variable '", name(), "' has dtype ", dtype(), " and shape ", shape(), " but the new value has dtype ",
            value.dtype(), " and shape ", value.shape());
     if (OpBuilder* builder = Context::current().builder) return builder->assign_variable(*this, value, kind);
-    Tensor next = kind == AssignKind::kAssign ? value : combined(value, kind, checked_value(op), where);
+    // The variable stays on its device: a value from elsewhere is copied there.
+    const Tensor& current = state_->value;  // undefined until a graph's initializer runs
+    const Tensor here =
+        !current.defined() || value.device() == current.device() ? value : value.to(current.device());
+    Tensor next = kind == AssignKind::kAssign ? here : combined(here, kind, checked_value(op), where);
     if (next.shape() != shape())
       fail(op, ": variable '", name(), "' has shape ", shape(), " but the new value has shape ", next.shape());
     state_->value = next;
