@@ -10,8 +10,9 @@ and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
 from eagerflow import (  # noqa: F401
-    autograph, data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
+    autograph, config, data, datasets, errors, io, keras, linalg, math, nn, optimizers, random, train,
 )
+from eagerflow.config import device  # noqa: F401
 from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,

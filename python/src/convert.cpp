@@ -319,6 +319,7 @@ py::array to_numpy(const ef::Tensor& t, py::handle dtype) {
   }
   if (t.is_symbolic())
     throw ef::FailedPreconditionError("numpy: the tensor is symbolic (graph mode) and has no value yet");
+  if (t.device().type != ef::DeviceType::CPU) return to_numpy(t.cpu(), dtype);  // a copy in host memory
   const size_t item = ef::size_of(t.dtype());
   std::vector<py::ssize_t> shape, strides;
   for (int i = 0; i < t.rank(); ++i) {

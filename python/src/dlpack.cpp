@@ -146,7 +146,12 @@ ef::Tensor from_dlpack(py::object obj) {
 
 void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor) {
   tensor.def("__dlpack__", &to_dlpack, py::arg("stream") = py::none());
-  tensor.def("__dlpack_device__", [](const ef::Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); });
+  tensor.def("__dlpack_device__", [](const ef::Tensor& t) {
+    // GPU tensors say where they are; exporting them (kDLCUDA) is not implemented yet,
+    // and __dlpack__ says so.
+    const bool gpu = t.device().type == ef::DeviceType::CUDA;
+    return py::make_tuple(static_cast<int>(gpu ? kDLCUDA : kDLCPU), t.device().index);
+  });
   m.def("from_dlpack", &from_dlpack, py::arg("dlpack"),
         "A tensor sharing the memory of `dlpack` (an object with __dlpack__, e.g. a NumPy array or a PyTorch "
         "tensor, or a DLPack capsule). No copy is made.");

@@ -107,12 +107,11 @@ void bind_tensor(py::module_& m) {
   tensor.def_property_readonly("_shape_tuple", [](const ef::Tensor& t) { return shape_tuple(t.shape()); })
       .def_property_readonly("dtype", &ef::Tensor::dtype)
       .def_property_readonly("ndim", &ef::Tensor::rank)
-      .def_property_readonly("device",
-                             [](const ef::Tensor& t) {
-                               std::ostringstream os;
-                               os << t.device();
-                               return os.str();
-                             })
+      .def_property_readonly("device", [](const ef::Tensor& t) { return ef::full_device_name(t.device()); })
+      .def("gpu", &ef::Tensor::gpu, py::arg("index") = 0,
+           "A copy of this tensor on GPU `index` (this tensor when it is already there).")
+      .def("cpu", &ef::Tensor::cpu,
+           "A copy of this tensor in host memory (this tensor when it is already there).")
       .def_property_readonly("is_symbolic", &ef::Tensor::is_symbolic)
       .def("numpy", &to_numpy, py::arg("dtype") = py::none(),
            "A read-only NumPy array sharing this tensor's memory; with dtype, a converted copy "

@@ -163,7 +163,7 @@ def test_python_number_protocol():
     with pytest.raises(TypeError):
         [1][ef.constant(0.0)]
     t = ef.constant([1.0, 2.0])
-    assert t.ndim == 1 and t.device == "CPU:0" and t.shape.as_list() == [2]
+    assert t.ndim == 1 and t.device == "/job:localhost/replica:0/task:0/device:CPU:0" and t.shape.as_list() == [2]
 
 
 # ---- operators ----

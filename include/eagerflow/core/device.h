@@ -1,10 +1,11 @@
-// Device: where a tensor's memory lives. Every tensor carries one (CPU only for now;
-// CUDA is next). Kernels are looked up per device type.
+// Device: where a tensor's memory lives. Every tensor carries one; kernels are looked
+// up per device type (include/eagerflow/core/cuda.h for GPUs).
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 namespace ef {
 
@@ -22,6 +23,14 @@ struct Device {
 };
 
 inline constexpr Device kCPU{DeviceType::CPU, 0};
+
+// The device a name means, in TensorFlow's and PyTorch's spellings: "CPU:0", "/cpu:0",
+// "GPU:1", "/gpu:1", "/device:GPU:0", "/job:localhost/replica:0/task:0/device:GPU:0",
+// "cuda", "cuda:1", "cpu" (case-insensitive; the index defaults to 0). Throws
+// InvalidArgumentError naming the string otherwise.
+Device parse_device(std::string_view name);
+// TensorFlow's full name: "/job:localhost/replica:0/task:0/device:GPU:0".
+std::string full_device_name(const Device& device);
 
 inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.to_string(); }
 

@@ -1,0 +1,79 @@
+"""Devices from Python: names, device scopes, ef.config, and GPU tensors (the GPU part
+skips without a CUDA device; scripts/gpu_check.sh runs it on one)."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+
+HAS_GPU = ef._core.cuda_is_available()
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a CUDA device: " + ef._core.cuda_unavailable_reason())
+
+
+def test_device_names_in_every_spelling():
+    gpu0 = "/job:localhost/replica:0/task:0/device:GPU:0"
+    for name in ("/gpu:0", "GPU:0", "gpu", "cuda", "cuda:0", "/device:GPU:0", gpu0):
+        assert ef._core.parse_device(name) == gpu0
+    assert ef._core.parse_device("/cpu:0") == "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert ef._core.parse_device("GPU:3").endswith("GPU:3")
+    for bad in ("tpu:0", "gpu:x", "gpu:-1", ""):
+        with pytest.raises(ef.errors.InvalidArgumentError, match="not a device name"):
+            ef.device(bad)
+
+
+def test_list_physical_devices():
+    cpus = ef.config.list_physical_devices("CPU")
+    assert cpus == [ef.config.PhysicalDevice("/physical_device:CPU:0", "CPU")]
+    gpus = ef.config.list_physical_devices("GPU")
+    assert len(gpus) == ef._core.cuda_device_count()
+    assert ef.config.list_physical_devices() == cpus + gpus
+    assert ef.config.list_physical_devices("TPU") == []
+    assert [d.name for d in ef.config.list_logical_devices("CPU")] == ["/device:CPU:0"]
+
+
+def test_cpu_device_scope_and_tensor_device():
+    with ef.device("/cpu:0") as scope:
+        assert scope.name.endswith("CPU:0")
+        x = ef.zeros([2])
+    assert x.device == "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert x.cpu() is not None and np.array_equal(x.cpu().numpy(), [0, 0])
+
+
+@pytest.mark.skipif(HAS_GPU, reason="this machine has a CUDA device")
+def test_without_a_gpu_moving_there_says_why():
+    with pytest.raises(ef.errors.UnimplementedError, match="CUDA:0"):
+        ef.ones([2]).gpu()
+    with pytest.raises(ef.errors.UnimplementedError):
+        ef.config.experimental.get_memory_info("GPU:0")
+    with ef.device("/gpu:0"):
+        with pytest.raises(ef.errors.UnimplementedError, match="CUDA:0"):
+            ef.zeros([2])
+
+
+@needs_gpu
+def test_gpu_tensors_compute_like_cpu_ones():
+    x = ef.constant(np.random.default_rng(1).standard_normal((8, 5)))
+    g = x.gpu()
+    assert g.device.endswith("GPU:0")
+    np.testing.assert_allclose(ef.tanh(g @ ef.transpose(g)).numpy(), ef.tanh(x @ ef.transpose(x)).numpy(),
+                               rtol=1e-12)
+    assert float(ef.reduce_sum(g)) == pytest.approx(float(ef.reduce_sum(x)))
+    with ef.device("/gpu:0"):
+        z = ef.zeros([3])
+    assert z.device.endswith("GPU:0")
+    info = ef.config.experimental.get_memory_info("GPU:0")
+    assert info["current"] > 0 and info["peak"] >= info["current"]
+    with pytest.raises(ef.errors.InvalidArgumentError, match="different devices"):
+        g + x
+
+
+@needs_gpu
+def test_gradients_on_the_gpu():
+    w = ef.Variable(ef.constant([[1.0, 2.0], [3.0, 4.0]]).gpu())
+    with ef.GradientTape() as tape:
+        loss = ef.reduce_sum(ef.square(w @ w))
+    grad = tape.gradient(loss, w)
+    assert grad.device.endswith("GPU:0")
+    w_cpu = ef.Variable(ef.constant([[1.0, 2.0], [3.0, 4.0]]))
+    with ef.GradientTape() as tape:
+        loss_cpu = ef.reduce_sum(ef.square(w_cpu @ w_cpu))
+    np.testing.assert_allclose(grad.numpy(), tape.gradient(loss_cpu, w_cpu).numpy(), rtol=1e-6)
