@@ -261,6 +261,10 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
     out.emplace_back("cumprod_" + n, scan_source(t, "prod", true, true, "cumprod"));
   }
   out.emplace_back("gather_bool", gather_source(DType::Bool, DType::Int32, "gather"));
+  for (DType t : {DType::Float32, DType::Float64})
+    for (int k = 0; k <= static_cast<int>(WindowKernel::AvgPoolGrad); ++k)
+      out.emplace_back("window" + std::to_string(k) + "_" + std::string(ef::name(t)),
+                       window_source(static_cast<WindowKernel>(k), t, "window"));
   return out;
 }
 

@@ -71,6 +71,18 @@ std::string gather_source(DType dtype, DType index, std::string_view op);
 std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,
                         std::string_view op);
 
+// The sliding-window kernels (codegen_window.cpp), NHWC, one thread per output element.
+enum class WindowKernel {
+  Conv2d,
+  Conv2dBackpropInput,
+  Conv2dBackpropFilter,
+  MaxPool,
+  MaxPoolGrad,
+  AvgPool,
+  AvgPoolGrad
+};
+std::string window_source(WindowKernel kind, DType dtype, std::string_view op);
+
 // Every source the backend generates for the ops and dtypes it supports, with a name
 // for each, so that a test can compile them all without a GPU.
 std::vector<std::pair<std::string, std::string>> all_kernel_sources();

@@ -413,3 +413,26 @@ void scan_kernel(const OpCall& call, std::span<Tensor> outputs) {
 }
 
 }  // namespace ef::cuda
+
+namespace ef::cuda {
+
+void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tensor> inputs, Tensor& out,
+                std::string_view op) {
+  static_assert(sizeof(WindowGeometry) == 15 * sizeof(long long), "WindowGeometry mirrors EfWindow");
+  if (out.num_elements() == 0) return;
+  std::vector<Tensor> dense;
+  for (const Tensor& t : inputs) dense.push_back(t.contiguous());
+  DeviceState& d = device_of(out);
+  api::CUfunction fn = compiled_kernel(d, window_source(kind, out.dtype(), op), op);
+  std::vector<void*> pointers{element_ptr(out)};
+  for (const Tensor& t : dense) pointers.push_back(element_ptr(t));
+  long long total = out.num_elements();
+  WindowGeometry geometry = g;
+  std::vector<void*> params;
+  for (void*& p : pointers) params.push_back(&p);
+  params.push_back(&total);
+  params.push_back(&geometry);
+  launch(d, fn, total, params.data(), op);
+}
+
+}  // namespace ef::cuda

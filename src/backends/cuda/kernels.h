@@ -5,6 +5,7 @@
 
 #include <span>
 
+#include "backends/cuda/codegen.h"
 #include "eagerflow/runtime/attrs.h"
 #include "eagerflow/runtime/op_def.h"
 
@@ -25,6 +26,16 @@ void matmul_kernel(const OpCall& call, std::span<Tensor> outputs);
 void arg_reduce_kernel(const OpCall& call, std::span<Tensor> outputs);
 // cumsum / cumprod with the axis, exclusive and reverse attrs (0, 1, 2).
 void scan_kernel(const OpCall& call, std::span<Tensor> outputs);
+
+// A sliding window over NHWC images (the ops' Window2d plus the tensor sizes: n
+// images, c input channels, o output channels).
+struct WindowGeometry {
+  int64_t in_h, in_w, k_h, k_w, stride_h, stride_w, dilation_h, dilation_w;
+  int64_t pad_top, pad_left, out_h, out_w, n, c, o;
+};
+// Runs the window kernel `kind` on `inputs` into `out`.
+void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tensor> inputs, Tensor& out,
+                std::string_view op);
 
 // Building blocks for kernels (the ops' files compose CUDA kernels from them and from
 // public ops) and for Tensor::to.

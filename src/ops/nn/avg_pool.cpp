@@ -121,11 +121,24 @@ std::vector<Tensor> avg_pool_grad_gradient(const GradCall& call) {
   return {avg_pool2d(call.output_grads[0], a.ksize, a.strides, a.padding)};
 }
 
+// CUDA kernels: direct loops (backends/cuda/codegen_window.cpp).
+void avg_pool_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const PoolDims d = pool_dims(call, call.inputs[0].shape());
+  cuda::run_window(cuda::WindowKernel::AvgPool, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
+                   outputs[0], call.op.name);
+}
+void avg_pool_grad_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Shape sizes(call.attrs.get_ints(detail::kSizesAttr));
+  const Window2d g = detail::make_pool_window(sizes, call.attrs, call.op.name, "input_sizes");
+  cuda::run_window(cuda::WindowKernel::AvgPoolGrad, detail::cuda_window(g, sizes[0], sizes[3], sizes[3]),
+                   call.inputs, outputs[0], call.op.name);
+}
+
 const OpDef& kAvgPool = define_op({
     .name = "avg_pool2d",
     .attr_names = {"strides", "padding", "ksize"},
     .infer = infer_avg_pool,
-    .kernels = {float_kernel<avg_pool_typed<float>, avg_pool_typed<double>>},
+    .kernels = {float_kernel<avg_pool_typed<float>, avg_pool_typed<double>>, avg_pool_cuda},
     .gradient = avg_pool_gradient,
     .gradient_uses = kGradientReadsNoValues,  // x's shape only (Note [gradient uses])
 });
@@ -134,7 +147,7 @@ const OpDef& kAvgPoolGrad = define_op({
     .name = "avg_pool2d_grad",
     .attr_names = {"strides", "padding", "ksize", "input_sizes"},
     .infer = infer_avg_pool_grad,
-    .kernels = {float_kernel<avg_pool_grad_typed<float>, avg_pool_grad_typed<double>>},
+    .kernels = {float_kernel<avg_pool_grad_typed<float>, avg_pool_grad_typed<double>>, avg_pool_grad_cuda},
     .gradient = avg_pool_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,  // Note [gradient uses]
 });

@@ -368,11 +368,32 @@ std::vector<Tensor> backprop_filter_grad(const GradCall& call) {
           call.needs(1) ? conv2d(x, g, a.strides, a.padding, a.dilations) : Tensor()};
 }
 
+// ---- CUDA kernels: direct loops (backends/cuda/codegen_window.cpp) ----
+void conv2d_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Shape &x = call.inputs[0].shape(), &f = call.inputs[1].shape();
+  cuda::run_window(cuda::WindowKernel::Conv2d, detail::cuda_window(window_of(call, x, f), x[0], x[3], f[3]),
+                   call.inputs, outputs[0], call.op.name);
+}
+void backprop_input_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Shape sizes = sizes_attr(call, "input_sizes");
+  const Shape& f = call.inputs[0].shape();
+  cuda::run_window(cuda::WindowKernel::Conv2dBackpropInput,
+                   detail::cuda_window(window_of(call, sizes, f), sizes[0], sizes[3], f[3]), call.inputs,
+                   outputs[0], call.op.name);
+}
+void backprop_filter_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Shape sizes = sizes_attr(call, "filter_sizes");
+  const Shape& x = call.inputs[0].shape();
+  cuda::run_window(cuda::WindowKernel::Conv2dBackpropFilter,
+                   detail::cuda_window(window_of(call, x, sizes), x[0], x[3], sizes[3]), call.inputs,
+                   outputs[0], call.op.name);
+}
+
 const OpDef& kConv2d = define_op({
     .name = "conv2d",
     .attr_names = {"strides", "padding", "dilations"},
     .infer = infer_conv2d,
-    .kernels = {float_kernel<Conv2dK>},
+    .kernels = {float_kernel<Conv2dK>, conv2d_cuda},
     .gradient = conv2d_grad,
     .gradient_uses = kGradientReadsInputs,  // never y (Note [gradient uses])
 });
@@ -381,7 +402,7 @@ const OpDef& kConv2dBackpropInput = define_op({
     .name = "conv2d_backprop_input",
     .attr_names = {"strides", "padding", "dilations", "input_sizes"},
     .infer = infer_backprop_input,
-    .kernels = {float_kernel<InputK>},
+    .kernels = {float_kernel<InputK>, backprop_input_cuda},
     .gradient = backprop_input_grad,
     .gradient_uses = kGradientReadsInputs,  // never dx (Note [gradient uses])
 });
@@ -390,7 +411,7 @@ const OpDef& kConv2dBackpropFilter = define_op({
     .name = "conv2d_backprop_filter",
     .attr_names = {"strides", "padding", "dilations", "filter_sizes"},
     .infer = infer_backprop_filter,
-    .kernels = {float_kernel<FilterK>},
+    .kernels = {float_kernel<FilterK>, backprop_filter_cuda},
     .gradient = backprop_filter_grad,
     .gradient_uses = kGradientReadsInputs,  // never dw (Note [gradient uses])
 });

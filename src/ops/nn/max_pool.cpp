@@ -180,11 +180,23 @@ std::vector<Tensor> max_pool_grad_grad_gradient(const GradCall& call) {
           call.needs(1) ? max_pool2d_grad(x, call.output_grads[0], a.ksize, a.strides, a.padding) : Tensor()};
 }
 
+// CUDA kernels: direct loops (backends/cuda/codegen_window.cpp), the same maxima.
+void max_pool_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const PoolDims d = pool_dims(call, call.inputs[0].shape());
+  cuda::run_window(cuda::WindowKernel::MaxPool, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
+                   outputs[0], call.op.name);
+}
+void max_pool_grad_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const PoolDims d = pool_dims(call, call.inputs[0].shape());
+  cuda::run_window(cuda::WindowKernel::MaxPoolGrad, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
+                   outputs[0], call.op.name);
+}
+
 const OpDef& kMaxPool = define_op({
     .name = "max_pool2d",
     .attr_names = {"strides", "padding", "ksize"},
     .infer = infer_max_pool,
-    .kernels = {float_kernel<max_pool_typed<float>, max_pool_typed<double>>},
+    .kernels = {float_kernel<max_pool_typed<float>, max_pool_typed<double>>, max_pool_cuda},
     .gradient = max_pool_gradient,
     .gradient_uses = kGradientReadsInputs,  // x, not y (Note [gradient uses])
 });
@@ -193,7 +205,7 @@ const OpDef& kMaxPoolGrad = define_op({
     .name = "max_pool2d_grad",
     .attr_names = {"strides", "padding", "ksize"},
     .infer = infer_max_pool_grad,
-    .kernels = {float_kernel<max_pool_grad_typed<float>, max_pool_grad_typed<double>>},
+    .kernels = {float_kernel<max_pool_grad_typed<float>, max_pool_grad_typed<double>>, max_pool_grad_cuda},
     .gradient = max_pool_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });

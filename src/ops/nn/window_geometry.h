@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "backends/cuda/kernels.h"
 #include "eagerflow/core/shape.h"
 #include "eagerflow/runtime/attrs.h"
 
@@ -72,6 +73,12 @@ inline Span clipped_span(int64_t start, int64_t k, int64_t in) {
   const int64_t end = start >= 0 && k >= in - start ? in : std::min(start + k, in);
   return {std::max<int64_t>(start, 0), end};
 }
+// The window with the tensor sizes, as the CUDA window kernels take it.
+inline cuda::WindowGeometry cuda_window(const Window2d& g, int64_t n, int64_t c, int64_t o) {
+  return {g.in_h,     g.in_w,  g.k_h,   g.k_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, g.pad_top,
+          g.pad_left, g.out_h, g.out_w, n,     c,          o};
+}
+
 inline Span window_rows(const Window2d& g, int64_t oh) {
   return clipped_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <tuple>
 
 #include "backends/cuda/codegen.h"
 #include "eagerflow/autodiff/gradient_tape.h"
@@ -447,6 +448,75 @@ TEST_F(Cuda, KerasFitOnTheDeviceMatchesTheCpu) {
     for (size_t i = 0; i < cpu.size(); ++i)
       EXPECT_NEAR(cpu[i], gpu[i], 1e-5) << "epoch " << i << " eager " << eager;
   }
+}
+
+TEST_F(Cuda, ConvolutionsMatchTheCpu) {
+  struct Case {
+    std::vector<int64_t> strides;
+    std::string padding;
+    std::vector<int64_t> dilations;
+  };
+  for (DType t : {DType::Float32, DType::Float64}) {
+    const double tol = t == DType::Float32 ? 1e-5 : 1e-12;
+    Tensor x = random_of(t, {2, 9, 8, 3}, 71), f = random_of(t, {3, 2, 3, 4}, 72);
+    for (const Case& c : {Case{{1, 1}, "VALID", {1, 1}}, Case{{2, 1}, "SAME", {1, 1}},
+                          Case{{1, 2}, "SAME", {2, 1}}, Case{{3, 3}, "VALID", {1, 2}}}) {
+      SCOPED_TRACE(c.padding + " " + std::to_string(c.strides[0]) + std::to_string(c.dilations[0]));
+      Tensor y = conv2d(x, f, c.strides, c.padding, c.dilations);
+      expect_same(y, conv2d(x.gpu(), f.gpu(), c.strides, c.padding, c.dilations), tol);
+      Tensor dy = random_of(t, y.shape(), 73);
+      expect_same(conv2d_backprop_input(x.shape(), f, dy, c.strides, c.padding, c.dilations),
+                  conv2d_backprop_input(x.shape(), f.gpu(), dy.gpu(), c.strides, c.padding, c.dilations),
+                  tol);
+      expect_same(conv2d_backprop_filter(x, f.shape(), dy, c.strides, c.padding, c.dilations),
+                  conv2d_backprop_filter(x.gpu(), f.shape(), dy.gpu(), c.strides, c.padding, c.dilations),
+                  tol);
+    }
+  }
+}
+
+TEST_F(Cuda, PoolsMatchTheCpu) {
+  Tensor x = random_of(DType::Float64, {2, 7, 6, 3}, 81);
+  // Ties (rounded values) and a NaN: the first maximum and NaN win, as on the CPU.
+  x = floor(x * 2.0);
+  x = where(reshape(equal(range(0, 2 * 7 * 6 * 3, 1, DType::Int64), 40), {2, 7, 6, 3}), NAN, x);
+  for (const auto& [k, s, padding] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
+           {2, 2, "VALID"}, {3, 2, "SAME"}, {3, 1, "SAME"}, {2, 3, "VALID"}}) {
+    SCOPED_TRACE(padding + " k" + std::to_string(k) + " s" + std::to_string(s));
+    Tensor y = max_pool2d(x, {k, k}, {s, s}, padding);
+    expect_same(y, max_pool2d(x.gpu(), {k, k}, {s, s}, padding), 0);
+    Tensor dy = random_of(DType::Float64, y.shape(), 82);
+    expect_same(max_pool2d_grad(x, dy, {k, k}, {s, s}, padding),
+                max_pool2d_grad(x.gpu(), dy.gpu(), {k, k}, {s, s}, padding), 1e-12);
+    expect_same(avg_pool2d(x, {k, k}, {s, s}, padding), avg_pool2d(x.gpu(), {k, k}, {s, s}, padding), 1e-12);
+    expect_same(avg_pool2d_grad(x.shape(), dy, {k, k}, {s, s}, padding),
+                avg_pool2d_grad(x.shape(), dy.gpu(), {k, k}, {s, s}, padding), 1e-12);
+  }
+}
+
+TEST_F(Cuda, ConvolutionalNetworkFitMatchesTheCpu) {
+  random::set_seed(7);
+  const Tensor x0 = random::normal({32, 10, 10, 2}),
+               y0 = cast(random::uniform({32}, 0, 3, DType::Int32), DType::Int64);
+  auto fit = [&](Device d) {
+    DeviceScope scope(d);
+    random::set_seed(8);
+    auto model = std::make_shared<nn::Sequential>();
+    model->add(nn::Conv2D(4, {3, 3}, {.padding = "same", .activation = "relu"}));
+    model->add(nn::MaxPool2D({2, 2}));
+    model->add(nn::Flatten());
+    model->add(nn::Dense(3));
+    (*model)(zeros({1, 10, 10, 2}));
+    model->compile({.optimizer = std::make_shared<optim::SGD>(0.05),
+                    .loss = std::make_shared<nn::losses::SparseCategoricalCrossentropy>(
+                        nn::losses::LossOptions{.from_logits = true})});
+    auto history =
+        model->fit(x0.to(d), y0.to(d), {.batch_size = 8, .epochs = 2, .verbose = 0, .shuffle = false});
+    return history->history().at("loss");
+  };
+  std::vector<double> cpu = fit(kCPU), gpu = fit(kGPU);
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_NEAR(cpu[i], gpu[i], 1e-4) << "epoch " << i;
 }
 
 TEST_F(Cuda, MemoryIsCachedAndCounted) {

@@ -117,3 +117,53 @@ EF_DEVICE long long ef_offset(long long i, int rank, const EfDims& sizes, const 
   }
   return offset;
 }
+
+template <class T>
+EF_DEVICE T ef_min(T a, T b) {
+  return a < b ? a : b;
+}
+
+// ---- sliding windows (conv2d and the pools, NHWC) ----
+// The geometry of src/ops/nn/window_geometry.h's Window2d plus the tensor sizes:
+// n images, c input channels, o output channels.
+struct EfWindow {
+  long long in_h, in_w, k_h, k_w, stride_h, stride_w, dilation_h, dilation_w;
+  long long pad_top, pad_left, out_h, out_w, n, c, o;
+};
+
+// The input rows [begin, end) of an undilated window starting at `start` (clipped as
+// the CPU's clipped_span: start + k is never formed when k may be huge).
+struct EfSpan {
+  long long begin, end;
+};
+EF_DEVICE EfSpan ef_window_span(long long start, long long k, long long in) {
+  const long long end = start >= 0 && k >= in - start ? in : ef_min(start + k, in);
+  return {start > 0 ? start : 0, end};
+}
+
+// The first window (of size k, step stride) that holds position pos >= 0.
+EF_DEVICE long long ef_first_window(long long pos, long long k, long long stride) {
+  const long long lo = pos - k + 1;
+  return lo <= 0 ? 0 : (lo + stride - 1) / stride;
+}
+
+// The flat index into x of the maximum of channel c over window (oh, ow) of image n:
+// the first maximum wins ties; a NaN wins over numbers and then stays (the CPU's rule).
+template <class T>
+EF_DEVICE long long ef_window_max(const T* x, const EfWindow& g, long long n, long long oh, long long ow,
+                                  long long c) {
+  const EfSpan rows = ef_window_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);
+  const EfSpan cols = ef_window_span(ow * g.stride_w - g.pad_left, g.k_w, g.in_w);
+  long long best_at = -1;
+  T best = T(0);
+  for (long long ih = rows.begin; ih < rows.end; ++ih)
+    for (long long iw = cols.begin; iw < cols.end; ++iw) {
+      const long long at = ((n * g.in_h + ih) * g.in_w + iw) * g.c + c;
+      const T v = x[at];
+      if (best_at < 0 || v > best || (ef_isnan(v) && !ef_isnan(best))) {
+        best = v;
+        best_at = at;
+      }
+    }
+  return best_at;
+}
