@@ -1,6 +1,6 @@
 #include "eagerflow/core/tensor.h"
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/copy.h"
 #include "eagerflow/core/cuda.h"
 
 namespace ef {

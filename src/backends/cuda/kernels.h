@@ -6,6 +6,7 @@
 #include <span>
 
 #include "backends/cuda/codegen.h"
+#include "backends/cuda/copy.h"
 #include "eagerflow/runtime/attrs.h"
 #include "eagerflow/runtime/op_def.h"
 
@@ -37,16 +38,10 @@ struct WindowGeometry {
 void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tensor> inputs, Tensor& out,
                 std::string_view op);
 
-// Building blocks for kernels (the ops' files compose CUDA kernels from them and from
-// public ops) and for Tensor::to.
-void fill(Tensor& out, const AttrValue& value);
-// Copies `src` into `dst` (same shape and device, any layouts: `dst` may be a view
-// into a larger tensor).
-void copy_strided(const Tensor& src, Tensor& dst);
+// Building blocks the ops' files compose CUDA kernels from (with copy.h's and public
+// ops).
 // out[outer, j, inner] = x[outer, indices[j], inner] around `axis`; the indices must
 // already be known to lie in [0, x.shape()[axis]).
 void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op);
-// A copy of `src` on `device`; one of them is a CUDA device.
-Tensor copy_to(const Tensor& src, Device device);
 
 }  // namespace ef::cuda

@@ -1,6 +1,6 @@
 #include "ops/array/copy.h"
 
-#include "backends/cuda/kernels.h"
+#include "backends/cuda/copy.h"
 
 #include <algorithm>
 
