@@ -6,7 +6,7 @@
 #   make install-test   install into a temporary prefix and build an outside project against it
 #   make fuzz           run the libFuzzer targets (ops, checkpoint reader) for FUZZ_TIME seconds in all (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
-#   make docs           regenerate the generated docs (docs/gradient_coverage.md) from the test suite
+#   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md)
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -74,7 +74,7 @@ bench: setup-bench build-bench/build.ninja
 	scripts/bench.py --build-dir build-bench
 
 docs: build
-	EF_GRADIENT_COVERAGE_OUT=$(CURDIR)/docs/gradient_coverage.md $(BUILD_DIR)/tests/cpp/eagerflow_tests --gtest_brief=1
+	EF_GRADIENT_COVERAGE_OUT=$(CURDIR)/docs/gradient_coverage.md EF_UPDATE_DOCS=1 $(BUILD_DIR)/tests/cpp/eagerflow_tests --gtest_brief=1
 
 clean:
 	rm -rf $(BUILD_DIR) build-*

@@ -6,6 +6,7 @@
 #
 #   scripts/gpu_check.sh            uses build/ when it holds a built test binary
 #                                   (made on another machine), else builds one here
+#   scripts/gpu_check.sh --bench    the benchmarks only
 # The report goes to $OUT/gpu_report.txt when OUT is set, else build/gpu_report.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,7 @@ missing=$(ldd $tests | grep "not found")
 # is reported with a backtrace (cuda-gdb debugs host code too).
 start=$(date +%s)
 passed=0 failed=0 skipped=0 failures=()
+if [[ ${1:-} != --bench ]]; then
 : >"$log"
 for test in $($tests --gtest_list_tests --gtest_filter='Cuda*' | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
   timeout 300 $tests --gtest_filter="$test" >"$log.one" 2>&1
@@ -66,4 +68,15 @@ done
 say "CUDA tests: $passed passed, $failed failed, $skipped skipped in $(( $(date +%s) - start )) s"
 for f in "${failures[@]}"; do say "FAILED: $f"; done
 grep -B2 -A12 "Failure\|what()\|backtrace of" "$log" | head -200 >>"$report"
+fi
+
+# Benchmarks, PyTorch on the same GPU beside them (bench/cuda; the binary is built with
+# the line at the top of bench/cuda/ops_bench.cpp).
+if [[ -x build/cuda_ops_bench ]] && python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  build/cuda_ops_bench >"$report_dir/ef_bench.txt" 2>&1
+  python3 bench/cuda/torch_ops_bench.py >"$report_dir/torch_bench.txt" 2>&1
+  say "benchmarks: median ms, eagerflow vs PyTorch $(python3 -c 'import torch; print(torch.__version__)') (ratio > 1: eagerflow faster)"
+  join <(sort "$report_dir/ef_bench.txt") <(sort "$report_dir/torch_bench.txt") |
+    awk '{ printf "  %-28s %10.3f %10.3f  %5.2fx\n", $1, $2, $3, $3 / $2 }' | tee -a "$report"
+fi
 [[ $failed -eq 0 ]]

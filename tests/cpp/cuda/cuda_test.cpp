@@ -132,6 +132,33 @@ TEST(CudaCodegen, EveryGeneratedKernelCompilesToPtx) {
   std::filesystem::remove_all(dir);
 }
 
+// docs/cuda_coverage.md lists every op and whether it has a CUDA kernel; regenerate it
+// with `make docs` (EF_UPDATE_DOCS=1) after giving an op one.
+TEST(CudaCodegen, CoverageTableIsCurrent) {
+  std::string table =
+      "# CUDA coverage\n\n"
+      "Generated from the op registry by `make docs` (tests/cpp/cuda/cuda_test.cpp); do not edit.\n"
+      "An op without a CUDA kernel raises UnimplementedError on a GPU, naming the op and the device.\n"
+      "docs/cuda.md says how each kind of kernel works.\n\n"
+      "| op | CUDA kernel |\n| --- | --- |\n";
+  int with = 0, total = 0;
+  for (const OpDef* op : registered_ops()) {
+    const bool has = op->kernels[static_cast<int>(DeviceType::CUDA)] != nullptr;
+    table += "| `" + std::string(op->name) + "` | " + (has ? "yes" : "no") + " |\n";
+    with += has;
+    ++total;
+  }
+  table += "\n" + std::to_string(with) + " of " + std::to_string(total) + " ops.\n";
+  const std::filesystem::path doc = std::filesystem::path(EF_SOURCE_DIR) / "docs" / "cuda_coverage.md";
+  if (const char* update = std::getenv("EF_UPDATE_DOCS"); update && std::string(update) == "1") {
+    std::ofstream(doc) << table;
+    return;
+  }
+  std::ifstream in(doc);
+  const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(committed, table) << "docs/cuda_coverage.md is out of date: run `make docs` and commit it";
+}
+
 TEST_F(Cuda, DescribesTheDevice) {
   EXPECT_GE(cuda::device_count(), 1);
   EXPECT_FALSE(cuda::device_name(0).empty());

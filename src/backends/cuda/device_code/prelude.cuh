@@ -109,6 +109,7 @@ struct EfDims {
 // The element offset of linear index `i` of a row-major iteration over `sizes`, in
 // an operand with `strides`.
 EF_DEVICE long long ef_offset(long long i, int rank, const EfDims& sizes, const EfDims& strides) {
+  if (rank == 1) return i * strides.v[0];  // contiguous operands merge to one dimension: no division
   long long offset = 0;
   for (int d = rank - 1; d >= 0; --d) {
     const long long k = i % sizes.v[d];
