@@ -18,7 +18,7 @@ log=$report_dir/gpu_tests.log
 : >"$report"
 say() { echo "$*" | tee -a "$report"; }
 
-say "== eagerflow GPU check, $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "== eagerflow GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$report"
 
 # Libraries of a build made on Debian, unpacked into a private prefix.

@@ -194,21 +194,25 @@ std::string fill_source(DType dtype, std::string_view op) {
 std::string reduce_source(std::string_view reducer, DType dtype, std::string_view op) {
   const std::string t(device_type(dtype, op));
   const std::string r = "ef_reduce_" + std::string(reducer) + "()";
+  // Block b reduces part (b % chunks) of output (b / chunks): the elements k with
+  // k / block_size % chunks == part, written to out[b]. With chunks == 1 each block
+  // reduces a whole output; with more, a second launch reduces the parts.
   return "#include \"functors.cuh\"\n"
          "EF_KERNEL void ef_kernel(" +
          t + "* __restrict__ out, const " + t + "* __restrict__ in, " + t +
          " identity, long long outputs, long long count, int out_rank, EfDims out_sizes, EfDims out_strides, "
-         "int red_rank, EfDims red_sizes, EfDims red_strides) {\n"
+         "int red_rank, EfDims red_sizes, EfDims red_strides, long long chunks) {\n"
          "  EF_SHARED " +
          t + " partial[" + std::to_string(kReduceBlock) +
          "];\n"
          "  const int t = ef_thread_in_block();\n"
-         "  for (long long o = ef_block_index(); o < outputs; o += ef_block_count()) {\n"
+         "  for (long long b = ef_block_index(); b < outputs * chunks; b += ef_block_count()) {\n"
+         "    const long long o = b / chunks, part = b % chunks;\n"
          "    const long long base = ef_offset(o, out_rank, out_sizes, out_strides);\n"
          "    " +
          t +
          " acc = identity;\n"
-         "    for (long long k = t; k < count; k += ef_block_size())\n"
+         "    for (long long k = part * ef_block_size() + t; k < count; k += chunks * ef_block_size())\n"
          "      acc = " +
          r +
          "(acc, in[base + ef_offset(k, red_rank, red_sizes, red_strides)]);\n"
@@ -220,7 +224,7 @@ std::string reduce_source(std::string_view reducer, DType dtype, std::string_vie
          "(partial[t], partial[t + half]);\n"
          "      ef_sync_block();\n"
          "    }\n"
-         "    if (t == 0) out[o] = partial[0];\n"
+         "    if (t == 0) out[b] = partial[0];\n"
          "    ef_sync_block();\n"
          "  }\n}\n";
 }

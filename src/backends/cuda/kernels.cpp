@@ -250,9 +250,37 @@ void reduce_kernel(const OpCall& call, std::span<Tensor> outputs) {
   void* out_ptr = element_ptr(out);
   void* in_ptr = count == 0 ? out_ptr : element_ptr(x);
   long long outputs_n = out.num_elements();
-  void* params[] = {&out_ptr,   &in_ptr,      identity.bytes, &outputs_n, &count,      &out_rank,
-                    &out_sizes, &out_strides, &red_rank,      &red_sizes, &red_strides};
-  launch_blocks(d, fn, std::min<long long>(outputs_n, 65535LL * 16), kReduceBlock, params, call.op.name);
+  constexpr long long kMaxBlocks = 65535LL * 16;  // the kernel's block loop covers the rest
+  // Few outputs over many elements: each output's elements are split among `chunks`
+  // blocks (enough to fill the device), and a second launch reduces the parts.
+  long long chunks = 1;
+  const long long blocks_wanted = int64_t{d.multiprocessors} * 8;
+  if (outputs_n < blocks_wanted && count >= 16LL * kReduceBlock)
+    chunks = std::min<long long>((blocks_wanted + outputs_n - 1) / outputs_n,
+                                 (count + kReduceBlock - 1) / kReduceBlock);
+  if (chunks == 1) {
+    void* params[] = {&out_ptr,   &in_ptr,      identity.bytes, &outputs_n, &count,       &out_rank,
+                      &out_sizes, &out_strides, &red_rank,      &red_sizes, &red_strides, &chunks};
+    launch_blocks(d, fn, std::min(outputs_n, kMaxBlocks), kReduceBlock, params, call.op.name);
+    return;
+  }
+  Tensor parts = detail::empty_tensor(out.dtype(), Shape{outputs_n * chunks}, out.device(), call.op.name);
+  void* parts_ptr = element_ptr(parts);
+  void* first[] = {&parts_ptr, &in_ptr,      identity.bytes, &outputs_n, &count,       &out_rank,
+                   &out_sizes, &out_strides, &red_rank,      &red_sizes, &red_strides, &chunks};
+  launch_blocks(d, fn, std::min(outputs_n * chunks, kMaxBlocks), kReduceBlock, first, call.op.name);
+  // The parts as [outputs, chunks], reduced along their last axis.
+  EfDims part_out_sizes, part_out_strides, part_sizes, part_strides;
+  part_out_sizes.v[0] = outputs_n;
+  part_out_strides.v[0] = chunks;
+  part_sizes.v[0] = chunks;
+  part_strides.v[0] = 1;
+  int one_dim = 1;
+  long long part_count = chunks, one_chunk = 1;
+  void* second[] = {&out_ptr,    &parts_ptr,  identity.bytes,  &outputs_n,
+                    &part_count, &one_dim,    &part_out_sizes, &part_out_strides,
+                    &one_dim,    &part_sizes, &part_strides,   &one_chunk};
+  launch_blocks(d, fn, std::min(outputs_n, kMaxBlocks), kReduceBlock, second, call.op.name);
 }
 
 void matmul_kernel(const OpCall& call, std::span<Tensor> outputs) {

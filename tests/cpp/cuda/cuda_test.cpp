@@ -235,6 +235,20 @@ TEST_F(Cuda, ReductionsMatchTheCpu) {
   }
   Tensor f = cast(x, DType::Float32);
   expect_same(reduce_sum(f), reduce_sum(f.gpu()), 1e-5);
+  // Few outputs over many elements: the parts of each output are reduced by several
+  // blocks, then combined.
+  Tensor long_rows = random_of(DType::Float64, {3, 200001}, 6);
+  for (Axes axes : {Axes(), Axes(1)}) {
+    expect_same(reduce_sum(long_rows, axes), reduce_sum(long_rows.gpu(), axes), 1e-12);
+    expect_same(reduce_max(long_rows, axes), reduce_max(long_rows.gpu(), axes), 0);
+    expect_same(reduce_min(transpose(long_rows, {1, 0}), Axes(0)),
+                reduce_min(transpose(long_rows.gpu(), {1, 0}), Axes(0)), 0);
+  }
+  Tensor with_nan =
+      where(equal(range(0, 500000, 1, DType::Int64), 377777), NAN, random_of(DType::Float64, {500000}, 7));
+  expect_same(reduce_max(with_nan), reduce_max(with_nan.gpu()), 0);
+  Tensor big_ints = random_of(DType::Int64, {400000}, 8);
+  expect_same(reduce_sum(big_ints), reduce_sum(big_ints.gpu()), 0);
   Tensor i = random_of(DType::Int64, {50, 40}, 4);
   expect_same(reduce_sum(i, Axes(1)), reduce_sum(i.gpu(), Axes(1)), 0);
   Tensor b = random_of(DType::Bool, {50, 40}, 5);
