@@ -54,6 +54,9 @@ py::capsule to_dlpack(const ef::Tensor& t, py::handle stream) {
   if (!stream.is_none() && !(PyLong_Check(stream.ptr()) && stream.cast<int64_t>() <= 1))
     throw ef::InvalidArgumentError("__dlpack__: eagerflow tensors live on the CPU; stream must be None");
   if (t.is_symbolic()) throw ef::FailedPreconditionError("__dlpack__: the tensor is symbolic and has no memory");
+  if (t.device().type != ef::DeviceType::CPU)
+    throw ef::UnimplementedError("__dlpack__: exporting a tensor on " + t.device().to_string() +
+                                 " is not implemented yet; export t.cpu() instead");
   auto* e = new Export{};
   e->tensor = t;
   for (int i = 0; i < t.rank(); ++i) {

@@ -5,7 +5,10 @@
 #include <unordered_set>
 
 #include "autodiff/tape_internal.h"
-#include "eagerflow/eagerflow.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
 
 namespace ef::detail {
 

@@ -9,7 +9,10 @@
 
 #include "autodiff/gradient_check_internal.h"
 #include "autodiff/tape_internal.h"
-#include "eagerflow/eagerflow.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/random.h"
+#include "eagerflow/ops/reduction.h"
 
 namespace ef::testing {
 namespace {

@@ -184,6 +184,7 @@ void copy_strided(const Tensor& src, Tensor& dst) {
 
 void fill(Tensor& out, const AttrValue& value) {
   if (out.num_elements() == 0) return;
+  device_type(out.dtype(), "fill");  // float16 / bfloat16: UnimplementedError naming the dtype
   DeviceState& d = device_of(out);
   const bool integer = std::holds_alternative<int64_t>(value);
   const bool flag = std::holds_alternative<bool>(value);

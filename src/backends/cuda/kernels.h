@@ -40,6 +40,8 @@ void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tens
 
 // Building blocks the ops' files compose CUDA kernels from (with copy.h's and public
 // ops).
+// Every element of `out` set to `value` (an int64, double or bool attr value).
+void fill(Tensor& out, const AttrValue& value);
 // out[outer, j, inner] = x[outer, indices[j], inner] around `axis`; the indices must
 // already be known to lie in [0, x.shape()[axis]).
 void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op);
