@@ -21,6 +21,30 @@ EF_DEVICE void ef_sync_block() { __syncthreads(); }
 #define EF_MATH2(name, f32, f64)                                    \
   EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
   EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
+#elif defined(EF_HOST_EMULATION)
+// Host C++, for tests on machines without a GPU (tests/cpp/cuda/cuda_emulation_test.cpp):
+// a kernel without block barriers runs as a loop over the grid that the test drives
+// through these variables; math functions are the C library's.
+#include <math.h>
+#define __restrict__ __restrict
+#define EF_DEVICE inline
+#define EF_KERNEL extern "C"
+#define EF_SHARED static
+extern "C" {
+long long ef_emu_block = 0, ef_emu_blocks = 1;
+int ef_emu_thread = 0, ef_emu_threads = 1;
+}
+EF_DEVICE long long ef_block_index() { return ef_emu_block; }
+EF_DEVICE long long ef_block_count() { return ef_emu_blocks; }
+EF_DEVICE int ef_thread_in_block() { return ef_emu_thread; }
+EF_DEVICE int ef_block_size() { return ef_emu_threads; }
+EF_DEVICE void ef_sync_block() { __builtin_trap(); }  // kernels with barriers are not emulated
+#define EF_MATH(name, f32, f64)                         \
+  EF_DEVICE float ef_##name(float x) { return f32(x); } \
+  EF_DEVICE double ef_##name(double x) { return f64(x); }
+#define EF_MATH2(name, f32, f64)                                    \
+  EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
+  EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
 #else
 // clang without the toolkit: CUDA's keywords as attributes, indices from PTX special
 // registers, math functions declared as libdevice's (NVRTC links libdevice on a GPU).

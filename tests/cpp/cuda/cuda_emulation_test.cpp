@@ -1,0 +1,291 @@
+// The generated CUDA kernels that use no block barriers, run as host code (the
+// prelude's EF_HOST_EMULATION branch: the test loops over the grid) and compared with
+// the CPU ops on the same inputs. This checks their index arithmetic, broadcasting
+// and functor math on machines without a GPU; tests/cpp/cuda/cuda_test.cpp checks
+// them again on a GPU.
+#include <dlfcn.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "backends/cuda/codegen.h"
+#include "backends/cuda/kernels.h"
+#include "eagerflow/eagerflow.h"
+#include "ops/nn/window_geometry.h"
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+// Mirrors EfDims of device_code/prelude.cuh.
+struct EfDims {
+  long long v[8] = {};
+};
+
+// Every source below compiled once, as host code, into one shared library.
+class Emulated {
+ public:
+  static Emulated* get() {
+    static Emulated* e = [] {
+      auto* built = new Emulated();
+      return built->build() ? built : nullptr;
+    }();
+    return e;
+  }
+  template <class Fn>
+  Fn kernel(const std::string& name) {
+    void* f = dlsym(handle_, ("ef_kernel_" + name).c_str());
+    if (!f) ADD_FAILURE() << "no emulated kernel " << name;
+    return reinterpret_cast<Fn>(f);
+  }
+  // Runs `launch` once per thread of a grid of 3 blocks of 4 threads (the kernels'
+  // grid-stride loops cover any size).
+  template <class Launch>
+  void run(Launch&& launch) {
+    *blocks_ = 3;
+    *threads_ = 4;
+    for (long long b = 0; b < 3; ++b)
+      for (int t = 0; t < 4; ++t) {
+        *block_ = b;
+        *thread_ = t;
+        launch();
+      }
+  }
+  static std::vector<std::pair<std::string, std::string>> sources();
+
+ private:
+  bool build() {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("ef_cuda_emulation_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const cuda::DeviceHeader& h : cuda::device_headers()) std::ofstream(dir / h.name) << h.text;
+    std::ofstream all(dir / "all.cpp");
+    for (auto [name, source] : sources()) {
+      source.replace(source.find("ef_kernel("), 9, "ef_kernel_" + name);
+      all << source << "\n";
+    }
+    all.close();
+    const std::string cmd = "c++ -std=c++17 -O1 -fPIC -shared -DEF_HOST_EMULATION -w -I" + dir.string() +
+                            " " + (dir / "all.cpp").string() + " -o " + (dir / "all.so").string() + " 2>" +
+                            (dir / "log").string();
+    if (std::system(cmd.c_str()) != 0) {
+      std::ifstream log(dir / "log");
+      ADD_FAILURE() << "the emulated kernels do not compile:\n"
+                    << std::string(std::istreambuf_iterator<char>(log), {});
+      return false;
+    }
+    handle_ = dlopen((dir / "all.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::filesystem::remove_all(dir);
+    if (!handle_) return false;
+    block_ = static_cast<long long*>(dlsym(handle_, "ef_emu_block"));
+    blocks_ = static_cast<long long*>(dlsym(handle_, "ef_emu_blocks"));
+    thread_ = static_cast<int*>(dlsym(handle_, "ef_emu_thread"));
+    threads_ = static_cast<int*>(dlsym(handle_, "ef_emu_threads"));
+    return block_ && blocks_ && thread_ && threads_;
+  }
+  void* handle_ = nullptr;
+  long long *block_ = nullptr, *blocks_ = nullptr;
+  int *thread_ = nullptr, *threads_ = nullptr;
+};
+
+const DType kTypes[] = {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool};
+
+std::vector<std::pair<std::string, std::string>> Emulated::sources() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const OpDef* op : registered_ops()) {
+    const cuda::ElementwiseFunctor* f = cuda::find_elementwise_functor(op->name);
+    if (!f || f->param_attr >= 0 || f->arity == 3) continue;
+    for (DType t : kTypes) {
+      if (!(f->dtypes & (1u << static_cast<int>(t)))) continue;
+      std::vector<DType> ins(static_cast<size_t>(f->arity), t);
+      out.emplace_back(std::string(op->name) + "_" + std::string(name(t)),
+                       cuda::elementwise_source(cuda::functor_call(f->op, f->arity), ins,
+                                                f->bool_output ? DType::Bool : t, op->name));
+    }
+  }
+  for (DType from : kTypes)
+    for (DType to : kTypes)
+      out.emplace_back("cast_" + std::string(name(from)) + "_" + std::string(name(to)),
+                       cuda::elementwise_source(cuda::convert_call(to, "cast"),
+                                                std::span<const DType>(&from, 1), to, "cast"));
+  for (int k : {0, 1, 2, 5})  // the window kernels without barriers: max pooling's use none either
+    out.emplace_back("window" + std::to_string(k),
+                     cuda::window_source(static_cast<cuda::WindowKernel>(k), DType::Float64, "window"));
+  out.emplace_back("window3", cuda::window_source(cuda::WindowKernel::MaxPool, DType::Float64, "window"));
+  out.emplace_back("window4", cuda::window_source(cuda::WindowKernel::MaxPoolGrad, DType::Float64, "window"));
+  out.emplace_back("window6", cuda::window_source(cuda::WindowKernel::AvgPoolGrad, DType::Float64, "window"));
+  out.emplace_back("gather", cuda::gather_source(DType::Float64, DType::Int64, "gather"));
+  out.emplace_back("cumsum", cuda::scan_source(DType::Float64, "sum", true, true, "cumsum"));
+  return out;
+}
+
+class CudaEmulation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("c++ --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs a host C++ compiler";
+    emulated_ = Emulated::get();
+    ASSERT_NE(emulated_, nullptr);
+  }
+  Emulated* emulated_ = nullptr;
+};
+
+Tensor random_of(DType dtype, const Shape& shape, int64_t seed) {
+  switch (dtype) {
+    case DType::Bool:
+      return greater(random::uniform(shape, 0.0, 1.0, DType::Float64, seed), 0.5);
+    case DType::Int32:
+    case DType::Int64:
+      return cast(floor(random::uniform(shape, -6.0, 6.0, DType::Float64, seed)), dtype);
+    default:
+      return cast(random::uniform(shape, -2.5, 2.5, DType::Float64, seed), dtype);
+  }
+}
+
+// Same values, NaN where NaN (floats to a few ulps: C's libm may differ in the last bit).
+void expect_same(const Tensor& want, const Tensor& got, const std::string& what) {
+  std::vector<double> a = want.to_vector<double>(), b = got.to_vector<double>();
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]))
+      EXPECT_TRUE(std::isnan(b[i])) << what << " element " << i;
+    else if (std::isinf(a[i]) || !is_floating(want.dtype()))
+      EXPECT_EQ(a[i], b[i]) << what << " element " << i;
+    else
+      EXPECT_NEAR(a[i], b[i], 1e-6 * (1 + std::fabs(a[i]))) << what << " element " << i;
+  }
+}
+
+void* ptr(const Tensor& t) { return const_cast<void*>(t.raw_data()); }
+
+TEST_F(CudaEmulation, ElementwiseKernelsMatchTheCpuWithBroadcasting) {
+  int checked = 0;
+  for (const OpDef* op : registered_ops()) {
+    const cuda::ElementwiseFunctor* f = cuda::find_elementwise_functor(op->name);
+    if (!f || f->param_attr >= 0 || f->arity == 3) continue;
+    for (DType t : kTypes) {
+      if (!(f->dtypes & (1u << static_cast<int>(t)))) continue;
+      const std::string what = std::string(op->name) + "_" + std::string(name(t));
+      // x [5, 6] with y [6] broadcast over rows: two dimensions, y's row stride 0.
+      std::vector<Tensor> in{random_of(t, {5, 6}, 1)};
+      if (f->arity == 2) in.push_back(random_of(t, {6}, 2));
+      Tensor want = run_op(*op, in, Attrs{}, CallSite::current());
+      Tensor got = detail::empty_tensor(want.dtype(), want.shape());
+      EfDims sizes, so, s0, s1;
+      sizes.v[0] = 5, sizes.v[1] = 6, so.v[0] = 6, so.v[1] = 1, s0.v[0] = 6, s0.v[1] = 1, s1.v[1] = 1;
+      long long n = 30;
+      int rank = 2;
+      void* out = ptr(got);
+      if (f->arity == 1) {
+        auto fn =
+            emulated_->kernel<void (*)(void*, const void*, long long, int, EfDims, EfDims, EfDims, double)>(
+                what);
+        emulated_->run([&] { fn(out, ptr(in[0]), n, rank, sizes, so, s0, 0.0); });
+      } else {
+        auto fn = emulated_->kernel<void (*)(void*, const void*, const void*, long long, int, EfDims, EfDims,
+                                             EfDims, EfDims, double)>(what);
+        emulated_->run([&] { fn(out, ptr(in[0]), ptr(in[1]), n, rank, sizes, so, s0, s1, 0.0); });
+      }
+      expect_same(want, got, what);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 80);
+}
+
+TEST_F(CudaEmulation, CastsMatchTheCpu) {
+  Tensor values = constant(std::vector<double>{0, -0.5, 2.7, -3.9, 1e10, -1e10, NAN, INFINITY}, {8});
+  for (DType from : kTypes)
+    for (DType to : kTypes) {
+      const std::string what = "cast_" + std::string(name(from)) + "_" + std::string(name(to));
+      Tensor x = cast(from == DType::Float64 ? values : cast(values, DType::Float32), from);
+      Tensor want = cast(x, to), got = detail::empty_tensor(to, x.shape());
+      EfDims sizes, strides;
+      sizes.v[0] = 8, strides.v[0] = 1;
+      auto fn =
+          emulated_->kernel<void (*)(void*, const void*, long long, int, EfDims, EfDims, EfDims, double)>(
+              what);
+      emulated_->run([&] { fn(ptr(got), ptr(x), 8, 1, sizes, strides, strides, 0.0); });
+      expect_same(want, got, what);
+    }
+}
+
+TEST_F(CudaEmulation, WindowKernelsMatchTheCpu) {
+  using WindowFn2 = void (*)(void*, const void*, const void*, long long, cuda::WindowGeometry);
+  using WindowFn1 = void (*)(void*, const void*, long long, cuda::WindowGeometry);
+  Tensor x = random_of(DType::Float64, {2, 7, 6, 3}, 3), f = random_of(DType::Float64, {3, 2, 3, 4}, 4);
+  for (const auto& [strides, padding] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{1, 1}, "VALID"}, {{2, 1}, "SAME"}, {{2, 3}, "SAME"}}) {
+    const std::string what = padding + std::to_string(strides[0]) + std::to_string(strides[1]);
+    const detail::Window2d g =
+        detail::make_window(7, 6, 3, 2, Dims(strides.begin(), strides.end()), padding, Dims{1, 1}, "conv2d");
+    const cuda::WindowGeometry geo = detail::cuda_window(g, 2, 3, 4);
+    Tensor y = conv2d(x, f, strides, padding);
+    Tensor got = detail::empty_tensor(DType::Float64, y.shape());
+    auto conv = emulated_->kernel<WindowFn2>("window0");
+    emulated_->run([&] { conv(ptr(got), ptr(x), ptr(f), got.num_elements(), geo); });
+    expect_same(y, got, "conv2d " + what);
+    Tensor dy = random_of(DType::Float64, y.shape(), 5);
+    Tensor dx = conv2d_backprop_input(x.shape(), f, dy, strides, padding);
+    Tensor got_dx = detail::empty_tensor(DType::Float64, x.shape());
+    auto input = emulated_->kernel<WindowFn2>("window1");
+    emulated_->run([&] { input(ptr(got_dx), ptr(f), ptr(dy), got_dx.num_elements(), geo); });
+    expect_same(dx, got_dx, "backprop_input " + what);
+    Tensor df = conv2d_backprop_filter(x, f.shape(), dy, strides, padding);
+    Tensor got_df = detail::empty_tensor(DType::Float64, f.shape());
+    auto filter = emulated_->kernel<WindowFn2>("window2");
+    emulated_->run([&] { filter(ptr(got_df), ptr(x), ptr(dy), got_df.num_elements(), geo); });
+    expect_same(df, got_df, "backprop_filter " + what);
+  }
+  // Pools: ties (rounded values) and the window rules of SAME padding.
+  Tensor p = floor(x * 2.0);
+  for (const auto& [k, s, padding] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
+           {2, 2, "VALID"}, {3, 2, "SAME"}, {3, 1, "SAME"}}) {
+    const std::string what = padding + std::to_string(k) + std::to_string(s);
+    const detail::Window2d g = detail::make_window(7, 6, k, k, Dims{s, s}, padding, Dims{1, 1}, "max_pool2d");
+    const cuda::WindowGeometry geo = detail::cuda_window(g, 2, 3, 3);
+    Tensor y = max_pool2d(p, {k, k}, {s, s}, padding);
+    Tensor got = detail::empty_tensor(DType::Float64, y.shape());
+    auto pool = emulated_->kernel<WindowFn1>("window3");
+    emulated_->run([&] { pool(ptr(got), ptr(p), got.num_elements(), geo); });
+    expect_same(y, got, "max_pool " + what);
+    Tensor dy = random_of(DType::Float64, y.shape(), 6);
+    Tensor dx = max_pool2d_grad(p, dy, {k, k}, {s, s}, padding);
+    Tensor got_dx = detail::empty_tensor(DType::Float64, p.shape());
+    auto grad = emulated_->kernel<WindowFn2>("window4");
+    emulated_->run([&] { grad(ptr(got_dx), ptr(p), ptr(dy), got_dx.num_elements(), geo); });
+    expect_same(dx, got_dx, "max_pool_grad " + what);
+    Tensor avg = avg_pool2d(p, {k, k}, {s, s}, padding);
+    auto avg_fn = emulated_->kernel<WindowFn1>("window5");
+    emulated_->run([&] { avg_fn(ptr(got), ptr(p), got.num_elements(), geo); });
+    expect_same(avg, got, "avg_pool " + what);
+    Tensor avg_dx = avg_pool2d_grad(p.shape(), dy, {k, k}, {s, s}, padding);
+    auto avg_grad = emulated_->kernel<WindowFn1>("window6");
+    emulated_->run([&] { avg_grad(ptr(got_dx), ptr(dy), got_dx.num_elements(), geo); });
+    expect_same(avg_dx, got_dx, "avg_pool_grad " + what);
+  }
+}
+
+TEST_F(CudaEmulation, GatherAndScanMatchTheCpu) {
+  Tensor x = random_of(DType::Float64, {4, 5, 3}, 7);
+  Tensor idx = constant(std::vector<int64_t>{4, 0, 2, 2}, {4});
+  Tensor want = gather(x, idx, 1), got = detail::empty_tensor(DType::Float64, want.shape());
+  auto fn =
+      emulated_
+          ->kernel<void (*)(void*, const void*, const void*, long long, long long, long long, long long)>(
+              "gather");
+  emulated_->run([&] { fn(ptr(got), ptr(x), ptr(idx), got.num_elements(), 4, 5, 3); });
+  expect_same(want, got, "gather");
+  Tensor scanned = cumsum(x, 1, true, true), got_scan = detail::empty_tensor(DType::Float64, x.shape());
+  auto scan = emulated_->kernel<void (*)(void*, const void*, long long, long long, long long)>("cumsum");
+  emulated_->run([&] { scan(ptr(got_scan), ptr(x), 12, 5, 3); });
+  expect_same(scanned, got_scan, "cumsum exclusive reverse");
+}
+
+}  // namespace
+}  // namespace ef
