@@ -265,6 +265,10 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
     out.emplace_back("cumprod_" + n, scan_source(t, "prod", true, true, "cumprod"));
   }
   out.emplace_back("gather_bool", gather_source(DType::Bool, DType::Int32, "gather"));
+  for (size_t size : {1, 2, 4, 8})
+    out.emplace_back("gather_rows_" + std::to_string(size), gather_rows_source(size));
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool})
+    out.emplace_back("scatter_add_" + std::string(ef::name(t)), scatter_add_source(t, "scatter_nd"));
   for (DType t : {DType::Float32, DType::Float64})
     for (int k = 0; k <= static_cast<int>(WindowKernel::AvgPoolGrad); ++k)
       out.emplace_back("window" + std::to_string(k) + "_" + std::string(ef::name(t)),

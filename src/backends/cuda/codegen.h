@@ -66,6 +66,10 @@ std::string arg_reduce_source(DType dtype, DType index, bool is_max, std::string
 // out = x gathered along its middle axis: x is contiguous [outer, axis_size, inner],
 // out is [outer, indices, inner]; indices are checked before the launch.
 std::string gather_source(DType dtype, DType index, std::string_view op);
+// out[i] = x[offsets[i / row] + i % row], moving `element_size`-byte words.
+std::string gather_rows_source(size_t element_size);
+// out[offsets[t] + s] += updates[t * row + s] with atomic adds (or, for bool).
+std::string scatter_add_source(DType dtype, std::string_view op);
 // Scans of contiguous [outer, n, inner] lines, one thread per line: `combine` is
 // "sum" or "prod"; floats accumulate in double, integers wrap.
 std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,

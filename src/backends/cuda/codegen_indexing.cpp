@@ -87,6 +87,42 @@ std::string gather_source(DType dtype, DType index, std::string_view op) {
          "  }\n}\n";
 }
 
+std::string gather_rows_source(size_t element_size) {
+  const std::string w = element_size == 1   ? "unsigned char"
+                        : element_size == 2 ? "unsigned short"
+                        : element_size == 4 ? "unsigned"
+                                            : "unsigned long long";
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         w + "* __restrict__ out, const " + w +
+         "* __restrict__ x, "
+         "const long long* __restrict__ offsets, long long n, long long row) {\n"
+         "  const long long step = ef_block_count() * ef_block_size();\n"
+         "  for (long long i = ef_block_index() * ef_block_size() + ef_thread_in_block(); i < n; i += step)\n"
+         "    out[i] = x[offsets[i / row] + i % row];\n"
+         "}\n";
+}
+
+std::string scatter_add_source(DType dtype, std::string_view op) {
+  const std::string t(device_type(dtype, op));
+  const std::string update = dtype == DType::Bool
+                                 ? "if (updates[i]) out[at] = true;"  // the same value: no race
+                                 : "ef_atomic_add(out + at, updates[i]);";
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         t + "* __restrict__ out, const " + t +
+         "* __restrict__ updates, "
+         "const long long* __restrict__ offsets, long long n, long long row) {\n"
+         "  const long long step = ef_block_count() * ef_block_size();\n"
+         "  for (long long i = ef_block_index() * ef_block_size() + ef_thread_in_block(); i < n; i += step) "
+         "{\n"
+         "    const long long at = offsets[i / row] + i % row;\n"
+         "    " +
+         update +
+         "\n"
+         "  }\n}\n";
+}
+
 std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,
                         std::string_view op) {
   const std::string t(device_type(dtype, op));

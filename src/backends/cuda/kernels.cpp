@@ -465,3 +465,34 @@ void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tens
 }
 
 }  // namespace ef::cuda
+
+namespace ef::cuda {
+
+void gather_rows(const Tensor& x, const Tensor& offsets, int64_t row, Tensor& out, std::string_view op) {
+  if (out.num_elements() == 0) return;
+  const Tensor dense = x.contiguous();
+  DeviceState& d = device_of(out);
+  api::CUfunction fn = compiled_kernel(d, gather_rows_source(size_of(x.dtype())), op);
+  void* out_ptr = element_ptr(out);
+  void* x_ptr = element_ptr(dense);
+  void* offsets_ptr = element_ptr(offsets);
+  long long n = out.num_elements(), row_size = row;
+  void* params[] = {&out_ptr, &x_ptr, &offsets_ptr, &n, &row_size};
+  launch(d, fn, n, params, op);
+}
+
+void scatter_add_rows(const Tensor& updates, const Tensor& offsets, int64_t row, Tensor& out,
+                      std::string_view op) {
+  const Tensor dense = updates.contiguous();
+  long long n = dense.num_elements(), row_size = row;
+  if (n == 0) return;
+  DeviceState& d = device_of(out);
+  api::CUfunction fn = compiled_kernel(d, scatter_add_source(out.dtype(), op), op);
+  void* out_ptr = element_ptr(out);
+  void* updates_ptr = element_ptr(dense);
+  void* offsets_ptr = element_ptr(offsets);
+  void* params[] = {&out_ptr, &updates_ptr, &offsets_ptr, &n, &row_size};
+  launch(d, fn, n, params, op);
+}
+
+}  // namespace ef::cuda

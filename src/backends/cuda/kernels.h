@@ -34,6 +34,13 @@ struct WindowGeometry {
   int64_t in_h, in_w, k_h, k_w, stride_h, stride_w, dilation_h, dilation_w;
   int64_t pad_top, pad_left, out_h, out_w, n, c, o;
 };
+// out[i] = x[offsets[i / row] + i % row] (x seen contiguous; offsets an int64 tensor on
+// the device, already checked against x's size).
+void gather_rows(const Tensor& x, const Tensor& offsets, int64_t row, Tensor& out, std::string_view op);
+// out[offsets[t] + s] += updates[t * row + s], with atomic adds (or for bool).
+void scatter_add_rows(const Tensor& updates, const Tensor& offsets, int64_t row, Tensor& out,
+                      std::string_view op);
+
 // Runs the window kernel `kind` on `inputs` into `out`.
 void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tensor> inputs, Tensor& out,
                 std::string_view op);

@@ -239,10 +239,16 @@ void infer_gather_nd(const OpCall& call, OutputMetas& out) {
   out.add(call.inputs[0].dtype(), shape);
 }
 
-void gather_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
+// The rows gather_nd copies: row t of the output (of `row` elements) is params'
+// elements [offsets[t], offsets[t] + row), params seen contiguous. The indices are
+// checked here, on the host, whatever the device.
+struct Rows {
+  std::vector<int64_t> offsets;
+  int64_t row = 0;
+};
+Rows gather_nd_rows(const OpCall& call) {
   auto [bd, m] = gather_nd_dims(call);
-  Tensor params = detail::materialize(call.inputs[0]);
-  const Shape& ps = params.shape();
+  const Shape& ps = call.inputs[0].shape();
   const Shape& is = call.inputs[1].shape();
   const int64_t B = product(ps.begin(), ps.begin() + bd, "gather_nd");
   const int64_t K = product(is.begin() + bd, is.end() - 1, "gather_nd");
@@ -259,18 +265,34 @@ void gather_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
       off += v * stride;
       stride *= limit;
     }
-    offsets[t] = off;
+    offsets[t] = static_cast<int64_t>(t) / std::max<int64_t>(K, 1) * P + off;
   }
+  return {std::move(offsets), S};
+}
+
+void gather_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Rows rows = gather_nd_rows(call);
   if (outputs[0].num_elements() == 0) return;
+  Tensor params = detail::materialize(call.inputs[0]);
+  const int64_t S = rows.row;
   const size_t esize = size_of(params.dtype());
   const char* src = static_cast<const char*>(params.raw_data());
   char* dst = static_cast<char*>(outputs[0].impl()->storage->data());
-  parallel_for(B * K, static_cast<double>(S) * detail::kCopyElementNs + 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      int64_t b = t / K;
-      std::memcpy(dst + t * S * esize, src + (b * P + offsets[t]) * esize, static_cast<size_t>(S) * esize);
-    }
-  });
+  parallel_for(static_cast<int64_t>(rows.offsets.size()), static_cast<double>(S) * detail::kCopyElementNs + 1,
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t t = begin; t < end; ++t)
+                   std::memcpy(dst + t * S * esize, src + rows.offsets[static_cast<size_t>(t)] * esize,
+                               static_cast<size_t>(S) * esize);
+               });
+}
+
+// On CUDA devices: the rows' offsets computed (and the indices checked) on the host,
+// then one kernel copies them.
+void gather_nd_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Rows rows = gather_nd_rows(call);
+  if (outputs[0].num_elements() == 0) return;
+  const Tensor offsets = constant(rows.offsets, Shape{static_cast<int64_t>(rows.offsets.size())});
+  cuda::gather_rows(call.inputs[0], offsets.to(outputs[0].device()), rows.row, outputs[0], call.op.name);
 }
 
 // Gradient of params: scatter_nd of the output gradient at the index tuples (with the
@@ -289,7 +311,7 @@ const OpDef& kGatherNd = define_op({
     .name = "gather_nd",
     .attr_names = {"batch_dims"},
     .infer = infer_gather_nd,
-    .kernels = {gather_nd_cpu},
+    .kernels = {gather_nd_cpu, gather_nd_cuda},
     .gradient = gather_nd_grad,
 });
 
@@ -325,10 +347,9 @@ void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
   out.add(call.inputs[1].dtype(), shape);
 }
 
-// Adds `updates` into `out` at the index tuples of `indices` (the last axis of
-// indices addresses the leading axes of out); duplicates add up, bool combines with or.
-void scatter_add_into(Tensor& out, const Tensor& indices, const Tensor& update_values, std::string_view op) {
-  const Shape& shape = out.shape();
+// The element offsets in an output of `shape` of the rows that scatter_nd adds into
+// (rows of `row` elements), the indices checked on the host.
+Rows scatter_rows(const Shape& shape, const Tensor& indices, std::string_view op) {
   const Shape& is = indices.shape();
   const int m = static_cast<int>(is[is.rank() - 1]);
   const int64_t K = product(is.begin(), is.end() - 1, op);
@@ -344,6 +365,21 @@ void scatter_add_into(Tensor& out, const Tensor& indices, const Tensor& update_v
       stride *= limit;
     }
     offsets[t] = off;
+  }
+  return {std::move(offsets), S};
+}
+
+// Adds `updates` into `out` at the index tuples of `indices` (the last axis of
+// indices addresses the leading axes of out); duplicates add up, bool combines with or.
+void scatter_add_into(Tensor& out, const Tensor& indices, const Tensor& update_values, std::string_view op) {
+  const Rows rows = scatter_rows(out.shape(), indices, op);
+  const std::vector<int64_t>& offsets = rows.offsets;
+  const int64_t K = static_cast<int64_t>(offsets.size()), S = rows.row;
+  if (out.device().type == DeviceType::CUDA) {
+    if (out.num_elements() == 0 || K * S == 0) return;
+    const Tensor device_offsets = constant(offsets, Shape{K}).to(out.device());
+    cuda::scatter_add_rows(update_values, device_offsets, S, out, op);
+    return;
   }
   Tensor updates = detail::materialize(update_values);
   dispatch_dtype(out.dtype(), [&](auto tag) {
@@ -368,6 +404,13 @@ void scatter_add_into(Tensor& out, const Tensor& indices, const Tensor& update_v
   });
 }
 
+// On CUDA devices: zeros, then the rows added with atomic adds (duplicates sum in an
+// unspecified order, so float sums may differ from the CPU's in the last bits).
+void scatter_nd_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  cuda::fill(outputs[0], int64_t{0});
+  scatter_add_into(outputs[0], call.inputs[0], call.inputs[1], call.op.name);
+}
+
 void scatter_nd_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
   dispatch_dtype(out.dtype(), [&](auto tag) {
@@ -388,7 +431,7 @@ const OpDef& kScatterNd = define_op({
     .name = "scatter_nd",
     .attr_names = {"shape"},
     .infer = infer_scatter_nd,
-    .kernels = {scatter_nd_cpu},
+    .kernels = {scatter_nd_cpu, scatter_nd_cuda},
     .gradient = scatter_nd_grad,
 });
 
@@ -405,7 +448,8 @@ void infer_tensor_scatter_nd_add(const OpCall& call, OutputMetas& out) {
   out.add(tensor.dtype(), tensor.shape());
 }
 
-void tensor_scatter_nd_add_cpu(const OpCall& call, std::span<Tensor> outputs) {
+// Runs on any device: copy_elements and scatter_add_into work on the output's device.
+void tensor_scatter_nd_add_kernel(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
   detail::copy_elements(*call.inputs[0].impl(), *out.impl());
   scatter_add_into(out, call.inputs[1], call.inputs[2], call.op.name);
@@ -419,7 +463,7 @@ std::vector<Tensor> tensor_scatter_nd_add_grad(const GradCall& call) {
 const OpDef& kTensorScatterNdAdd = define_op({
     .name = "tensor_scatter_nd_add",
     .infer = infer_tensor_scatter_nd_add,
-    .kernels = {tensor_scatter_nd_add_cpu},
+    .kernels = {tensor_scatter_nd_add_kernel, tensor_scatter_nd_add_kernel},
     .gradient = tensor_scatter_nd_add_grad,
 });
 

@@ -122,6 +122,9 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
   out.emplace_back("window6", cuda::window_source(cuda::WindowKernel::AvgPoolGrad, DType::Float64, "window"));
   out.emplace_back("gather", cuda::gather_source(DType::Float64, DType::Int64, "gather"));
   out.emplace_back("cumsum", cuda::scan_source(DType::Float64, "sum", true, true, "cumsum"));
+  out.emplace_back("gather_rows", cuda::gather_rows_source(8));
+  out.emplace_back("scatter_add", cuda::scatter_add_source(DType::Float64, "scatter_nd"));
+  out.emplace_back("scatter_add_int32", cuda::scatter_add_source(DType::Int32, "scatter_nd"));
   return out;
 }
 
@@ -285,6 +288,30 @@ TEST_F(CudaEmulation, GatherAndScanMatchTheCpu) {
   auto scan = emulated_->kernel<void (*)(void*, const void*, long long, long long, long long)>("cumsum");
   emulated_->run([&] { scan(ptr(got_scan), ptr(x), 12, 5, 3); });
   expect_same(scanned, got_scan, "cumsum exclusive reverse");
+}
+
+TEST_F(CudaEmulation, RowGathersAndScatterAddsMatchTheCpu) {
+  using RowsFn = void (*)(void*, const void*, const void*, long long, long long);
+  Tensor x = random_of(DType::Float64, {4, 5, 3}, 8);
+  Tensor idx = constant(std::vector<int64_t>{3, 1, 0, 4, 3, 1}, {3, 2});
+  Tensor want = gather_nd(x, idx), got = detail::empty_tensor(DType::Float64, want.shape());
+  Tensor offsets = constant(std::vector<int64_t>{(3 * 5 + 1) * 3, (0 * 5 + 4) * 3, (3 * 5 + 1) * 3}, {3});
+  auto rows = emulated_->kernel<RowsFn>("gather_rows");
+  emulated_->run([&] { rows(ptr(got), ptr(x), ptr(offsets), got.num_elements(), 3); });
+  expect_same(want, got, "gather_nd rows");
+  // Duplicate index tuples add up.
+  Tensor updates = random_of(DType::Float64, {3, 3}, 9);
+  Tensor scattered = scatter_nd(idx, updates, {4, 5, 3});
+  Tensor got_scatter = zeros({4, 5, 3}, DType::Float64);
+  auto add = emulated_->kernel<RowsFn>("scatter_add");
+  emulated_->run([&] { add(ptr(got_scatter), ptr(updates), ptr(offsets), updates.num_elements(), 3); });
+  expect_same(scattered, got_scatter, "scatter_nd");
+  Tensor int_updates = random_of(DType::Int32, {3, 3}, 10);
+  Tensor got_ints = zeros({4, 5, 3}, DType::Int32);
+  auto add_ints = emulated_->kernel<RowsFn>("scatter_add_int32");
+  emulated_->run(
+      [&] { add_ints(ptr(got_ints), ptr(int_updates), ptr(offsets), int_updates.num_elements(), 3); });
+  expect_same(scatter_nd(idx, int_updates, {4, 5, 3}), got_ints, "scatter_nd int32");
 }
 
 }  // namespace

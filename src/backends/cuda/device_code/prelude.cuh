@@ -15,6 +15,12 @@ EF_DEVICE long long ef_block_count() { return gridDim.x; }
 EF_DEVICE int ef_thread_in_block() { return threadIdx.x; }
 EF_DEVICE int ef_block_size() { return blockDim.x; }
 EF_DEVICE void ef_sync_block() { __syncthreads(); }
+EF_DEVICE void ef_atomic_add(float* p, float v) { atomicAdd(p, v); }
+EF_DEVICE void ef_atomic_add(double* p, double v) { atomicAdd(p, v); }
+EF_DEVICE void ef_atomic_add(int* p, int v) { atomicAdd(p, v); }
+EF_DEVICE void ef_atomic_add(long long* p, long long v) {  // two's complement: wraps as the CPU's
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
 #define EF_MATH(name, f32, f64)                         \
   EF_DEVICE float ef_##name(float x) { return f32(x); } \
   EF_DEVICE double ef_##name(double x) { return f64(x); }
@@ -39,6 +45,15 @@ EF_DEVICE long long ef_block_count() { return ef_emu_blocks; }
 EF_DEVICE int ef_thread_in_block() { return ef_emu_thread; }
 EF_DEVICE int ef_block_size() { return ef_emu_threads; }
 EF_DEVICE void ef_sync_block() { __builtin_trap(); }  // kernels with barriers are not emulated
+// One emulated thread runs at a time: a plain add is atomic (integers wrap as on GPUs).
+EF_DEVICE void ef_atomic_add(float* p, float v) { *p += v; }
+EF_DEVICE void ef_atomic_add(double* p, double v) { *p += v; }
+EF_DEVICE void ef_atomic_add(int* p, int v) {
+  *p = static_cast<int>(static_cast<unsigned>(*p) + static_cast<unsigned>(v));
+}
+EF_DEVICE void ef_atomic_add(long long* p, long long v) {
+  *p = static_cast<long long>(static_cast<unsigned long long>(*p) + static_cast<unsigned long long>(v));
+}
 #define EF_MATH(name, f32, f64)                         \
   EF_DEVICE float ef_##name(float x) { return f32(x); } \
   EF_DEVICE double ef_##name(double x) { return f64(x); }
@@ -59,6 +74,10 @@ EF_DEVICE long long ef_block_count() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 EF_DEVICE int ef_thread_in_block() { return __nvvm_read_ptx_sreg_tid_x(); }
 EF_DEVICE int ef_block_size() { return __nvvm_read_ptx_sreg_ntid_x(); }
 EF_DEVICE void ef_sync_block() { __syncthreads(); }
+EF_DEVICE void ef_atomic_add(float* p, float v) { __nvvm_atom_add_gen_f(p, v); }
+EF_DEVICE void ef_atomic_add(double* p, double v) { __nvvm_atom_add_gen_d(p, v); }
+EF_DEVICE void ef_atomic_add(int* p, int v) { __nvvm_atom_add_gen_i(p, v); }
+EF_DEVICE void ef_atomic_add(long long* p, long long v) { __nvvm_atom_add_gen_ll(p, v); }
 #define EF_MATH(name, f32, f64)                                \
   extern "C" __device__ float __nv_##f32(float);               \
   extern "C" __device__ double __nv_##f64(double);             \
