@@ -33,7 +33,6 @@ int main() {
     std::printf("no CUDA device: %s\n", cuda::unavailable_reason().c_str());
     return 0;
   }
-  const Device gpu{DeviceType::CUDA, 0};
   Tensor a = random::normal({4096, 4096}).gpu(), b = random::normal({4096, 4096}).gpu();
   std::printf("matmul_4096_f32 %.4f\n", median_ms([&] { matmul(a, b); }, 20));
   Tensor x = random::normal({100'000'000}).gpu(), y = random::normal({100'000'000}).gpu();
@@ -50,6 +49,5 @@ int main() {
   std::printf("conv2d_32x28x28x16_k3x32 %.4f\n", median_ms([&] { conv2d(img, f, {1, 1}, "SAME"); }, 20));
   Tensor logits = random::normal({512, 1000}).gpu();
   std::printf("softmax_512x1000 %.4f\n", median_ms([&] { softmax(logits); }, 20));
-  (void)gpu;
   return 0;
 }

@@ -408,9 +408,8 @@ void arg_reduce_kernel(const OpCall& call, std::span<Tensor> outputs) {
 void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op) {
   if (out.num_elements() == 0) return;
   Tensor dense = x.contiguous(), idx = indices.contiguous();
-  long long inner = 1, outer = 1;
+  long long inner = 1;
   for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
-  for (int d = 0; d < axis; ++d) outer *= x.shape()[d];
   long long axis_size = x.shape()[axis], num_indices = idx.num_elements(), n = out.num_elements();
   DeviceState& d = device_of(out);
   api::CUfunction fn = compiled_kernel(d, gather_source(x.dtype(), idx.dtype(), op), op);
@@ -419,7 +418,6 @@ void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor&
   void* idx_ptr = element_ptr(idx);
   void* params[] = {&out_ptr, &x_ptr, &idx_ptr, &n, &num_indices, &axis_size, &inner};
   launch(d, fn, n, params, op);
-  (void)outer;
 }
 
 void scan_kernel(const OpCall& call, std::span<Tensor> outputs) {
