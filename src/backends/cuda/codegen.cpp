@@ -13,9 +13,8 @@ constexpr uint32_t kIntegers = bit(DType::Int32) | bit(DType::Int64);
 constexpr uint32_t kNumeric = kFloats | kIntegers;
 constexpr uint32_t kBool = bit(DType::Bool);
 
-// The ops of device_code/functors.cuh. Divisions and pow take floats only here: the
-// CPU checks integer divisors and exponents before computing, which a GPU kernel
-// cannot report, so integer forms stay CPU-only until they are checked on the device.
+// The ops of device_code/functors.cuh. Integer divisions and pow are checked on the
+// host first (ops/math/binary.cpp's checked kernels), as on the CPU.
 constexpr ElementwiseFunctor kFunctors[] = {
     {"negative", 1, kNumeric},
     {"abs", 1, kNumeric},
@@ -56,10 +55,10 @@ constexpr ElementwiseFunctor kFunctors[] = {
     {"subtract", 2, kNumeric},
     {"multiply", 2, kNumeric},
     {"squared_difference", 2, kNumeric},
-    {"divide", 2, kFloats},
-    {"floordiv", 2, kFloats},
-    {"floormod", 2, kFloats},
-    {"pow", 2, kFloats},
+    {"divide", 2, kNumeric},
+    {"floordiv", 2, kNumeric},
+    {"floormod", 2, kNumeric},
+    {"pow", 2, kNumeric},
     {"maximum", 2, kNumeric},
     {"minimum", 2, kNumeric},
     {"sigmoid_grad", 2, kFloats},

@@ -33,8 +33,10 @@ struct LogicalXorFn { bool operator()(bool a, bool b) const { return a != b; } }
 // InvalidArgumentError with `what` if it returns true for any.
 template <class Reject>
 void check_integer_operand(const OpCall& call, const char* what, Reject reject) {
-  const Tensor& y = call.inputs[1];
-  if (!is_integer(y.dtype())) return;
+  if (!is_integer(call.inputs[1].dtype())) return;
+  // On a GPU the divisors are read on the host (one copy and a wait), so a bad one is
+  // the same error as on the CPU rather than garbage from the device.
+  const Tensor y = call.inputs[1].device().type == DeviceType::CPU ? call.inputs[1] : call.inputs[1].cpu();
   dispatch_in<kIntTypes>(y.dtype(), call.op.name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const TensorImpl& impl = *y.impl();
@@ -58,17 +60,29 @@ void checked_division_kernel(const OpCall& call, std::span<Tensor> outputs) {
   binary_kernel<F, kNumericTypes>(call, outputs);
 }
 
+void checked_division_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  check_integer_operand(call, "integer division by zero", [](auto v) { return v == 0; });
+  cuda::elementwise_kernel(call, outputs);
+}
+
+void checked_pow_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  check_integer_operand(call, "integers cannot be raised to negative integer powers",
+                        [](auto v) { return v < 0; });
+  cuda::elementwise_kernel(call, outputs);
+}
+
 void checked_pow_kernel(const OpCall& call, std::span<Tensor> outputs) {
   check_integer_operand(call, "integers cannot be raised to negative integer powers",
                         [](auto v) { return v < 0; });
   binary_kernel<PowFn, kNumericTypes, true>(call, outputs);
 }
 
-OpDef with_cpu_kernel(OpDef def, KernelFn kernel) {
-  def.kernels[static_cast<int>(DeviceType::CPU)] = kernel;
+// The op with checked kernels: integer operands are validated before computing.
+OpDef with_checked_kernels(OpDef def, KernelFn cpu, KernelFn cuda) {
+  def.kernels[static_cast<int>(DeviceType::CPU)] = cpu;
+  def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda;
   return def;
 }
-
 
 // ---- Gradients: written with public ops, so they are differentiable themselves ----
 // Each OpDef below says which forward values its gradient reads (Note [gradient uses]
@@ -131,17 +145,21 @@ const OpDef& kSubtract = define_op(with_gradient(binary_op<SubtractFn, kNumericT
                                                  kGradientReadsNoValues));
 const OpDef& kMultiply = define_op(with_gradient(binary_op<MultiplyFn, kNumericTypes>("multiply"), multiply_grad,
                                                  kGradientReadsInputs));
-const OpDef& kDivide = define_op(with_gradient(
-    with_cpu_kernel(binary_op<DivideFn, kNumericTypes>("divide"), checked_division_kernel<DivideFn>), divide_grad,
-    kGradientReadsInputs));
-const OpDef& kFloorDiv = define_op(not_differentiable(
-    with_cpu_kernel(binary_op<FloorDivFn, kNumericTypes>("floordiv"), checked_division_kernel<FloorDivFn>),
-    kPiecewiseConstant));
-const OpDef& kFloorMod = define_op(with_gradient(
-    with_cpu_kernel(binary_op<FloorModFn, kNumericTypes>("floormod"), checked_division_kernel<FloorModFn>),
-    floormod_grad, kGradientReadsInputs));
-const OpDef& kPow =
-    define_op(with_gradient(with_cpu_kernel(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel), pow_grad));
+const OpDef& kDivide =
+    define_op(with_gradient(with_checked_kernels(binary_op<DivideFn, kNumericTypes>("divide"),
+                                                 checked_division_kernel<DivideFn>, checked_division_cuda),
+                            divide_grad, kGradientReadsInputs));
+const OpDef& kFloorDiv = define_op(
+    not_differentiable(with_checked_kernels(binary_op<FloorDivFn, kNumericTypes>("floordiv"),
+                                            checked_division_kernel<FloorDivFn>, checked_division_cuda),
+                       kPiecewiseConstant));
+const OpDef& kFloorMod =
+    define_op(with_gradient(with_checked_kernels(binary_op<FloorModFn, kNumericTypes>("floormod"),
+                                                 checked_division_kernel<FloorModFn>, checked_division_cuda),
+                            floormod_grad, kGradientReadsInputs));
+const OpDef& kPow = define_op(with_gradient(
+    with_checked_kernels(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel, checked_pow_cuda),
+    pow_grad));
 const OpDef& kMaximum =
     define_op(with_gradient(binary_op<MaximumFn, kNumericTypes>("maximum"), maximum_grad, kGradientReadsInputs));
 const OpDef& kMinimum =

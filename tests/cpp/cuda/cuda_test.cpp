@@ -66,6 +66,15 @@ Tensor random_of(DType dtype, const Shape& shape, int64_t seed) {
   }
 }
 
+// A second operand the op accepts: integer divisions reject zero divisors and integer
+// pow negative exponents (checked before computing, on every device).
+Tensor valid_second_operand(std::string_view op, Tensor y) {
+  if (!is_integer(y.dtype())) return y;
+  if (op == "divide" || op == "floordiv" || op == "floormod") return where(equal(y, 0), ones_like(y), y);
+  if (op == "pow") return abs(y);
+  return y;
+}
+
 TEST(CudaUnavailable, MovingToAGpuWithoutOneSaysWhy) {
   if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
   EXPECT_EQ(cuda::device_count(), 0);
@@ -202,7 +211,9 @@ TEST_F(Cuda, EveryElementwiseKernelMatchesTheCpu) {
       SCOPED_TRACE(std::string(op->name) + " " + std::string(name(t)));
       // Broadcasting ([4,1,6] with [5,1]) and a transposed operand.
       std::vector<Tensor> cpu_in{random_of(t, {4, 5, 6}, 7)};
-      if (f->arity == 2) cpu_in = {random_of(t, {4, 1, 6}, 8), transpose(random_of(t, {1, 5}, 9), {1, 0})};
+      if (f->arity == 2)
+        cpu_in = {random_of(t, {4, 1, 6}, 8),
+                  valid_second_operand(op->name, transpose(random_of(t, {1, 5}, 9), {1, 0}))};
       std::vector<Tensor> gpu_in;
       for (const Tensor& x : cpu_in) gpu_in.push_back(x.gpu());
       Tensor want = run_op(*op, cpu_in, Attrs{}, CallSite::current());
@@ -212,6 +223,16 @@ TEST_F(Cuda, EveryElementwiseKernelMatchesTheCpu) {
     }
   }
   EXPECT_GT(checked, 80);
+}
+
+TEST_F(Cuda, IntegerDivisionsCheckTheirOperandsFirst) {
+  Tensor x = constant(std::vector<int32_t>{7, -7, 5}, {3}).gpu(),
+         y = constant(std::vector<int32_t>{2, 0, 1}, {3}).gpu();
+  EXPECT_ERROR(divide(x, y), InvalidArgumentError, "integer division by zero");
+  EXPECT_ERROR(floormod(x, y), InvalidArgumentError, "integer division by zero");
+  EXPECT_ERROR(pow(x, constant(std::vector<int32_t>{1, -1, 2}, {3}).gpu()), InvalidArgumentError, "negative");
+  expect_same(floordiv(x.cpu(), constant(std::vector<int32_t>{2, -3, -1}, {3})),
+              floordiv(x, constant(std::vector<int32_t>{2, -3, -1}, {3}).gpu()), 0);
 }
 
 TEST_F(Cuda, CastsBetweenEveryDtypePair) {

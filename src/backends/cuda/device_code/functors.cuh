@@ -107,16 +107,64 @@ EF_UNARY(selu, T(1.0507009873554804934193349852946) *
 EF_UNARY(softplus, (a > T(0) ? a : T(0)) + ef_log1p(ef_exp(-ef_fabs(a))))
 EF_UNARY(softsign, a / (T(1) + ef_fabs(a)))
 
-// ---- binary math (float dtypes only for the divisions and pow: see kernels.cpp) ----
+// ---- binary math ----
 EF_BINARY(add, ef_wrap_add(a, b))
 EF_BINARY(subtract, ef_wrap_sub(a, b))
 EF_BINARY(multiply, ef_wrap_mul(a, b))
 EF_BINARY(squared_difference, ef_wrap_mul(ef_wrap_sub(a, b), ef_wrap_sub(a, b)))
-EF_BINARY(divide, a / b)
-EF_BINARY(floordiv, ef_floor(a / b))
-EF_BINARY(floormod, (ef_fmod(a, b) != T(0) && ((ef_fmod(a, b) < T(0)) != (b < T(0)))) ? ef_fmod(a, b) + b
-                                                                                      : ef_fmod(a, b))
-EF_BINARY(pow, ef_pow(a, b))
+// Integer divisors and exponents are checked on the host before these run (zero
+// divisors and negative exponents raise there, as on the CPU); x / -1 is a wrapping
+// negation (INT_MIN / -1 would trap).
+struct ef_op_divide {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    if constexpr (ef_is_integer<T>::value)
+      return b == T(-1) ? ef_wrap_sub(T(0), a) : a / b;
+    else
+      return a / b;
+  }
+};
+struct ef_op_floordiv {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    if constexpr (ef_is_integer<T>::value) {
+      if (b == T(-1)) return ef_wrap_sub(T(0), a);
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else {
+      return ef_floor(a / b);
+    }
+  }
+};
+struct ef_op_floormod {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    if constexpr (ef_is_integer<T>::value) {
+      if (b == T(-1)) return 0;
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+      const T r = ef_fmod(a, b);
+      return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r;
+    }
+  }
+};
+struct ef_op_pow {
+  template <class T>
+  EF_DEVICE T operator()(T a, T b) const {
+    if constexpr (ef_is_integer<T>::value) {  // exponents are non-negative; wraps like C unsigned math
+      using U = typename ef_unsigned<T>::type;
+      U result = 1, base = static_cast<U>(a);
+      for (T e = b; e > 0; e >>= 1) {
+        if (e & 1) result *= base;
+        base *= base;
+      }
+      return static_cast<T>(result);
+    } else {
+      return ef_pow(a, b);
+    }
+  }
+};
 EF_BINARY(maximum, (a > b || a != a) ? a : b)
 EF_BINARY(minimum, (a < b || a != a) ? a : b)
 EF_BINARY(sigmoid_grad, b*(a*(T(1) - a)))
