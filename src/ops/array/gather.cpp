@@ -185,16 +185,28 @@ std::vector<Tensor> gather_grad(const GradCall& call) {
 // that a bad index is the same error as on the CPU rather than a fault in a kernel.
 void gather_cuda(const OpCall& call, std::span<Tensor> outputs) {
   auto [axis, bd] = gather_dims(call);
-  if (bd != 0)
-    fail<UnimplementedError>(call.op.name, ": batch_dims = ", bd,
-                             " is not computed on CUDA devices yet (0 is)");
   const Shape& ps = call.inputs[0].shape();
   const Shape& is = call.inputs[1].shape();
   std::vector<int64_t> idx = index_values(call.inputs[1]);
   for (size_t i = 0; i < idx.size(); ++i)
     if (idx[i] < 0 || idx[i] >= ps[axis])
       bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], ps[axis], ps);
-  cuda::gather_along_axis(call.inputs[0], call.inputs[1], axis, outputs[0], call.op.name);
+  if (bd == 0) return cuda::gather_along_axis(call.inputs[0], call.inputs[1], axis, outputs[0], call.op.name);
+  // With batch axes: each output row of I elements is a row of params, found on the
+  // host as the CPU kernel finds it (params seen as [B, O, N, I], indices as [B, K]).
+  if (outputs[0].num_elements() == 0) return;
+  const int64_t O = product(ps.begin() + bd, ps.begin() + axis, "gather");
+  const int64_t N = ps[axis];
+  const int64_t I = product(ps.begin() + axis + 1, ps.end(), "gather");
+  const int64_t K = product(is.begin() + bd, is.end(), "gather");
+  const int64_t rows = outputs[0].num_elements() / std::max<int64_t>(I, 1);
+  std::vector<int64_t> offsets(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t k = r % K, bo = r / K, b = bo / O;
+    offsets[static_cast<size_t>(r)] = (bo * N + idx[static_cast<size_t>(b * K + k)]) * I;
+  }
+  const Tensor device_offsets = constant(offsets, Shape{rows}).to(outputs[0].device());
+  cuda::gather_rows(call.inputs[0], device_offsets, I, outputs[0], call.op.name);
 }
 
 const OpDef& kGather = define_op({

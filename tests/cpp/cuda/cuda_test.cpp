@@ -410,6 +410,12 @@ TEST_F(Cuda, IndexingOpsMatchTheCpu) {
     expect_same(gather(x, in_range, axis), gather(x.gpu(), in_range.gpu(), axis), 0);
   }
   EXPECT_ERROR(gather(x.gpu(), constant(std::vector<int64_t>{5}, {1}).gpu()), InvalidArgumentError, "5");
+  Tensor batch_idx = constant(std::vector<int64_t>{2, 0, 1, 1, 3, 0, 0, 2, 3, 3}, {5, 2});
+  for (int64_t axis : {1, 2}) {
+    Tensor in_range =
+        axis == 2 ? constant(std::vector<int64_t>{2, 0, 1, 1, 0, 0, 0, 2, 1, 2}, {5, 2}) : batch_idx;
+    expect_same(gather(x, in_range, axis, 1), gather(x.gpu(), in_range.gpu(), axis, 1), 0);
+  }
   Tensor ids = constant(std::vector<int32_t>{0, 2, -1, 7, 1}, {5});
   expect_same(one_hot(ids, 4), one_hot(ids.gpu(), 4), 0);
   expect_same(one_hot(ids, 3, 5.0, -1.0, 0, DType::Float64),
