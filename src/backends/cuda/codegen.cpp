@@ -266,6 +266,10 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
   out.emplace_back("gather_bool", gather_source(DType::Bool, DType::Int32, "gather"));
   for (size_t size : {1, 2, 4, 8})
     out.emplace_back("gather_rows_" + std::to_string(size), gather_rows_source(size));
+  for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64})
+    for (bool descending : {false, true})
+      out.emplace_back("sort_" + std::string(ef::name(t)) + (descending ? "_desc" : "_asc"),
+                       sort_rank_source(t, descending, true, true, "sort"));
   for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool})
     out.emplace_back("scatter_add_" + std::string(ef::name(t)), scatter_add_source(t, "scatter_nd"));
   for (DType t : {DType::Float32, DType::Float64})

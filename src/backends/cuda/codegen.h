@@ -70,6 +70,11 @@ std::string gather_source(DType dtype, DType index, std::string_view op);
 std::string gather_rows_source(size_t element_size);
 // out[offsets[t] + s] += updates[t * row + s] with atomic adds (or, for bool).
 std::string scatter_add_source(DType dtype, std::string_view op);
+// Sorting by rank: each element of a contiguous [outer, n, inner] tensor counts the
+// elements of its line that come before it (NaN largest, ties by position: the CPU's
+// stable total order) and, when its rank is below k, writes its value and/or its
+// int32 position at that rank. O(n^2) per line, one thread per element.
+std::string sort_rank_source(DType dtype, bool descending, bool values, bool indices, std::string_view op);
 // Scans of contiguous [outer, n, inner] lines, one thread per line: `combine` is
 // "sum" or "prod"; floats accumulate in double, integers wrap.
 std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,

@@ -123,6 +123,37 @@ std::string scatter_add_source(DType dtype, std::string_view op) {
          "  }\n}\n";
 }
 
+std::string sort_rank_source(DType dtype, bool descending, bool values, bool indices, std::string_view op) {
+  const std::string t(device_type(dtype, op));
+  // w (at m) comes before v (at j): strictly before in the total order, or equal and earlier.
+  const std::string before = descending ? "ef_less_total(v, w)" : "ef_less_total(w, v)";
+  return "#include \"functors.cuh\"\n"
+         "EF_KERNEL void ef_kernel(" +
+         t + "* __restrict__ values, int* __restrict__ indices, const " + t +
+         "* __restrict__ x, long long total, long long n, long long inner, long long k) {\n"
+         "  const long long step = ef_block_count() * ef_block_size();\n"
+         "  for (long long e = ef_block_index() * ef_block_size() + ef_thread_in_block(); e < total; e += "
+         "step) {\n"
+         "    const long long in = e % inner, j = (e / inner) % n, o = e / (inner * n);\n"
+         "    const long long base = o * n * inner + in;\n"
+         "    const " +
+         t +
+         " v = x[e];\n"
+         "    long long rank = 0;\n"
+         "    for (long long m = 0; m < n; ++m) {\n"
+         "      const " +
+         t +
+         " w = x[base + m * inner];\n"
+         "      if (" +
+         before +
+         " || (m < j && !ef_less_total(v, w) && !ef_less_total(w, v))) ++rank;\n"
+         "    }\n"
+         "    if (rank >= k) continue;\n"
+         "    const long long at = (o * k + rank) * inner + in;\n" +
+         (values ? "    values[at] = v;\n" : "") +
+         (indices ? "    indices[at] = static_cast<int>(j);\n" : "") + "  }\n}\n";
+}
+
 std::string scan_source(DType dtype, std::string_view combine, bool exclusive, bool reverse,
                         std::string_view op) {
   const std::string t(device_type(dtype, op));

@@ -494,3 +494,24 @@ void scatter_add_rows(const Tensor& updates, const Tensor& offsets, int64_t row,
 }
 
 }  // namespace ef::cuda
+
+namespace ef::cuda {
+
+void sort_lines(const Tensor& x, int axis, bool descending, int64_t k, Tensor* values, Tensor* indices,
+                std::string_view op) {
+  const Tensor dense = x.contiguous();
+  long long n = x.shape()[axis], inner = 1, total = dense.num_elements(), kk = k;
+  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  if (total == 0 || k == 0) return;
+  Tensor& any_output = values ? *values : *indices;
+  DeviceState& d = device_of(any_output);
+  api::CUfunction fn = compiled_kernel(
+      d, sort_rank_source(x.dtype(), descending, values != nullptr, indices != nullptr, op), op);
+  void* values_ptr = values ? element_ptr(*values) : nullptr;
+  void* indices_ptr = indices ? element_ptr(*indices) : nullptr;
+  void* x_ptr = element_ptr(dense);
+  void* params[] = {&values_ptr, &indices_ptr, &x_ptr, &total, &n, &inner, &kk};
+  launch(d, fn, total, params, op);
+}
+
+}  // namespace ef::cuda

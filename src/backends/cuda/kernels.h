@@ -41,6 +41,12 @@ void gather_rows(const Tensor& x, const Tensor& offsets, int64_t row, Tensor& ou
 void scatter_add_rows(const Tensor& updates, const Tensor& offsets, int64_t row, Tensor& out,
                       std::string_view op);
 
+// Sorts every line of `x` along `axis` (ascending or descending, NaN largest, stable)
+// and writes the first `k` of each into `values` and/or `indices` (int32 positions),
+// either may be null. O(n^2) per line: fine for the lines models sort, slow for huge ones.
+void sort_lines(const Tensor& x, int axis, bool descending, int64_t k, Tensor* values, Tensor* indices,
+                std::string_view op);
+
 // Runs the window kernel `kind` on `inputs` into `out`.
 void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tensor> inputs, Tensor& out,
                 std::string_view op);

@@ -120,6 +120,19 @@ void infer_argsort(const OpCall& call, OutputMetas& out) {
   out.add(DType::Int32, call.inputs[0].shape());
 }
 
+// On CUDA devices: sort_lines of backends/cuda (ranks counted per element), the same
+// order.
+void sort_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  int axis = sort_axis(call);
+  cuda::sort_lines(call.inputs[0], axis, descending(call), call.inputs[0].shape()[axis], &outputs[0], nullptr,
+                   call.op.name);
+}
+void argsort_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  int axis = sort_axis(call);
+  cuda::sort_lines(call.inputs[0], axis, descending(call), call.inputs[0].shape()[axis], nullptr, &outputs[0],
+                   call.op.name);
+}
+
 void sort_cpu(const OpCall& call, std::span<Tensor> outputs) {
   int axis = sort_axis(call);
   sort_lines(call.inputs[0], axis, descending(call), call.inputs[0].shape()[axis], &outputs[0], nullptr);
@@ -157,7 +170,7 @@ const OpDef& kSort = define_op({
     .name = "sort",
     .attr_names = {"axis", "direction"},
     .infer = infer_sort,
-    .kernels = {sort_cpu},
+    .kernels = {sort_cpu, sort_cuda},
     .gradient = sort_grad,
 });
 
@@ -165,7 +178,7 @@ const OpDef& kArgsort = define_op({
     .name = "argsort",
     .attr_names = {"axis", "direction"},
     .infer = infer_argsort,
-    .kernels = {argsort_cpu},
+    .kernels = {argsort_cpu, argsort_cuda},
     .not_differentiable = "its output holds integer positions",
 });
 
@@ -195,6 +208,11 @@ void top_k_cpu(const OpCall& call, std::span<Tensor> outputs) {
   sort_lines(x, x.rank() - 1, true, call.attrs.get_int(kK), &outputs[0], &outputs[1]);
 }
 
+void top_k_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  cuda::sort_lines(x, x.rank() - 1, true, call.attrs.get_int(kK), &outputs[0], &outputs[1], call.op.name);
+}
+
 // Gradient: the values' gradient added at the positions in the indices output (which
 // itself is not differentiable). Ties follow the forward pass: the lower index wins.
 std::vector<Tensor> top_k_grad(const GradCall& call) {
@@ -206,7 +224,7 @@ const OpDef& kTopK = define_op({
     .name = "top_k",
     .attr_names = {"k", "sorted"},
     .infer = infer_top_k,
-    .kernels = {top_k_cpu},
+    .kernels = {top_k_cpu, top_k_cuda},
     .gradient = top_k_grad,
 });
 

@@ -123,6 +123,8 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
   out.emplace_back("gather", cuda::gather_source(DType::Float64, DType::Int64, "gather"));
   out.emplace_back("cumsum", cuda::scan_source(DType::Float64, "sum", true, true, "cumsum"));
   out.emplace_back("gather_rows", cuda::gather_rows_source(8));
+  out.emplace_back("sort_asc", cuda::sort_rank_source(DType::Float64, false, true, true, "sort"));
+  out.emplace_back("sort_desc", cuda::sort_rank_source(DType::Float64, true, true, true, "sort"));
   out.emplace_back("scatter_add", cuda::scatter_add_source(DType::Float64, "scatter_nd"));
   out.emplace_back("scatter_add_int32", cuda::scatter_add_source(DType::Int32, "scatter_nd"));
   return out;
@@ -297,6 +299,30 @@ TEST_F(CudaEmulation, GatherAndScanMatchTheCpu) {
   auto scan = emulated_->kernel<void (*)(void*, const void*, long long, long long, long long)>("cumsum");
   emulated_->run([&] { scan(ptr(got_scan), ptr(x), 12, 5, 3); });
   expect_same(scanned, got_scan, "cumsum exclusive reverse");
+}
+
+TEST_F(CudaEmulation, SortsByRankMatchTheCpu) {
+  using SortFn = void (*)(void*, void*, const void*, long long, long long, long long, long long);
+  // Ties and NaNs: the CPU's stable total order (NaN largest).
+  Tensor x = floor(random_of(DType::Float64, {3, 7, 2}, 11) * 2.0);
+  x = where(reshape(equal(range(0, 42, 1, DType::Int64), 9), {3, 7, 2}), NAN, x);
+  for (bool descending : {false, true}) {
+    const std::string direction = descending ? "DESCENDING" : "ASCENDING";
+    Tensor values = detail::empty_tensor(DType::Float64, x.shape()),
+           indices = detail::empty_tensor(DType::Int32, x.shape());
+    auto fn = emulated_->kernel<SortFn>(descending ? "sort_desc" : "sort_asc");
+    emulated_->run([&] { fn(ptr(values), ptr(indices), ptr(x), 42, 7, 2, 7); });
+    expect_same(sort(x, 1, direction), values, "sort " + direction);
+    expect_same(argsort(x, 1, direction), indices, "argsort " + direction);
+  }
+  Tensor rows = floor(random_of(DType::Float64, {4, 9}, 12) * 2.0);
+  TopKResult want = top_k(rows, 3);
+  Tensor values = detail::empty_tensor(DType::Float64, {4, 3}),
+         indices = detail::empty_tensor(DType::Int32, {4, 3});
+  auto fn = emulated_->kernel<SortFn>("sort_desc");
+  emulated_->run([&] { fn(ptr(values), ptr(indices), ptr(rows), 36, 9, 1, 3); });
+  expect_same(want.values, values, "top_k values");
+  expect_same(want.indices, indices, "top_k indices");
 }
 
 TEST_F(CudaEmulation, RowGathersAndScatterAddsMatchTheCpu) {

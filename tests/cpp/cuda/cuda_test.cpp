@@ -454,6 +454,19 @@ TEST_F(Cuda, GatherNdAndScattersMatchTheCpu) {
   expect_same(grad(kCPU), grad(kGPU), 1e-12);
 }
 
+TEST_F(Cuda, SortsMatchTheCpu) {
+  Tensor x = floor(random_of(DType::Float32, {5, 40, 3}, 101) * 3.0);
+  for (int64_t axis : {0, 1, 2})
+    for (std::string direction : {"ASCENDING", "DESCENDING"}) {
+      expect_same(sort(x, axis, direction), sort(x.gpu(), axis, direction), 0);
+      expect_same(argsort(x, axis, direction), argsort(x.gpu(), axis, direction), 0);
+    }
+  Tensor rows = random_of(DType::Int64, {6, 50}, 102);
+  TopKResult want = top_k(rows, 7), got = top_k(rows.gpu(), 7);
+  expect_same(want.values, got.values, 0);
+  expect_same(want.indices, got.indices, 0);
+}
+
 TEST_F(Cuda, ScansMatchTheCpu) {
   Tensor x = random_of(DType::Float64, {4, 6, 3}, 41);
   for (int64_t axis : {0, 1, 2})

@@ -178,6 +178,14 @@ EF_COMPARISON(logical_and, a&& b)
 EF_COMPARISON(logical_or, a || b)
 EF_COMPARISON(logical_xor, a != b)
 
+// The sort order of sort, argsort and top_k: NaN is larger than every number.
+template <class T>
+EF_DEVICE bool ef_less_total(T a, T b) {
+  if (ef_isnan(a)) return false;
+  if (ef_isnan(b)) return true;
+  return a < b;
+}
+
 // ---- conversions ----
 // cast as on the CPU: to bool is "!= 0"; float to integer truncates and saturates,
 // NaN gives 0.
