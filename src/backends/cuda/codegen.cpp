@@ -273,7 +273,7 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
   for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool})
     out.emplace_back("scatter_add_" + std::string(ef::name(t)), scatter_add_source(t, "scatter_nd"));
   for (DType t : {DType::Float32, DType::Float64})
-    for (int k = 0; k <= static_cast<int>(WindowKernel::AvgPoolGrad); ++k)
+    for (int k = 0; k <= static_cast<int>(WindowKernel::MaxPoolGradGrad); ++k)
       out.emplace_back("window" + std::to_string(k) + "_" + std::string(ef::name(t)),
                        window_source(static_cast<WindowKernel>(k), t, "window"));
   return out;

@@ -88,7 +88,8 @@ enum class WindowKernel {
   MaxPool,
   MaxPoolGrad,
   AvgPool,
-  AvgPoolGrad
+  AvgPoolGrad,
+  MaxPoolGradGrad,
 };
 std::string window_source(WindowKernel kind, DType dtype, std::string_view op);
 

@@ -120,6 +120,12 @@ std::string window_source(WindowKernel kind, DType dtype, std::string_view op) {
               "        if (ef_window_max(in0, g, n, oh, ow, c) == i)\n"
               "          acc += in1[((n * g.out_h + oh) * g.out_w + ow) * g.c + c];\n"
               "    out[i] = acc;\n");
+    case WindowKernel::MaxPoolGradGrad:  // in0: input, in1: a tensor of its shape; out [N,OH,OW,C]
+      return window_kernel(
+          t, 2,
+          "    const long long c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / g.c / g.out_w) % g.out_h,\n"
+          "                    n = i / g.c / g.out_w / g.out_h;\n"
+          "    out[i] = in1[ef_window_max(in0, g, n, oh, ow, c)];\n");
     case WindowKernel::AvgPool:  // in0: input; out [N,OH,OW,C]
       return window_kernel(
           t, 1,

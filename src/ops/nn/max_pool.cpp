@@ -186,6 +186,11 @@ void max_pool_cuda(const OpCall& call, std::span<Tensor> outputs) {
   cuda::run_window(cuda::WindowKernel::MaxPool, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
                    outputs[0], call.op.name);
 }
+void max_pool_grad_grad_cuda(const OpCall& call, std::span<Tensor> outputs) {
+  const PoolDims d = pool_dims(call, call.inputs[0].shape());
+  cuda::run_window(cuda::WindowKernel::MaxPoolGradGrad, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
+                   outputs[0], call.op.name);
+}
 void max_pool_grad_cuda(const OpCall& call, std::span<Tensor> outputs) {
   const PoolDims d = pool_dims(call, call.inputs[0].shape());
   cuda::run_window(cuda::WindowKernel::MaxPoolGrad, detail::cuda_window(d.g, d.n, d.c, d.c), call.inputs,
@@ -214,7 +219,8 @@ const OpDef& kMaxPoolGradGrad = define_op({
     .name = "max_pool2d_grad_grad",
     .attr_names = {"strides", "padding", "ksize"},
     .infer = infer_max_pool_grad_grad,
-    .kernels = {float_kernel<max_pool_grad_grad_typed<float>, max_pool_grad_grad_typed<double>>},
+    .kernels = {float_kernel<max_pool_grad_grad_typed<float>, max_pool_grad_grad_typed<double>>,
+                max_pool_grad_grad_cuda},
     .gradient = max_pool_grad_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
 });

@@ -120,6 +120,8 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
   out.emplace_back("window3", cuda::window_source(cuda::WindowKernel::MaxPool, DType::Float64, "window"));
   out.emplace_back("window4", cuda::window_source(cuda::WindowKernel::MaxPoolGrad, DType::Float64, "window"));
   out.emplace_back("window6", cuda::window_source(cuda::WindowKernel::AvgPoolGrad, DType::Float64, "window"));
+  out.emplace_back("window7",
+                   cuda::window_source(cuda::WindowKernel::MaxPoolGradGrad, DType::Float64, "window"));
   out.emplace_back("gather", cuda::gather_source(DType::Float64, DType::Int64, "gather"));
   out.emplace_back("cumsum", cuda::scan_source(DType::Float64, "sum", true, true, "cumsum"));
   out.emplace_back("gather_rows", cuda::gather_rows_source(8));
@@ -282,6 +284,12 @@ TEST_F(CudaEmulation, WindowKernelsMatchTheCpu) {
     auto avg_grad = emulated_->kernel<WindowFn1>("window6");
     emulated_->run([&] { avg_grad(ptr(got_dx), ptr(dy), got_dx.num_elements(), geo); });
     expect_same(avg_dx, got_dx, "avg_pool_grad " + what);
+    Tensor ddx = random_of(DType::Float64, p.shape(), 13);
+    Tensor ddy = max_pool2d_grad_grad(p, ddx, {k, k}, {s, s}, padding);
+    Tensor got_ddy = detail::empty_tensor(DType::Float64, ddy.shape());
+    auto grad_grad = emulated_->kernel<WindowFn2>("window7");
+    emulated_->run([&] { grad_grad(ptr(got_ddy), ptr(p), ptr(ddx), got_ddy.num_elements(), geo); });
+    expect_same(ddy, got_ddy, "max_pool_grad_grad " + what);
   }
 }
 

@@ -592,6 +592,9 @@ TEST_F(Cuda, PoolsMatchTheCpu) {
     Tensor dy = random_of(DType::Float64, y.shape(), 82);
     expect_same(max_pool2d_grad(x, dy, {k, k}, {s, s}, padding),
                 max_pool2d_grad(x.gpu(), dy.gpu(), {k, k}, {s, s}, padding), 1e-12);
+    Tensor ddx = random_of(DType::Float64, x.shape(), 83);
+    expect_same(max_pool2d_grad_grad(x, ddx, {k, k}, {s, s}, padding),
+                max_pool2d_grad_grad(x.gpu(), ddx.gpu(), {k, k}, {s, s}, padding), 0);
     expect_same(avg_pool2d(x, {k, k}, {s, s}, padding), avg_pool2d(x.gpu(), {k, k}, {s, s}, padding), 1e-12);
     expect_same(avg_pool2d_grad(x.shape(), dy, {k, k}, {s, s}, padding),
                 avg_pool2d_grad(x.shape(), dy.gpu(), {k, k}, {s, s}, padding), 1e-12);
