@@ -23,9 +23,8 @@ void bind_optim(py::module_& m);  // optimizers, schedules, clipping
 void bind_nn(py::module_& m);     // Module, Layer, layers, initializers, losses, metrics
 void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX files
 void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
-void bind_graph(py::module_& m);
-void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory  // Graph, Session,
-                                    // placeholder, gradients, Function
+void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Function
+void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory
 
 // A Python object that C++ keeps (a callback inside a std::function, say) and may
 // release on a thread that does not hold the GIL: the destructor takes the GIL.

@@ -1,6 +1,5 @@
 // The caching CPU allocator: see Note [buffer reuse] in allocator.h.
 #include "eagerflow/core/allocator.h"
-#include "backends/cuda/runtime.h"
 
 #include <bit>
 #include <cstdlib>
@@ -8,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cuda/runtime.h"
 #include "core/block_pool.h"
 #include "eagerflow/core/error.h"
 

@@ -11,9 +11,11 @@ namespace ef {
 namespace {
 
 // Checks what every op needs of its inputs: defined, not symbolic outside graph
-// mode, all on one device.
-void check_inputs(const OpCall& call, bool building) {
+// mode. Returns whether they are on more than one device (resolved by
+// with_host_scalars_moved).
+bool check_inputs(const OpCall& call, bool building) {
   const Tensor* first = nullptr;
+  bool mixed = false;
   for (size_t i = 0; i < call.inputs.size(); ++i) {
     const Tensor& t = call.inputs[i];
     if (!t.defined()) fail(call.op.name, ": input ", i, " is an undefined tensor");
@@ -27,10 +29,34 @@ void check_inputs(const OpCall& call, bool building) {
       fail(call.op.name, ": input ", i,
            " is a symbolic tensor (from graph mode) but the op is being executed eagerly");
     if (!first) first = &t;
-    else if (t.device() != first->device())
-      fail(call.op.name, ": inputs are on different devices: input 0 is on ", first->device(),
-           ", input ", i, " is on ", t.device(), "; copy one with .to(device)");
+    else
+      mixed |= t.device() != first->device();
   }
+  return mixed;
+}
+
+// The inputs of a call whose inputs are on several devices, with the 0-d host tensors
+// (Python numbers, constants) copied to the device of the others, as TensorFlow and
+// PyTorch let scalars follow. Any other mix of devices is an error naming both.
+std::vector<Tensor> with_host_scalars_moved(const OpCall& call) {
+  auto host_scalar = [](const Tensor& t) {
+    return !t.is_symbolic() && t.device().type == DeviceType::CPU && t.rank() == 0;
+  };
+  size_t anchor = call.inputs.size();  // the first input that is not a host scalar
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& t = call.inputs[i];
+    if (host_scalar(t)) continue;
+    if (anchor == call.inputs.size())
+      anchor = i;
+    else if (t.device() != call.inputs[anchor].device())
+      fail(call.op.name, ": inputs are on different devices: input ", anchor, " is on ",
+           call.inputs[anchor].device(), ", input ", i, " is on ", t.device(), "; copy one with .to(device)");
+  }
+  const Device target = call.inputs[anchor].device();  // mixed: some input is not a host scalar
+  std::vector<Tensor> moved(call.inputs.begin(), call.inputs.end());
+  for (Tensor& t : moved)
+    if (host_scalar(t)) t = t.to(target);
+  return moved;
 }
 
 // Runs `kernel` with the tape's recorder suspended (Note [kernels are below the tape]:
@@ -109,34 +135,17 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   call_kernel(kernel, call, outputs);
 }
 
-// The device of the first input that is not a 0-d host tensor, if any is elsewhere.
-// Scalars on the host (Python numbers, constants) follow the other operands there, as
-// in TensorFlow and PyTorch; any other mix of devices is an error (check_inputs).
-const Device* device_scalars_follow(std::span<const Tensor> inputs) {
-  const Device* target = nullptr;
-  bool has_host_scalar = false;
-  for (const Tensor& t : inputs) {
-    if (!t.defined() || t.is_symbolic()) return nullptr;
-    const bool host_scalar = t.device().type == DeviceType::CPU && t.rank() == 0;
-    has_host_scalar |= host_scalar;
-    if (!host_scalar && t.device().type != DeviceType::CPU && !target) target = &t.impl()->device;
-  }
-  return has_host_scalar ? target : nullptr;
-}
-
 // Infers the outputs of `call`, then builds or executes it into `outputs` (resized by
 // `size_outputs` once the output count is known) and records it.
 template <bool Reusing = false, class SizeOutputs>
-void dispatch(const OpCall& original, SizeOutputs&& size_outputs, const Tensor* donor = nullptr) {
+void dispatch(const OpCall& given, SizeOutputs&& size_outputs, const Tensor* donor = nullptr) {
   Context& ctx = Context::current();
+  OpCall call = given;
   std::vector<Tensor> moved;
-  OpCall call = original;
-  if (const Device* target = device_scalars_follow(original.inputs)) [[unlikely]] {
-    for (const Tensor& t : original.inputs)
-      moved.push_back(t.device().type == DeviceType::CPU && t.rank() == 0 ? t.to(*target) : t);
+  if (check_inputs(call, ctx.builder != nullptr)) [[unlikely]] {
+    moved = with_host_scalars_moved(call);
     call.inputs = moved;
   }
-  check_inputs(call, ctx.builder != nullptr);
   OutputMetas metas;
   call.op.infer(call, metas);
   std::span<Tensor> outputs = size_outputs(metas.size());

@@ -21,6 +21,14 @@ std::string window_kernel(const std::string& t, int inputs, const std::string& b
   return src;
 }
 
+// Thread i's element of an [N, H, W, C] input or an [N, OH, OW, C] pooled output.
+const char* kInputPixel =
+    "    const long long c = i % g.c, iw = (i / g.c) % g.in_w, ih = (i / g.c / g.in_w) % g.in_h,\n"
+    "                    n = i / g.c / g.in_w / g.in_h;\n";
+const char* kOutputPixel =
+    "    const long long c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / g.c / g.out_w) % g.out_h,\n"
+    "                    n = i / g.c / g.out_w / g.out_h;\n";
+
 // The output rows (or columns) whose undilated window holds input row `in_index`:
 // [first, last] clipped to the output.
 const char* kWindowsHolding =
@@ -61,10 +69,7 @@ std::string window_source(WindowKernel kind, DType dtype, std::string_view op) {
     case WindowKernel::Conv2dBackpropInput:  // in0: filter, in1: dy [N,OH,OW,O]; out [N,H,W,C]
       return window_kernel(
           t, 2,
-          "    const long long c = i % g.c, iw = (i / g.c) % g.in_w, ih = (i / g.c / g.in_w) % g.in_h,\n"
-          "                    n = i / g.c / g.in_w / g.in_h;\n"
-          "    " +
-              t +
+          std::string(kInputPixel) + "    " + t +
               " acc = 0;\n"
               "    for (long long kh = 0; kh < g.k_h; ++kh) {\n"
               "      const long long rh = ih + g.pad_top - kh * g.dilation_h;\n"
@@ -104,36 +109,26 @@ std::string window_source(WindowKernel kind, DType dtype, std::string_view op) {
               "    out[i] = acc;\n");
     case WindowKernel::MaxPool:  // in0: input; out [N,OH,OW,C]
       return window_kernel(
-          t, 1,
-          "    const long long c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / g.c / g.out_w) % g.out_h,\n"
-          "                    n = i / g.c / g.out_w / g.out_h;\n"
-          "    out[i] = in0[ef_window_max(in0, g, n, oh, ow, c)];\n");
+          t, 1, std::string(kOutputPixel) + "    out[i] = in0[ef_window_max(in0, g, n, oh, ow, c)];\n");
     case WindowKernel::MaxPoolGrad:  // in0: input, in1: dy; out: the input's shape
-      return window_kernel(
-          t, 2,
-          "    const long long c = i % g.c, iw = (i / g.c) % g.in_w, ih = (i / g.c / g.in_w) % g.in_h,\n"
-          "                    n = i / g.c / g.in_w / g.in_h;\n" +
-              std::string(kWindowsHolding) + "    " + t +
-              " acc = 0;\n"
-              "    for (long long oh = oh_first; oh <= oh_last; ++oh)\n"
-              "      for (long long ow = ow_first; ow <= ow_last; ++ow)\n"
-              "        if (ef_window_max(in0, g, n, oh, ow, c) == i)\n"
-              "          acc += in1[((n * g.out_h + oh) * g.out_w + ow) * g.c + c];\n"
-              "    out[i] = acc;\n");
+      return window_kernel(t, 2,
+                           std::string(kInputPixel) + std::string(kWindowsHolding) + "    " + t +
+                               " acc = 0;\n"
+                               "    for (long long oh = oh_first; oh <= oh_last; ++oh)\n"
+                               "      for (long long ow = ow_first; ow <= ow_last; ++ow)\n"
+                               "        if (ef_window_max(in0, g, n, oh, ow, c) == i)\n"
+                               "          acc += in1[((n * g.out_h + oh) * g.out_w + ow) * g.c + c];\n"
+                               "    out[i] = acc;\n");
     case WindowKernel::MaxPoolGradGrad:  // in0: input, in1: a tensor of its shape; out [N,OH,OW,C]
       return window_kernel(
-          t, 2,
-          "    const long long c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / g.c / g.out_w) % g.out_h,\n"
-          "                    n = i / g.c / g.out_w / g.out_h;\n"
-          "    out[i] = in1[ef_window_max(in0, g, n, oh, ow, c)];\n");
+          t, 2, std::string(kOutputPixel) + "    out[i] = in1[ef_window_max(in0, g, n, oh, ow, c)];\n");
     case WindowKernel::AvgPool:  // in0: input; out [N,OH,OW,C]
       return window_kernel(
           t, 1,
-          "    const long long c = i % g.c, ow = (i / g.c) % g.out_w, oh = (i / g.c / g.out_w) % g.out_h,\n"
-          "                    n = i / g.c / g.out_w / g.out_h;\n"
-          "    const EfSpan rows = ef_window_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);\n"
-          "    const EfSpan cols = ef_window_span(ow * g.stride_w - g.pad_left, g.k_w, g.in_w);\n"
-          "    " +
+          std::string(kOutputPixel) +
+              "    const EfSpan rows = ef_window_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);\n"
+              "    const EfSpan cols = ef_window_span(ow * g.stride_w - g.pad_left, g.k_w, g.in_w);\n"
+              "    " +
               t +
               " acc = 0;\n"
               "    for (long long ih = rows.begin; ih < rows.end; ++ih)\n"
@@ -144,9 +139,7 @@ std::string window_source(WindowKernel kind, DType dtype, std::string_view op) {
     case WindowKernel::AvgPoolGrad:  // in0: dy [N,OH,OW,C]; out [N,H,W,C]
       return window_kernel(
           t, 1,
-          "    const long long c = i % g.c, iw = (i / g.c) % g.in_w, ih = (i / g.c / g.in_w) % g.in_h,\n"
-          "                    n = i / g.c / g.in_w / g.in_h;\n" +
-              std::string(kWindowsHolding) + "    " + t +
+          std::string(kInputPixel) + std::string(kWindowsHolding) + "    " + t +
               " acc = 0;\n"
               "    for (long long oh = oh_first; oh <= oh_last; ++oh) {\n"
               "      const EfSpan rows = ef_window_span(oh * g.stride_h - g.pad_top, g.k_h, g.in_h);\n"

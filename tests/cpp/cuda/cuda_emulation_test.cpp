@@ -16,12 +16,16 @@
 
 #include "backends/cuda/codegen.h"
 #include "backends/cuda/kernels.h"
+#include "cuda/cuda_test_inputs.h"
 #include "eagerflow/eagerflow.h"
 #include "ops/nn/window_geometry.h"
 #include "test_util.h"
 
 namespace ef {
 namespace {
+
+using testing::random_of;
+using testing::valid_second_operand;
 
 // Mirrors EfDims of device_code/prelude.cuh.
 struct EfDims {
@@ -142,18 +146,6 @@ class CudaEmulation : public ::testing::Test {
   Emulated* emulated_ = nullptr;
 };
 
-Tensor random_of(DType dtype, const Shape& shape, int64_t seed) {
-  switch (dtype) {
-    case DType::Bool:
-      return greater(random::uniform(shape, 0.0, 1.0, DType::Float64, seed), 0.5);
-    case DType::Int32:
-    case DType::Int64:
-      return cast(floor(random::uniform(shape, -6.0, 6.0, DType::Float64, seed)), dtype);
-    default:
-      return cast(random::uniform(shape, -2.5, 2.5, DType::Float64, seed), dtype);
-  }
-}
-
 // Same values, NaN where NaN (floats to a few ulps: C's libm may differ in the last bit).
 void expect_same(const Tensor& want, const Tensor& got, const std::string& what) {
   std::vector<double> a = want.to_vector<double>(), b = got.to_vector<double>();
@@ -166,15 +158,6 @@ void expect_same(const Tensor& want, const Tensor& got, const std::string& what)
     else
       EXPECT_NEAR(a[i], b[i], 1e-6 * (1 + std::fabs(a[i]))) << what << " element " << i;
   }
-}
-
-// A second operand the op accepts: integer divisions reject zero divisors and integer
-// pow negative exponents (checked before computing, on every device).
-Tensor valid_second_operand(std::string_view op, Tensor y) {
-  if (!is_integer(y.dtype())) return y;
-  if (op == "divide" || op == "floordiv" || op == "floormod") return where(equal(y, 0), ones_like(y), y);
-  if (op == "pow") return abs(y);
-  return y;
 }
 
 void* ptr(const Tensor& t) { return const_cast<void*>(t.raw_data()); }

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "backends/cuda/codegen.h"
+#include "cuda/cuda_test_inputs.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/core/cuda.h"
 #include "eagerflow/eagerflow.h"
@@ -20,6 +21,9 @@
 
 namespace ef {
 namespace {
+
+using testing::random_of;
+using testing::valid_second_operand;
 
 using ::testing::HasSubstr;
 using testing::rand64;
@@ -52,27 +56,6 @@ void expect_same(const Tensor& cpu, const Tensor& gpu, double rtol = 1e-6) {
       EXPECT_NEAR(a[i], b[i], rtol * std::max(scale, 1.0) + rtol * std::fabs(a[i])) << "element " << i;
     }
   }
-}
-
-Tensor random_of(DType dtype, const Shape& shape, int64_t seed) {
-  switch (dtype) {
-    case DType::Bool:
-      return greater(random::uniform(shape, 0.0, 1.0, DType::Float64, seed), 0.5);
-    case DType::Int32:
-    case DType::Int64:
-      return cast(floor(random::uniform(shape, -6.0, 6.0, DType::Float64, seed)), dtype);
-    default:
-      return cast(random::uniform(shape, -2.5, 2.5, DType::Float64, seed), dtype);
-  }
-}
-
-// A second operand the op accepts: integer divisions reject zero divisors and integer
-// pow negative exponents (checked before computing, on every device).
-Tensor valid_second_operand(std::string_view op, Tensor y) {
-  if (!is_integer(y.dtype())) return y;
-  if (op == "divide" || op == "floordiv" || op == "floormod") return where(equal(y, 0), ones_like(y), y);
-  if (op == "pow") return abs(y);
-  return y;
 }
 
 TEST(CudaUnavailable, MovingToAGpuWithoutOneSaysWhy) {

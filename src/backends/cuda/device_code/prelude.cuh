@@ -1,8 +1,9 @@
 // The prelude of every generated CUDA kernel (src/backends/cuda/codegen.cpp). It is
-// compiled two ways: by NVRTC on a GPU machine at run time, and by clang in CUDA mode
+// compiled three ways: by NVRTC on a GPU machine at run time; by clang in CUDA mode
 // without the toolkit (-nocudainc -nocudalib) as a test on machines without one, which
-// catches errors in device code before it meets a GPU. Only what differs between the
-// two lives under #if: thread indices, barriers and math functions.
+// catches errors in device code before it meets a GPU; and as host C++ that the
+// emulation test runs. Only what differs between them lives under #if: thread indices,
+// barriers, atomics and math functions.
 #pragma once
 
 #if defined(__CUDACC_RTC__)
@@ -21,12 +22,6 @@ EF_DEVICE void ef_atomic_add(int* p, int v) { atomicAdd(p, v); }
 EF_DEVICE void ef_atomic_add(long long* p, long long v) {  // two's complement: wraps as the CPU's
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
-#define EF_MATH(name, f32, f64)                         \
-  EF_DEVICE float ef_##name(float x) { return f32(x); } \
-  EF_DEVICE double ef_##name(double x) { return f64(x); }
-#define EF_MATH2(name, f32, f64)                                    \
-  EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
-  EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
 #elif defined(EF_HOST_EMULATION)
 // Host C++, for tests on machines without a GPU (tests/cpp/cuda/cuda_emulation_test.cpp):
 // a kernel without block barriers runs as a loop over the grid that the test drives
@@ -54,12 +49,6 @@ EF_DEVICE void ef_atomic_add(int* p, int v) {
 EF_DEVICE void ef_atomic_add(long long* p, long long v) {
   *p = static_cast<long long>(static_cast<unsigned long long>(*p) + static_cast<unsigned long long>(v));
 }
-#define EF_MATH(name, f32, f64)                         \
-  EF_DEVICE float ef_##name(float x) { return f32(x); } \
-  EF_DEVICE double ef_##name(double x) { return f64(x); }
-#define EF_MATH2(name, f32, f64)                                    \
-  EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
-  EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
 #else
 // clang without the toolkit: CUDA's keywords as attributes, indices from PTX special
 // registers, math functions declared as libdevice's (NVRTC links libdevice on a GPU).
@@ -88,6 +77,15 @@ EF_DEVICE void ef_atomic_add(long long* p, long long v) { __nvvm_atom_add_gen_ll
   extern "C" __device__ double __nv_##f64(double, double);                 \
   EF_DEVICE float ef_##name(float x, float y) { return __nv_##f32(x, y); } \
   EF_DEVICE double ef_##name(double x, double y) { return __nv_##f64(x, y); }
+#endif
+
+#ifndef EF_MATH  // NVRTC and host emulation: the math functions by their C names
+#define EF_MATH(name, f32, f64)                         \
+  EF_DEVICE float ef_##name(float x) { return f32(x); } \
+  EF_DEVICE double ef_##name(double x) { return f64(x); }
+#define EF_MATH2(name, f32, f64)                                    \
+  EF_DEVICE float ef_##name(float x, float y) { return f32(x, y); } \
+  EF_DEVICE double ef_##name(double x, double y) { return f64(x, y); }
 #endif
 
 EF_MATH(exp, expf, exp)
