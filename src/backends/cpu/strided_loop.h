@@ -24,29 +24,13 @@ struct StridedLayout {
   int64_t total = 1;
 };
 
-// Layout of a contiguous output (operand 0) and N-1 inputs broadcast to `shape`.
+// The layout of N operands iterated over `shape`, operand k stepping in_strides[k][i]
+// along dimension i: size-1 dimensions dropped, and dimension i merged into i+1 when
+// every operand steps through them as one. Shared with the CUDA kernels' launches.
 template <int N>
-StridedLayout<N> make_layout(const Shape& shape, const std::array<const TensorImpl*, N - 1>& inputs) {
+StridedLayout<N> merged_layout(const Shape& shape, const int64_t (&in_strides)[N][kMaxRank]) {
   StridedLayout<N> layout;
-  int rank = shape.rank();
-  // Output strides are contiguous; inputs align to the right (NumPy broadcasting).
-  int64_t stride = 1;
-  int64_t in_strides[N][kMaxRank] = {};
-  for (int i = rank - 1; i >= 0; --i) {
-    in_strides[0][i] = stride;
-    stride *= shape[i];
-  }
-  for (int k = 1; k < N; ++k) {
-    const TensorImpl* in = inputs[k - 1];
-    int offset = rank - in->shape.rank();
-    for (int i = 0; i < rank; ++i) {
-      int j = i - offset;
-      in_strides[k][i] = (j < 0 || in->shape[j] == 1) ? 0 : in->strides[j];
-    }
-  }
-  // Drop size-1 dimensions and merge dimension i into i+1 when every operand steps
-  // through them as one.
-  for (int i = 0; i < rank; ++i) {
+  for (int i = 0; i < shape.rank(); ++i) {
     if (shape[i] == 1) continue;
     int r = layout.rank;
     bool mergeable = r > 0;
@@ -68,6 +52,28 @@ StridedLayout<N> make_layout(const Shape& shape, const std::array<const TensorIm
   }
   layout.total = shape.num_elements();
   return layout;
+}
+
+// Layout of a contiguous output (operand 0) and N-1 inputs broadcast to `shape`.
+template <int N>
+StridedLayout<N> make_layout(const Shape& shape, const std::array<const TensorImpl*, N - 1>& inputs) {
+  int rank = shape.rank();
+  // Output strides are contiguous; inputs align to the right (NumPy broadcasting).
+  int64_t stride = 1;
+  int64_t in_strides[N][kMaxRank] = {};
+  for (int i = rank - 1; i >= 0; --i) {
+    in_strides[0][i] = stride;
+    stride *= shape[i];
+  }
+  for (int k = 1; k < N; ++k) {
+    const TensorImpl* in = inputs[k - 1];
+    int offset = rank - in->shape.rank();
+    for (int i = 0; i < rank; ++i) {
+      int j = i - offset;
+      in_strides[k][i] = (j < 0 || in->shape[j] == 1) ? 0 : in->strides[j];
+    }
+  }
+  return merged_layout<N>(shape, in_strides);
 }
 
 // Calls row(len, offsets, inner_strides) for each run of the innermost dimension

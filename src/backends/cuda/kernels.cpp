@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/strided_loop.h"
 #include "backends/cuda/codegen.h"
 #include "backends/cuda/kernel_cache.h"
 #include "backends/cuda/runtime.h"
@@ -18,45 +19,7 @@ namespace {
 struct EfDims {
   long long v[8] = {};
 };
-static_assert(kMaxRank <= 8);
-
-// Sizes and per-operand strides of an iteration over `shape` in row-major order, with
-// size-1 dimensions dropped and neighbours merged where every operand steps through
-// them as one (so a contiguous operation is one dimension).
-struct Layout {
-  int rank = 0;
-  EfDims sizes;
-  std::vector<EfDims> strides;  // per operand
-  int64_t n = 0;
-};
-
-Layout make_layout(const Shape& shape, const std::vector<Dims>& operand_strides) {
-  Layout l;
-  // Up to kMaxRank dimensions survive merging (tile's views have twice as many).
-  static_assert(kMaxRank <= 8);
-  l.strides.resize(operand_strides.size());
-  l.n = shape.num_elements();
-  for (int d = 0; d < shape.rank(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = l.rank > 0;
-    for (size_t k = 0; k < operand_strides.size() && merge; ++k)
-      merge = l.strides[k].v[l.rank - 1] == operand_strides[k][d] * shape[d];
-    if (merge) {
-      l.sizes.v[l.rank - 1] *= shape[d];
-      for (size_t k = 0; k < operand_strides.size(); ++k) l.strides[k].v[l.rank - 1] = operand_strides[k][d];
-    } else {
-      l.sizes.v[l.rank] = shape[d];
-      for (size_t k = 0; k < operand_strides.size(); ++k) l.strides[k].v[l.rank] = operand_strides[k][d];
-      ++l.rank;
-    }
-  }
-  if (l.rank == 0) {
-    l.rank = 1;
-    l.sizes.v[0] = 1;
-    for (EfDims& s : l.strides) s.v[0] = 1;
-  }
-  return l;
-}
+static_assert(kMaxRank == 8, "EfDims holds kMaxRank dimensions");
 
 // `t`'s strides as seen by an iteration over `shape` (t broadcast to it).
 Dims broadcast_strides(const Tensor& t, const Shape& shape) {
@@ -80,31 +43,49 @@ DeviceState& device_of(const Tensor& t) {
 
 // Runs the map kernel of `source` writing the contiguous `out` from `inputs`.
 // Runs the map kernel of `source` writing `out` (any strides: a view of a larger
-// output, for concat and pad) from `inputs`; `param` is the functor's parameter.
-void run_map(const std::string& source, Tensor& out, std::span<const Tensor> inputs, std::string_view op,
-             double param = 0) {
-  if (out.num_elements() == 0) return;
+// output, for concat and pad) from N - 1 `inputs`; `param` is the functor's parameter.
+template <int N>
+void run_map_of(const std::string& source, Tensor& out, std::span<const Tensor> inputs, std::string_view op,
+                double param) {
+  int64_t strides[N][kMaxRank] = {};
+  std::copy(out.strides().begin(), out.strides().end(), strides[0]);
+  for (int k = 1; k < N; ++k) {
+    const Dims b = broadcast_strides(inputs[static_cast<size_t>(k - 1)], out.shape());
+    std::copy(b.begin(), b.end(), strides[k]);
+  }
+  const cpu::StridedLayout<N> l = cpu::merged_layout<N>(out.shape(), strides);
+  EfDims sizes, operand_strides[N];
+  std::copy(l.sizes, l.sizes + kMaxRank, sizes.v);
+  for (int k = 0; k < N; ++k) std::copy(l.strides[k], l.strides[k] + kMaxRank, operand_strides[k].v);
   DeviceState& d = device_of(out);
-  std::vector<Dims> strides{out.strides()};
-  for (const Tensor& t : inputs) strides.push_back(broadcast_strides(t, out.shape()));
-  Layout l = make_layout(out.shape(), strides);
-  if (l.rank > 8)
-    fail<UnimplementedError>(
-        op, ": a tensor of shape ", out.shape(),
-        " whose operands' strides cannot be merged into 8 dimensions is not supported on "
-        "CUDA devices");
   api::CUfunction fn = compiled_kernel(d, source, op);
-  std::vector<void*> pointers{element_ptr(out)};
-  for (const Tensor& t : inputs) pointers.push_back(element_ptr(t));
-  long long n = l.n;
+  void* pointers[N] = {element_ptr(out)};
+  for (int k = 1; k < N; ++k) pointers[k] = element_ptr(inputs[static_cast<size_t>(k - 1)]);
+  long long n = l.total;
+  int rank = l.rank;
   std::vector<void*> params;
   for (void*& p : pointers) params.push_back(&p);
   params.push_back(&n);
-  params.push_back(&l.rank);
-  params.push_back(&l.sizes);
-  for (EfDims& s : l.strides) params.push_back(&s);
+  params.push_back(&rank);
+  params.push_back(&sizes);
+  for (EfDims& s : operand_strides) params.push_back(&s);
   params.push_back(&param);
   launch(d, fn, n, params.data(), op);
+}
+
+void run_map(const std::string& source, Tensor& out, std::span<const Tensor> inputs, std::string_view op,
+             double param = 0) {
+  if (out.num_elements() == 0) return;
+  switch (inputs.size()) {
+    case 1:
+      return run_map_of<2>(source, out, inputs, op, param);
+    case 2:
+      return run_map_of<3>(source, out, inputs, op, param);
+    case 3:
+      return run_map_of<4>(source, out, inputs, op, param);
+    default:
+      fail<InternalError>(op, ": a CUDA map kernel takes 1 to 3 inputs, got ", inputs.size());
+  }
 }
 
 // A host value of `dtype` in 8 bytes, for passing scalars to kernels.
