@@ -259,11 +259,9 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
     const std::string n(ef::name(t));
     out.emplace_back("argmax_" + n, arg_reduce_source(t, DType::Int64, true, "argmax"));
     out.emplace_back("argmin_" + n, arg_reduce_source(t, DType::Int32, false, "argmin"));
-    out.emplace_back("gather_" + n, gather_source(t, DType::Int64, "gather"));
     out.emplace_back("cumsum_" + n, scan_source(t, "sum", false, false, "cumsum"));
     out.emplace_back("cumprod_" + n, scan_source(t, "prod", true, true, "cumprod"));
   }
-  out.emplace_back("gather_bool", gather_source(DType::Bool, DType::Int32, "gather"));
   for (size_t size : {1, 2, 4, 8})
     out.emplace_back("gather_rows_" + std::to_string(size), gather_rows_source(size));
   for (DType t : {DType::Float32, DType::Float64, DType::Int32, DType::Int64})

@@ -63,9 +63,6 @@ uint32_t device_dtypes();
 // out[o] = the index (of type `index`) of the first largest (is_max) or smallest
 // element of each reduced line, the first NaN winning; one block per output.
 std::string arg_reduce_source(DType dtype, DType index, bool is_max, std::string_view op);
-// out = x gathered along its middle axis: x is contiguous [outer, axis_size, inner],
-// out is [outer, indices, inner]; indices are checked before the launch.
-std::string gather_source(DType dtype, DType index, std::string_view op);
 // out[i] = x[offsets[i / row] + i % row], moving `element_size`-byte words.
 std::string gather_rows_source(size_t element_size);
 // out[offsets[t] + s] += updates[t * row + s] with atomic adds (or, for bool).

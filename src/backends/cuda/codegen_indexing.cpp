@@ -73,20 +73,6 @@ std::string arg_reduce_source(DType dtype, DType index, bool is_max, std::string
          "  }\n}\n";
 }
 
-std::string gather_source(DType dtype, DType index, std::string_view op) {
-  const std::string t(device_type(dtype, op)), it(device_type(index, op));
-  return "#include \"functors.cuh\"\n"
-         "EF_KERNEL void ef_kernel(" +
-         t + "* __restrict__ out, const " + t + "* __restrict__ x, const " + it +
-         "* __restrict__ idx, long long n, long long num_indices, long long axis_size, long long inner) {\n"
-         "  const long long step = ef_block_count() * ef_block_size();\n"
-         "  for (long long i = ef_block_index() * ef_block_size() + ef_thread_in_block(); i < n; i += step) "
-         "{\n"
-         "    const long long k = i % inner, j = (i / inner) % num_indices, o = i / (inner * num_indices);\n"
-         "    out[i] = x[(o * axis_size + static_cast<long long>(idx[j])) * inner + k];\n"
-         "  }\n}\n";
-}
-
 std::string gather_rows_source(size_t element_size) {
   const std::string w = element_size == 1   ? "unsigned char"
                         : element_size == 2 ? "unsigned short"

@@ -386,21 +386,6 @@ void arg_reduce_kernel(const OpCall& call, std::span<Tensor> outputs) {
   launch_blocks(d, fn, std::min<long long>(outputs_n, 65535LL * 16), kReduceBlock, params, call.op.name);
 }
 
-void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op) {
-  if (out.num_elements() == 0) return;
-  Tensor dense = x.contiguous(), idx = indices.contiguous();
-  long long inner = 1;
-  for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
-  long long axis_size = x.shape()[axis], num_indices = idx.num_elements(), n = out.num_elements();
-  DeviceState& d = device_of(out);
-  api::CUfunction fn = compiled_kernel(d, gather_source(x.dtype(), idx.dtype(), op), op);
-  void* out_ptr = element_ptr(out);
-  void* x_ptr = element_ptr(dense);
-  void* idx_ptr = element_ptr(idx);
-  void* params[] = {&out_ptr, &x_ptr, &idx_ptr, &n, &num_indices, &axis_size, &inner};
-  launch(d, fn, n, params, op);
-}
-
 void scan_kernel(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
   if (out.num_elements() == 0) return;

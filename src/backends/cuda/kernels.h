@@ -55,8 +55,5 @@ void run_window(WindowKernel kind, const WindowGeometry& g, std::span<const Tens
 // ops).
 // Every element of `out` set to `value` (an int64, double or bool attr value).
 void fill(Tensor& out, const AttrValue& value);
-// out[outer, j, inner] = x[outer, indices[j], inner] around `axis`; the indices must
-// already be known to lie in [0, x.shape()[axis]).
-void gather_along_axis(const Tensor& x, const Tensor& indices, int axis, Tensor& out, std::string_view op);
 
 }  // namespace ef::cuda

@@ -108,6 +108,18 @@ void infer_gather(const OpCall& call, OutputMetas& out) {
   out.add(call.inputs[0].dtype(), shape);
 }
 
+// The values of gather's indices, each checked against the axis it indexes (on the
+// host, whatever the device: a bad index is the same error everywhere).
+std::vector<int64_t> checked_gather_indices(const OpCall& call, int axis) {
+  const Shape& ps = call.inputs[0].shape();
+  const Shape& is = call.inputs[1].shape();
+  std::vector<int64_t> idx = index_values(call.inputs[1]);
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] < 0 || idx[i] >= ps[axis])
+      bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], ps[axis], ps);
+  return idx;
+}
+
 void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
   auto [axis, bd] = gather_dims(call);
   Tensor params = detail::materialize(call.inputs[0]);
@@ -118,9 +130,7 @@ void gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const int64_t N = ps[axis];
   const int64_t I = product(ps.begin() + axis + 1, ps.end(), "gather");
   const int64_t K = product(is.begin() + bd, is.end(), "gather");
-  std::vector<int64_t> idx = index_values(call.inputs[1]);
-  for (size_t i = 0; i < idx.size(); ++i)
-    if (idx[i] < 0 || idx[i] >= N) bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], N, ps);
+  const std::vector<int64_t> idx = checked_gather_indices(call, axis);
   if (outputs[0].num_elements() == 0) return;
   detail::dispatch_word(params.dtype(), [&](auto tag) {
     using W = typename decltype(tag)::type;
@@ -181,25 +191,20 @@ std::vector<Tensor> gather_grad(const GradCall& call) {
   return {ef::transpose(grad, back), Tensor()};
 }
 
-// On a CUDA device the indices are checked on the host first (one copy and a wait), so
-// that a bad index is the same error as on the CPU rather than a fault in a kernel.
+// On CUDA devices: each output row of I elements is a row of params, found on the host
+// as the CPU kernel finds it (params seen as [B, O, N, I], indices as [B, K]), then
+// copied by one kernel.
 void gather_cuda(const OpCall& call, std::span<Tensor> outputs) {
   auto [axis, bd] = gather_dims(call);
+  const std::vector<int64_t> idx = checked_gather_indices(call, axis);
+  if (outputs[0].num_elements() == 0) return;
   const Shape& ps = call.inputs[0].shape();
   const Shape& is = call.inputs[1].shape();
-  std::vector<int64_t> idx = index_values(call.inputs[1]);
-  for (size_t i = 0; i < idx.size(); ++i)
-    if (idx[i] < 0 || idx[i] >= ps[axis])
-      bad_index(call.op.name, is, static_cast<int64_t>(i), idx[i], ps[axis], ps);
-  if (bd == 0) return cuda::gather_along_axis(call.inputs[0], call.inputs[1], axis, outputs[0], call.op.name);
-  // With batch axes: each output row of I elements is a row of params, found on the
-  // host as the CPU kernel finds it (params seen as [B, O, N, I], indices as [B, K]).
-  if (outputs[0].num_elements() == 0) return;
   const int64_t O = product(ps.begin() + bd, ps.begin() + axis, "gather");
   const int64_t N = ps[axis];
   const int64_t I = product(ps.begin() + axis + 1, ps.end(), "gather");
   const int64_t K = product(is.begin() + bd, is.end(), "gather");
-  const int64_t rows = outputs[0].num_elements() / std::max<int64_t>(I, 1);
+  const int64_t rows = outputs[0].num_elements() / I;
   std::vector<int64_t> offsets(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t k = r % K, bo = r / K, b = bo / O;

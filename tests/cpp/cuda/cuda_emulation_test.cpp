@@ -126,7 +126,6 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
   out.emplace_back("window6", cuda::window_source(cuda::WindowKernel::AvgPoolGrad, DType::Float64, "window"));
   out.emplace_back("window7",
                    cuda::window_source(cuda::WindowKernel::MaxPoolGradGrad, DType::Float64, "window"));
-  out.emplace_back("gather", cuda::gather_source(DType::Float64, DType::Int64, "gather"));
   out.emplace_back("cumsum", cuda::scan_source(DType::Float64, "sum", true, true, "cumsum"));
   out.emplace_back("gather_rows", cuda::gather_rows_source(8));
   out.emplace_back("sort_asc", cuda::sort_rank_source(DType::Float64, false, true, true, "sort"));
@@ -280,11 +279,11 @@ TEST_F(CudaEmulation, GatherAndScanMatchTheCpu) {
   Tensor x = random_of(DType::Float64, {4, 5, 3}, 7);
   Tensor idx = constant(std::vector<int64_t>{4, 0, 2, 2}, {4});
   Tensor want = gather(x, idx, 1), got = detail::empty_tensor(DType::Float64, want.shape());
-  auto fn =
-      emulated_
-          ->kernel<void (*)(void*, const void*, const void*, long long, long long, long long, long long)>(
-              "gather");
-  emulated_->run([&] { fn(ptr(got), ptr(x), ptr(idx), got.num_elements(), 4, 5, 3); });
+  // gather as CUDA runs it: rows of 3 elements at offsets (o * 5 + idx[k]) * 3.
+  Tensor offsets =
+      constant(std::vector<int64_t>{12, 0, 6, 6, 27, 15, 21, 21, 42, 30, 36, 36, 57, 45, 51, 51}, {16});
+  auto fn = emulated_->kernel<void (*)(void*, const void*, const void*, long long, long long)>("gather_rows");
+  emulated_->run([&] { fn(ptr(got), ptr(x), ptr(offsets), got.num_elements(), 3); });
   expect_same(want, got, "gather");
   Tensor scanned = cumsum(x, 1, true, true), got_scan = detail::empty_tensor(DType::Float64, x.shape());
   auto scan = emulated_->kernel<void (*)(void*, const void*, long long, long long, long long)>("cumsum");
