@@ -13,6 +13,7 @@ packages=(
   zlib1g-dev                 # gzip-compressed IDX files
   dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev         # checkpoint headers
+  libprotobuf-dev protobuf-compiler  # TensorBoard event files
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.

@@ -28,6 +28,7 @@
 #include "eagerflow/io/crc32c.h"
 #include "eagerflow/io/model_file.h"
 #include "eagerflow/io/safetensors.h"
+#include "eagerflow/io/summary.h"
 #include "eagerflow/nn/activations.h"
 #include "eagerflow/nn/callbacks.h"
 #include "eagerflow/nn/conv_layers.h"

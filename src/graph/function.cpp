@@ -294,12 +294,19 @@ Function::Function(Body body, std::string name, std::optional<std::vector<Tensor
 int Function::trace_count() const { return cache_->trace_count; }
 const std::string& Function::name() const { return cache_->name; }
 
+namespace {
+thread_local FunctionObserver t_function_observer;
+}  // namespace
+
 ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std::string& static_key,
                                  const Body& body) const {
   const std::string key = static_key + "|" + detail::signature_key(specs);
   {
     std::lock_guard<std::mutex> lock(cache_->mutex);
-    if (auto it = cache_->traces.find(key); it != cache_->traces.end()) return it->second;
+    if (auto it = cache_->traces.find(key); it != cache_->traces.end()) {
+      if (t_function_observer) t_function_observer(it->second);
+      return it->second;
+    }
   }
   if (!body)
     fail(cache_->name, ": this Function was made without a body of its own (a typed C++ function, or one from "
@@ -361,8 +368,12 @@ ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std
   ConcreteFunction traced(std::move(st));
   std::lock_guard<std::mutex> lock(cache_->mutex);
   ++cache_->trace_count;
-  return cache_->traces.emplace(key, traced).first->second;
+  const ConcreteFunction& kept = cache_->traces.emplace(key, traced).first->second;
+  if (t_function_observer) t_function_observer(kept);
+  return kept;
 }
+
+void set_function_observer(FunctionObserver observer) { t_function_observer = std::move(observer); }
 
 std::vector<Tensor> Function::call(const std::vector<Tensor>& tensors, const std::string& static_key,
                                    const Body& body, CallSite where) const {

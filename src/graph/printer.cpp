@@ -86,6 +86,61 @@ std::string Graph::to_string() const {
   return os.str();
 }
 
+namespace {
+
+std::string kind_name(const detail::Node& n) {
+  switch (n.kind) {
+    case detail::NodeKind::kOp:
+      return std::string(n.op->name);
+    case detail::NodeKind::kPlaceholder:
+      return "placeholder";
+    case detail::NodeKind::kConstant:
+      return "constant";
+    case detail::NodeKind::kReadVariable:
+      return "read_variable";
+    case detail::NodeKind::kAssignVariable:
+      return "assign_variable";
+    case detail::NodeKind::kGroup:
+      return "group";
+    case detail::NodeKind::kCond:
+      return "cond";
+    case detail::NodeKind::kWhile:
+      return "while";
+  }
+  return "?";
+}
+
+void list_nodes(const detail::GraphState& g, const std::string& prefix, std::vector<NodeInfo>& out) {
+  auto input_name = [&](const detail::ValueRef& r) {
+    return prefix + g.node(r.node).name + (r.index ? ":" + std::to_string(r.index) : "");
+  };
+  for (const detail::Node& n : g.nodes) {
+    NodeInfo info{prefix + n.name, kind_name(n), {}, {}, n.outputs};
+    for (const detail::ValueRef& in : n.inputs) info.inputs.push_back(input_name(in));
+    for (int c : n.control_inputs) info.inputs.push_back("^" + prefix + g.node(c).name);
+    if (n.kind == detail::NodeKind::kOp)
+      for (size_t i = 0; i < n.attrs.size() && i < n.op->attr_names.size(); ++i)
+        info.attrs.emplace_back(n.op->attr_names[i], to_string(n.attrs[i]));
+    if (n.variable) info.attrs.emplace_back("variable", n.variable->name());
+    if (n.kind == detail::NodeKind::kConstant && n.value.num_elements() <= 4)
+      info.attrs.emplace_back("value", n.value.to_string());
+    out.push_back(std::move(info));
+    if (n.control) {
+      const bool is_cond = n.kind == detail::NodeKind::kCond;
+      list_nodes(*n.control->first.graph, prefix + n.name + (is_cond ? "/true_branch/" : "/condition/"), out);
+      list_nodes(*n.control->second.graph, prefix + n.name + (is_cond ? "/false_branch/" : "/body/"), out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<NodeInfo> Graph::nodes() const {
+  std::vector<NodeInfo> out;
+  list_nodes(*state_, "", out);
+  return out;
+}
+
 std::string Graph::to_dot() const {
   const detail::GraphState& g = *state_;
   auto quoted = [](std::string s) {

@@ -83,6 +83,12 @@ class ConcreteFunction {
   std::shared_ptr<detail::ConcreteFunctionState> state_;
 };
 
+// Tools that want the graphs a thread runs (summary::trace_on) set an observer: it sees
+// the concrete function each call of a Function picks, newly traced or cached.
+using FunctionObserver = std::function<void(const ConcreteFunction&)>;
+// Sets this thread's observer; an empty one stops observing.
+void set_function_observer(FunctionObserver observer);
+
 // Code in the scope runs as it would outside every function being traced on this thread
 // (TensorFlow's tf.init_scope): eagerly when the trace began eagerly, in the enclosing
 // graph otherwise; tapes do not record it. For creating state inside a function on its

@@ -23,10 +23,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/runtime/context.h"
+#include "eagerflow/runtime/op_def.h"
 #include "eagerflow/runtime/variable.h"
 
 namespace ef {
@@ -54,6 +56,21 @@ class Operation {
   int node_ = -1;
 };
 
+// One node of Graph::nodes().
+struct NodeInfo {
+  // Unique in the graph; a node of a cond branch or loop body is prefixed by its
+  // control-flow node ("cond/true_branch/add_1"), as TensorFlow's name scopes are.
+  std::string name;
+  // The op's registered name for primitive ops, else what the node is: "placeholder",
+  // "constant", "read_variable", "assign_variable", "group", "cond", "while".
+  std::string op;
+  // "name" for a node's first output, "name:k" for output k, "^name" for a node that
+  // must run before this one (control input).
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> attrs;  // name, value as text
+  std::vector<TensorMeta> outputs;
+};
+
 class Graph {
  public:
   Graph();
@@ -79,6 +96,10 @@ class Graph {
   std::string to_string() const;
   // The graph in Graphviz DOT.
   std::string to_dot() const;
+  // Every node, sub-graph nodes included, as tools outside src/graph see them
+  // (TensorBoard's graph tab): in creation order, branches and loop bodies after their
+  // control-flow node.
+  std::vector<NodeInfo> nodes() const;
 
   // The graph a symbolic tensor belongs to; throws InvalidArgumentError for an eager one.
   static Graph of(const Tensor& t);
