@@ -25,6 +25,7 @@ void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX fil
 void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
 void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Function
 void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory
+void bind_summary(py::module_& m);  // the submodule _core.summary: TensorBoard event files
 
 // A Python object that C++ keeps (a callback inside a std::function, say) and may
 // release on a thread that does not hold the GIL: the destructor takes the GIL.

@@ -407,6 +407,26 @@ void bind_model(py::module_& keras) {
            "monitor"_a = "val_loss", "factor"_a = 0.1, "patience"_a = 10, "verbose"_a = 0, "mode"_a = "auto",
            "min_delta"_a = 1e-4, "cooldown"_a = 0, "min_lr"_a = 0.0);
 
+  py::class_<cb::TensorBoard, cb::Callback, std::shared_ptr<cb::TensorBoard>>(sub, "TensorBoard")
+      .def(py::init([](py::handle log_dir, int histogram_freq, bool write_graph, py::handle update_freq) {
+             // Keras' update_freq: "epoch", "batch" (every batch) or a number of batches.
+             int64_t every = 0;
+             if (py::isinstance<py::str>(update_freq)) {
+               const std::string name = update_freq.cast<std::string>();
+               if (name == "batch")
+                 every = 1;
+               else if (name != "epoch")
+                 throw ef::InvalidArgumentError(
+                     "TensorBoard: update_freq must be 'epoch', 'batch' or an int, got '" + name + "'");
+             } else {
+               every = int64_of(update_freq, "update_freq");
+             }
+             return std::make_shared<cb::TensorBoard>(cb::TensorBoardOptions{
+                 py::str(log_dir).cast<std::string>(), histogram_freq, write_graph, every});
+           }),
+           "log_dir"_a = "logs", "histogram_freq"_a = 0, "write_graph"_a = true, "update_freq"_a = "epoch")
+      .def_property_readonly("log_dir", [](const cb::TensorBoard& t) { return t.options().log_dir; });
+
   py::module_ losses = keras.attr("losses").cast<py::module_>();
   py::class_<FunctionLoss, nn::losses::Loss, std::shared_ptr<FunctionLoss>>(losses, "_FunctionLoss")
       .def(py::init(

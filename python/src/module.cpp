@@ -77,4 +77,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_io(m);
   efpy::bind_graph(m);
   efpy::bind_devices(m);
+  efpy::bind_summary(m);
 }

@@ -14,11 +14,16 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+
+namespace ef::summary {
+class SummaryWriter;
+}
 
 namespace ef::nn {
 
@@ -193,6 +198,33 @@ class ReduceLROnPlateau : public Callback {
   bool larger_is_better_ = false;
   std::optional<double> best_;
   int wait_ = 0, cooldown_left_ = 0;
+};
+
+struct TensorBoardOptions {
+  std::string log_dir = "logs";
+  int histogram_freq = 0;   // epochs between histograms of every variable; 0: none
+  bool write_graph = true;  // the traced train step's graph (TensorBoard's graph tab)
+  int64_t update_freq = 0;  // 0: once per epoch (Keras' "epoch"); n: also every n batches
+};
+
+// Writes what fit logs as TensorBoard event files, as Keras' TensorBoard callback does:
+// log_dir/train gets "epoch_<name>" scalars (loss, metrics, learning_rate) per epoch,
+// "batch_<name>" every update_freq batches, the variables' histograms and the train
+// step's graph; log_dir/validation gets the "val_" entries as "epoch_<name>".
+class TensorBoard : public Callback {
+ public:
+  explicit TensorBoard(TensorBoardOptions options = {});
+  void on_train_begin(const Logs& logs) override;
+  void on_train_batch_end(int64_t batch, const Logs& logs) override;
+  void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+  const TensorBoardOptions& options() const { return options_; }
+
+ private:
+  TensorBoardOptions options_;
+  std::shared_ptr<summary::SummaryWriter> train_, validation_;
+  int64_t batches_ = 0;  // train batches since on_train_begin
+  bool graph_pending_ = false;
 };
 
 }  // namespace callbacks

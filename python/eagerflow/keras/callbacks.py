@@ -3,7 +3,8 @@
 self.model.stop_training = True ends fit after the epoch. The built-in ones run in C++
 (eagerflow/nn/callbacks.h)."""
 from eagerflow._core.keras.callbacks import (  # noqa: F401
-    Callback, CSVLogger, EarlyStopping, LearningRateScheduler, ModelCheckpoint, ReduceLROnPlateau, TerminateOnNaN,
+    Callback, CSVLogger, EarlyStopping, LearningRateScheduler, ModelCheckpoint, ReduceLROnPlateau, TensorBoard,
+    TerminateOnNaN,
 )
 
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "test_util.h"
 
@@ -144,6 +145,62 @@ TEST(Model, ModelCheckpointSavesTheBestEpochs) {
   fresh->predict(x);  // built
   io::Checkpoint{{"model", *fresh}}.restore(save->saved().back());
   expect_values(fresh->predict(x), model->predict(x).to_vector<double>(), 0);
+}
+
+// The event file in `folder` (one per writer).
+std::vector<summary::Event> events_in(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) files.push_back(entry.path());
+  EXPECT_EQ(files.size(), 1u) << folder;
+  return files.empty() ? std::vector<summary::Event>{} : summary::read_event_file(files[0].string());
+}
+
+// (tag, step) -> value of every scalar in `events`.
+std::map<std::pair<std::string, int64_t>, double> scalars(const std::vector<summary::Event>& events) {
+  std::map<std::pair<std::string, int64_t>, double> out;
+  for (const summary::Event& e : events)
+    for (const summary::Value& v : e.values)
+      if (v.plugin_name == "scalars") out[{v.tag, e.step}] = v.tensor.item<double>();
+  return out;
+}
+
+TEST(Model, TensorBoardWritesWhatKerasWrites) {
+  auto [x, y] = linear_data(40);
+  auto model = linear_model(false);
+  const std::filesystem::path dir = ::testing::TempDir() + "/model_tensorboard";
+  std::filesystem::remove_all(dir);
+  auto board = std::make_shared<callbacks::TensorBoard>(
+      callbacks::TensorBoardOptions{.log_dir = dir.string(), .histogram_freq = 2, .update_freq = 2});
+  auto history = model->fit(
+      x, y, {.batch_size = 8, .epochs = 3, .verbose = 0, .callbacks = {board}, .validation_split = 0.2});
+
+  const std::vector<summary::Event> train = events_in(dir / "train");
+  const auto train_scalars = scalars(train);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_NEAR(train_scalars.at({"epoch_loss", epoch}), history->history().at("loss")[epoch], 1e-6);
+    EXPECT_NEAR(train_scalars.at({"epoch_learning_rate", epoch}), 0.1, 1e-7);
+  }
+  // 4 train batches per epoch (32 rows): batch_loss at batches 2, 4, ..., 12.
+  int batch_points = 0;
+  for (const auto& [key, value] : train_scalars) batch_points += key.first == "batch_loss";
+  EXPECT_EQ(batch_points, 6);
+  EXPECT_TRUE(train_scalars.contains({"batch_loss", 12}));
+  // Histograms of the kernel and the bias at epochs 0 and 2.
+  std::vector<std::pair<std::string, int64_t>> histograms;
+  for (const summary::Event& e : train)
+    for (const summary::Value& v : e.values)
+      if (v.plugin_name == "histograms") histograms.emplace_back(v.tag, e.step);
+  EXPECT_EQ(histograms.size(), 4u);
+  EXPECT_THAT(histograms, ::testing::Contains(std::pair<std::string, int64_t>{"dense/kernel", 2}));
+  // The traced train step's graph.
+  bool has_graph = false;
+  for (const summary::Event& e : train) has_graph |= e.has_graph && !e.graph_nodes.empty();
+  EXPECT_TRUE(has_graph);
+
+  const auto validation_scalars = scalars(events_in(dir / "validation"));
+  EXPECT_EQ(validation_scalars.size(), 3u);
+  EXPECT_NEAR(validation_scalars.at({"epoch_loss", 2}), history->history().at("val_loss")[2], 1e-6);
+  EXPECT_FALSE(summary::tracing());
 }
 
 TEST(Model, BadInputGetsClearErrors) {
