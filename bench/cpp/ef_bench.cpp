@@ -16,6 +16,23 @@ void register_elementwise() {
     ef::Tensor a = ef::constant({1.f}), b = ef::constant({2.f});
     for (auto _ : st) benchmark::DoNotOptimize(ef::add(a, b));
   });
+  // The same while the profiler records every op (Note [profiler cost]); restarted
+  // every 2^16 calls, untimed, so that its buffers stay small.
+  bench::register_one("dispatch/add_1elem_profiled", [](benchmark::State& st) {
+    ef::Tensor a = ef::constant({1.f}), b = ef::constant({2.f});
+    ef::profiler::start();
+    int64_t calls = 0;
+    for (auto _ : st) {
+      benchmark::DoNotOptimize(ef::add(a, b));
+      if (++calls % 65536 == 0) {
+        st.PauseTiming();
+        ef::profiler::stop();
+        ef::profiler::start();
+        st.ResumeTiming();
+      }
+    }
+    ef::profiler::stop();
+  });
   bench::register_sized("add", bench::kElementwiseSizes, [](benchmark::State& st, int64_t n) {
     ef::Tensor a = make_input(n, 1), b = make_input(n, 2);
     for (auto _ : st) benchmark::DoNotOptimize(ef::add(a, b));

@@ -62,5 +62,6 @@
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/runtime/dispatch.h"
 #include "eagerflow/runtime/op_def.h"
+#include "eagerflow/runtime/profiler.h"
 #include "eagerflow/runtime/variable.h"
 #include "eagerflow/utils/progbar.h"

@@ -26,6 +26,7 @@ void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointMa
 void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Function
 void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory
 void bind_summary(py::module_& m);  // the submodule _core.summary: TensorBoard event files
+void bind_profiler(py::module_& m);  // the submodule _core.profiler: op timings, Chrome traces
 
 // A Python object that C++ keeps (a callback inside a std::function, say) and may
 // release on a thread that does not hold the GIL: the destructor takes the GIL.

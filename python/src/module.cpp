@@ -78,4 +78,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_graph(m);
   efpy::bind_devices(m);
   efpy::bind_summary(m);
+  efpy::bind_profiler(m);
 }

@@ -1,4 +1,5 @@
 #include "eagerflow/runtime/dispatch.h"
+#include "eagerflow/runtime/profiler.h"
 
 #include "runtime/dispatch_internal.h"
 
@@ -118,6 +119,7 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   Device device = call.inputs.empty() ? Context::current().device : call.inputs[0].device();
   KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
   if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
+  const profiler::detail::OpTimer timer(call.op.name, device, call.inputs);
   if (!call.op.traits.view && device.type == DeviceType::CPU && involves_half(call, metas)) [[unlikely]] {
     run_widened(kernel, call, metas, outputs, device);
     return;
