@@ -3,7 +3,8 @@
 #   make run            build and train the Fashion-MNIST MLP example (examples/fashion_mnist_mlp.cpp)
 #   make test           build and run every C++ test (gtest via ctest, fuzz-input replay)
 #   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
-#   make install-test   install into a temporary prefix and build an outside project against it
+#   make install-test   install into a temporary prefix and build an outside project against it;
+#                       pip-install the Python package (wheel and `pip install .`) into virtual environments
 #   make fuzz           run the libFuzzer targets (ops, checkpoint reader) for FUZZ_TIME seconds in all (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
 #   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md)
@@ -50,6 +51,7 @@ test-sanitize: setup build-asan/build.ninja
 
 install-test: build
 	scripts/install_test.sh $(BUILD_DIR)
+	scripts/pip_install_test.sh $(BUILD_DIR)
 
 build-fuzz/build.ninja: | setup
 	cmake -S . -B build-fuzz $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

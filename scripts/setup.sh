@@ -18,6 +18,8 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-torch
+  python3-matplotlib         # keras.utils.plot_history (optional for users; tested here)
+  python3-venv python3-pip python3-build python3-setuptools python3-wheel  # pip install . / wheels
 )
 if [[ "${1:-}" == "bench" ]]; then
   # libtorch-dev: the PyTorch (ATen C++) peer that bench/cpp/torch_bench.cpp links.

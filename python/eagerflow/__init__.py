@@ -50,7 +50,7 @@ from eagerflow.autodiff import (  # noqa: F401
     implicit_gradients, implicit_value_and_gradients, stop_gradient, value_and_gradients_function,
 )
 
-__version__ = "0.1.0"
+__version__ = _core.__version__  # from VERSION, through CMake
 
 # Tensor.shape as a TensorShape (a tuple with TensorFlow's methods).
 Tensor.shape = property(lambda self: TensorShape(self._shape_tuple),

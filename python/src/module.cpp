@@ -65,6 +65,7 @@ void bind_errors(py::module_& m) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "eagerflow's C++ runtime (use the `eagerflow` package)";
+  m.attr("__version__") = EF_VERSION;
   efpy::bind_errors(m);
   efpy::bind_tensor(m);
   efpy::bind_math_ops(m);

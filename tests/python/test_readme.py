@@ -15,3 +15,4 @@ def test_readme_python_blocks_run(capsys):
     assert "200 1\n" in out  # the training step traced once, its optimizer stepped every call
     assert re.search(r"accuracy (0\.9\d|1\.00)", out)  # the Keras fit example learned
     assert "<dtype: 'bfloat16'> <dtype: 'float32'>" in out  # mixed precision
+    assert "Calls" in out and "matmul" in out  # the profiler table of the TensorBoard example

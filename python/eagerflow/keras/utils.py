@@ -1,4 +1,4 @@
-"""Keras utilities: Progbar."""
+"""Keras utilities: Progbar, plot_history."""
 import sys
 import time
 
@@ -37,3 +37,42 @@ class Progbar:
             self._file.write(line + "\n")
         self._file.flush()
         self._finished = last
+
+
+def plot_history(history, path, metrics=None, title=None):
+    """Draws the curves of a fit's History (or its .history dict) into an image file at
+    `path` (PNG, SVG or PDF by its extension), one panel per metric with its training and
+    validation ("val_") curves over the epochs. `metrics`: the names to draw (default:
+    every one that is not a validation entry). Needs matplotlib (Debian's
+    python3-matplotlib). Returns the path."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError("plot_history needs matplotlib: install Debian's python3-matplotlib "
+                          "(apt-get install python3-matplotlib)") from e
+    logs = history.history if hasattr(history, "history") else dict(history)
+    epochs = list(getattr(history, "epoch", None) or range(len(next(iter(logs.values()), []))))
+    names = list(metrics) if metrics is not None else [k for k in logs if not k.startswith("val_")]
+    missing = [n for n in names if n not in logs]
+    if missing:
+        raise ValueError(f"plot_history: {missing} not in the history, which has {sorted(logs)}")
+    if not names:
+        raise ValueError("plot_history: the history has nothing to draw")
+    figure, axes = plt.subplots(1, len(names), figsize=(4.5 * len(names), 3.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        x = [e + 1 for e in epochs[:len(logs[name])]]
+        ax.plot(x, logs[name], marker="o", label="training")
+        if "val_" + name in logs:
+            ax.plot(x, logs["val_" + name][:len(x)], marker="o", label="validation")
+        ax.set_title(name)
+        ax.set_xlabel("epoch")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
