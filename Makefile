@@ -7,7 +7,8 @@
 #                       pip-install the Python package (wheel and `pip install .`) into virtual environments
 #   make fuzz           run the libFuzzer targets (ops, checkpoint reader) for FUZZ_TIME seconds in all (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
-#   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md)
+#   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md),
+#                       then build the HTML documentation (docs-check: Sphinx with warnings as errors, links)
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -19,7 +20,7 @@ GENERATOR := -G Ninja
 SANITIZER_ENV := ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: all setup setup-bench build run test test-sanitize fuzz fuzz-build install-test bench docs clean
+.PHONY: all setup setup-bench build run test test-sanitize fuzz fuzz-build install-test bench docs docs-check clean
 
 all: build
 
@@ -77,6 +78,14 @@ bench: setup-bench build-bench/build.ninja
 
 docs: build
 	EF_GRADIENT_COVERAGE_OUT=$(CURDIR)/docs/gradient_coverage.md EF_UPDATE_DOCS=1 $(BUILD_DIR)/tests/cpp/eagerflow_tests --gtest_brief=1
+	$(MAKE) docs-check
+
+# The HTML documentation (Sphinx: guides, Python API from the docstrings, C++ headers),
+# with every warning an error, and every relative link of the Markdown files checked.
+docs-check: build
+	scripts/check_doc_links.py
+	PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m sphinx -b html -W --keep-going -q docs $(BUILD_DIR)/docs/html
+	@echo "docs: $(BUILD_DIR)/docs/html/index.html"
 
 clean:
 	rm -rf $(BUILD_DIR) build-*

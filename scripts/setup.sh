@@ -20,6 +20,7 @@ packages=(
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-torch
   python3-matplotlib         # keras.utils.plot_history (optional for users; tested here)
   python3-venv python3-pip python3-build python3-setuptools python3-wheel  # pip install . / wheels
+  python3-sphinx python3-myst-parser  # make docs
 )
 if [[ "${1:-}" == "bench" ]]; then
   # libtorch-dev: the PyTorch (ATen C++) peer that bench/cpp/torch_bench.cpp links.
