@@ -13,93 +13,987 @@ using UnaryOp = ef::Tensor (*)(const ef::Tensor&, ef::CallSite);
 using BinaryOp = ef::Tensor (*)(const ef::TensorOrScalar&, const ef::TensorOrScalar&, ef::CallSite);
 
 template <UnaryOp op>
-void unary(py::module_& m, const char* name) {
+void unary(py::module_& m, const char* name, const char* doc) {
   m.def(
       name,
       [](TensorArg x, py::handle) {
         return maybe_without_gil(x.value.num_elements(), [&] { return op(x, kPython); });
       },
-      "x"_a, "name"_a = py::none());
+      doc, "x"_a, "name"_a = py::none());
 }
 
 // Two Python numbers become tensors with TensorFlow's defaults (ef.add(1., 2.) is
 // float32); otherwise a number takes the tensor's dtype.
 template <BinaryOp op>
-void binary(py::module_& m, const char* name) {
+void binary(py::module_& m, const char* name, const char* doc) {
   m.def(
       name,
       [](py::handle x, py::handle y, py::handle) {
         auto [a, b] = to_operands(x, y);
         return op(a, b, kPython);
       },
-      "x"_a, "y"_a, "name"_a = py::none());
+      doc, "x"_a, "y"_a, "name"_a = py::none());
 }
 
 }  // namespace
 
 void bind_math_ops(py::module_& m) {
-  binary<ef::add>(m, "add");
-  binary<ef::subtract>(m, "subtract");
-  binary<ef::multiply>(m, "multiply");
-  binary<true_divide>(m, "divide");
-  binary<ef::floordiv>(m, "floordiv");
-  binary<ef::floormod>(m, "floormod");
-  binary<ef::pow>(m, "pow");
-  binary<ef::maximum>(m, "maximum");
-  binary<ef::minimum>(m, "minimum");
-  binary<ef::squared_difference>(m, "squared_difference");
-  binary<ef::equal>(m, "equal");
-  binary<ef::not_equal>(m, "not_equal");
-  binary<ef::less>(m, "less");
-  binary<ef::less_equal>(m, "less_equal");
-  binary<ef::greater>(m, "greater");
-  binary<ef::greater_equal>(m, "greater_equal");
-  binary<ef::logical_and>(m, "logical_and");
-  binary<ef::logical_or>(m, "logical_or");
-  binary<ef::logical_xor>(m, "logical_xor");
+  // ---- binary arithmetic ----
+  binary<ef::add>(m, "add", R"doc(Returns x + y elementwise, with NumPy broadcasting.
 
-  unary<ef::logical_not>(m, "logical_not");
-  unary<ef::negative>(m, "negative");
-  unary<ef::abs>(m, "abs");
-  unary<ef::sign>(m, "sign");
-  unary<ef::square>(m, "square");
-  unary<ef::reciprocal>(m, "reciprocal");
-  unary<ef::exp>(m, "exp");
-  unary<ef::expm1>(m, "expm1");
-  unary<ef::log>(m, "log");
-  unary<ef::log1p>(m, "log1p");
-  unary<ef::sqrt>(m, "sqrt");
-  unary<ef::rsqrt>(m, "rsqrt");
-  unary<ef::sin>(m, "sin");
-  unary<ef::cos>(m, "cos");
-  unary<ef::tan>(m, "tan");
-  unary<ef::asin>(m, "asin");
-  unary<ef::acos>(m, "acos");
-  unary<ef::atan>(m, "atan");
-  unary<ef::sinh>(m, "sinh");
-  unary<ef::cosh>(m, "cosh");
-  unary<ef::tanh>(m, "tanh");
-  unary<ef::erf>(m, "erf");
-  unary<ef::floor>(m, "floor");
-  unary<ef::ceil>(m, "ceil");
-  unary<ef::round>(m, "round");
-  unary<ef::isnan>(m, "is_nan");
-  unary<ef::isinf>(m, "is_inf");
-  unary<ef::isfinite>(m, "is_finite");
-  unary<ef::sigmoid>(m, "sigmoid");
+>>> ef.add([1, 2], 10).numpy()
+array([11, 12], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype
+    (two Python numbers: float32 or int32).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::subtract>(m, "subtract", R"doc(Returns x - y elementwise, with NumPy broadcasting.
+
+>>> ef.subtract([5., 6.], 1.).numpy()
+array([4., 5.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape (integers wrap on
+  overflow).
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::multiply>(m, "multiply", R"doc(Returns x * y elementwise, with NumPy broadcasting.
+
+>>> ef.multiply([[1.], [2.]], [10., 20.]).numpy()
+array([[10., 20.],
+       [20., 40.]], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<true_divide>(m, "divide", R"doc(Returns x / y elementwise (true division), with NumPy broadcasting.
+
+As TensorFlow's tf.divide and Python's `/`: int32 and int64 operands are cast to
+float64 first, so 7 / 2 is 3.5. Float division by zero gives inf or nan.
+`ef.math.truediv` is the same function.
+
+>>> ef.divide([7, 8], 2).numpy()
+array([3.5, 4. ])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the broadcast shape: float64 for integer operands, else their dtype.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), or the
+    shapes do not broadcast.
+)doc");
+  binary<ef::floordiv>(m, "floordiv",
+                       R"doc(Returns floor(x / y) elementwise (Python's `//`), with NumPy broadcasting.
+
+Integers divide exactly, rounding toward negative infinity. Not differentiable
+(its gradient is None).
+
+>>> ef.math.floordiv([7, -7], 2).numpy()
+array([ 3, -4], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: an integer y holds a zero, the dtypes differ or are not
+    supported, or the shapes do not broadcast.
+)doc");
+  binary<ef::floormod>(m, "floormod", R"doc(Returns x - floordiv(x, y) * y elementwise (Python's `%`).
+
+The result has the sign of y. NumPy broadcasting. `ef.math.mod` is the same
+function.
+
+>>> ef.math.floormod([7, -7], 3).numpy()
+array([1, 2], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: an integer y holds a zero, the dtypes differ or are not
+    supported, or the shapes do not broadcast.
+)doc");
+  binary<ef::pow>(m, "pow", R"doc(Returns x ** y elementwise, with NumPy broadcasting.
+
+>>> ef.pow([2, 3], 2).numpy()
+array([4, 9], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape. The gradient
+  with respect to y is taken as 0 where x <= 0, as in TensorFlow.
+
+Raises:
+  InvalidArgumentError: an integer y holds a negative value, the dtypes differ
+    or are not supported, or the shapes do not broadcast.
+)doc");
+  binary<ef::maximum>(m, "maximum", R"doc(Returns max(x, y) elementwise, with NumPy broadcasting.
+
+A NaN in either operand gives NaN. On ties the whole gradient goes to x.
+
+>>> ef.maximum([1, 5], 3).numpy()
+array([3, 5], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::minimum>(m, "minimum", R"doc(Returns min(x, y) elementwise, with NumPy broadcasting.
+
+A NaN in either operand gives NaN. On ties the whole gradient goes to x.
+
+>>> ef.minimum([1., 5.], [3., 2.]).numpy()
+array([1., 2.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::squared_difference>(m, "squared_difference",
+                                 R"doc(Returns (x - y) * (x - y) elementwise, with NumPy broadcasting.
+
+>>> ef.squared_difference([1, 2], 4).numpy()
+array([9, 4], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype and of their broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not supported (bool), a Python
+    number does not fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+
+  // ---- comparisons ----
+  binary<ef::equal>(m, "equal", R"doc(Returns the truth value of x == y elementwise, with NumPy broadcasting.
+
+>>> ef.equal([1, 2], 2).numpy()
+array([False,  True])
+
+Args:
+  x: A tensor-like of any dtype (bool included).
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ, a Python number does not fit the
+    dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::not_equal>(m, "not_equal",
+                        R"doc(Returns the truth value of x != y elementwise, with NumPy broadcasting.
+
+>>> ef.not_equal([1, 2], 2).numpy()
+array([ True, False])
+
+Args:
+  x: A tensor-like of any dtype (bool included).
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ, a Python number does not fit the
+    dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::less>(m, "less", R"doc(Returns the truth value of x < y elementwise, with NumPy broadcasting.
+
+>>> ef.less([1, 3], 2).numpy()
+array([ True, False])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are bool, a Python number does not
+    fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::less_equal>(m, "less_equal",
+                         R"doc(Returns the truth value of x <= y elementwise, with NumPy broadcasting.
+
+>>> ef.less_equal([1., 2.], 1.).numpy()
+array([ True, False])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are bool, a Python number does not
+    fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::greater>(m, "greater",
+                      R"doc(Returns the truth value of x > y elementwise, with NumPy broadcasting.
+
+>>> ef.greater([1, 3], [2, 2]).numpy()
+array([False,  True])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are bool, a Python number does not
+    fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+  binary<ef::greater_equal>(m, "greater_equal",
+                            R"doc(Returns the truth value of x >= y elementwise, with NumPy broadcasting.
+
+>>> ef.greater_equal([1, 3], 3).numpy()
+array([False,  True])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  y: A tensor-like of x's dtype; a Python number takes the other operand's dtype.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape. Not differentiable.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are bool, a Python number does not
+    fit the dtype exactly, or the shapes do not broadcast.
+)doc");
+
+  // ---- logical ----
+  binary<ef::logical_and>(m, "logical_and",
+                          R"doc(Returns x AND y elementwise for bool tensors, with NumPy broadcasting.
+
+>>> ef.logical_and([True, True], [True, False]).numpy()
+array([ True, False])
+
+Args:
+  x: A bool tensor-like.
+  y: A bool tensor-like (a Python bool is accepted).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape.
+
+Raises:
+  InvalidArgumentError: an operand is not bool, or the shapes do not broadcast.
+)doc");
+  binary<ef::logical_or>(m, "logical_or",
+                         R"doc(Returns x OR y elementwise for bool tensors, with NumPy broadcasting.
+
+>>> ef.logical_or([True, False], [False, False]).numpy()
+array([ True, False])
+
+Args:
+  x: A bool tensor-like.
+  y: A bool tensor-like (a Python bool is accepted).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape.
+
+Raises:
+  InvalidArgumentError: an operand is not bool, or the shapes do not broadcast.
+)doc");
+  binary<ef::logical_xor>(
+      m, "logical_xor", R"doc(Returns x XOR y (x != y) elementwise for bool tensors, with NumPy broadcasting.
+
+>>> ef.math.logical_xor([True, False], True).numpy()
+array([False,  True])
+
+Args:
+  x: A bool tensor-like.
+  y: A bool tensor-like (a Python bool is accepted).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of the broadcast shape.
+
+Raises:
+  InvalidArgumentError: an operand is not bool, or the shapes do not broadcast.
+)doc");
+  unary<ef::logical_not>(m, "logical_not", R"doc(Returns NOT x elementwise for a bool tensor.
+
+>>> ef.logical_not([True, False]).numpy()
+array([False,  True])
+
+Args:
+  x: A bool tensor-like.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of x's shape.
+
+Raises:
+  InvalidArgumentError: x is not bool.
+)doc");
+
+  // ---- unary, any numeric dtype ----
+  unary<ef::negative>(m, "negative", R"doc(Returns -x elementwise.
+
+>>> ef.negative([3, -1]).numpy()
+array([-3,  1], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x is bool.
+)doc");
+  unary<ef::abs>(m, "abs", R"doc(Returns |x| elementwise.
+
+The gradient at x = 0 is 0, as in TensorFlow.
+
+>>> ef.abs([-1.5, 2.]).numpy()
+array([1.5, 2. ], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x is bool.
+)doc");
+  unary<ef::sign>(m, "sign", R"doc(Returns -1, 0 or 1 elementwise by the sign of x (NaN stays NaN).
+
+Not differentiable (its gradient is None).
+
+>>> ef.sign([-2., 0., 3.]).numpy()
+array([-1.,  0.,  1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x is bool.
+)doc");
+  unary<ef::square>(m, "square", R"doc(Returns x * x elementwise.
+
+>>> ef.square([3, -2]).numpy()
+array([9, 4], dtype=int32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape (integers wrap on overflow).
+
+Raises:
+  InvalidArgumentError: x is bool.
+)doc");
+
+  // ---- unary, float dtypes only ----
+  unary<ef::reciprocal>(m, "reciprocal", R"doc(Returns 1 / x elementwise.
+
+>>> ef.math.reciprocal([2., 4.]).numpy()
+array([0.5 , 0.25], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape (inf where x is 0).
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::exp>(m, "exp", R"doc(Returns e ** x elementwise.
+
+>>> ef.exp([0.]).numpy()
+array([1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype (use ef.cast first).
+)doc");
+  unary<ef::expm1>(m, "expm1", R"doc(Returns exp(x) - 1 elementwise, accurate for x near 0.
+
+>>> ef.math.expm1([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::log>(m, "log", R"doc(Returns the natural logarithm of x elementwise.
+
+log(0) is -inf and the log of a negative number is NaN.
+
+>>> ef.math.log([1.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype (use ef.cast first).
+)doc");
+  unary<ef::log1p>(m, "log1p", R"doc(Returns log(1 + x) elementwise, accurate for x near 0.
+
+>>> ef.math.log1p([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::sqrt>(m, "sqrt", R"doc(Returns the square root of x elementwise (NaN for negative x).
+
+>>> ef.sqrt([4., 9.]).numpy()
+array([2., 3.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype (use ef.cast first).
+)doc");
+  unary<ef::rsqrt>(m, "rsqrt", R"doc(Returns 1 / sqrt(x) elementwise.
+
+>>> ef.math.rsqrt([4., 16.]).numpy()
+array([0.5 , 0.25], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::sin>(m, "sin", R"doc(Returns the sine of x (radians) elementwise.
+
+>>> ef.sin([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::cos>(m, "cos", R"doc(Returns the cosine of x (radians) elementwise.
+
+>>> ef.cos([0.]).numpy()
+array([1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::tan>(m, "tan", R"doc(Returns the tangent of x (radians) elementwise.
+
+>>> ef.math.tan([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::asin>(m, "asin",
+                  R"doc(Returns the arcsine of x elementwise, in [-pi/2, pi/2] (NaN outside [-1, 1]).
+
+>>> ef.math.asin([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::acos>(m, "acos", R"doc(Returns the arccosine of x elementwise, in [0, pi] (NaN outside [-1, 1]).
+
+>>> ef.math.acos([1.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::atan>(m, "atan", R"doc(Returns the arctangent of x elementwise, in (-pi/2, pi/2).
+
+>>> ef.math.atan([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::sinh>(m, "sinh", R"doc(Returns the hyperbolic sine of x elementwise.
+
+>>> ef.math.sinh([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::cosh>(m, "cosh", R"doc(Returns the hyperbolic cosine of x elementwise.
+
+>>> ef.math.cosh([0.]).numpy()
+array([1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::tanh>(m, "tanh", R"doc(Returns the hyperbolic tangent of x elementwise, in [-1, 1].
+
+Also ef.nn.tanh.
+
+>>> ef.tanh([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::erf>(m, "erf", R"doc(Returns the Gauss error function of x elementwise.
+
+>>> ef.math.erf([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape, in [-1, 1].
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::floor>(m, "floor", R"doc(Returns the largest integer not greater than x, elementwise.
+
+Not differentiable (its gradient is None).
+
+>>> ef.floor([1.5, -1.5]).numpy()
+array([ 1., -2.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype (still floating) and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::ceil>(m, "ceil", R"doc(Returns the smallest integer not less than x, elementwise.
+
+Not differentiable (its gradient is None).
+
+>>> ef.math.ceil([1.5, -1.5]).numpy()
+array([ 2., -1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype (still floating) and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::round>(
+      m, "round", R"doc(Rounds x to the nearest integer elementwise, halves to even (as TensorFlow and NumPy).
+
+Not differentiable (its gradient is None).
+
+>>> ef.round([0.5, 1.5, 2.5, -0.7]).numpy()
+array([ 0.,  2.,  2., -1.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype (still floating) and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::isnan>(m, "is_nan", R"doc(Returns which elements of x are NaN.
+
+>>> ef.math.is_nan([1., float("nan")]).numpy()
+array([False,  True])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of x's shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::isinf>(m, "is_inf", R"doc(Returns which elements of x are +inf or -inf.
+
+>>> ef.math.is_inf([1., float("-inf")]).numpy()
+array([False,  True])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of x's shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::isfinite>(m, "is_finite", R"doc(Returns which elements of x are finite (neither inf nor NaN).
+
+>>> ef.math.is_finite([1., float("inf"), float("nan")]).numpy()
+array([ True, False, False])
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A bool Tensor of x's shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+
+  // ---- activations ----
+  unary<ef::sigmoid>(m, "sigmoid",
+                     R"doc(Returns 1 / (1 + exp(-x)) elementwise, without overflow for large |x|.
+
+Also ef.math.sigmoid and ef.nn.sigmoid.
+
+>>> ef.sigmoid([0.]).numpy()
+array([0.5], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape, in [0, 1].
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
   m.def(
-      "sigmoid_grad", [](TensorArg y, TensorArg dy, py::handle) { return ef::sigmoid_grad(y, dy, kPython); }, "y"_a,
-      "dy"_a, "name"_a = py::none());
-  unary<ef::relu>(m, "relu");
-  unary<ef::relu6>(m, "relu6");
-  unary<ef::elu>(m, "elu");
-  unary<ef::selu>(m, "selu");
-  unary<ef::softplus>(m, "softplus");
-  unary<ef::softsign>(m, "softsign");
+      "sigmoid_grad", [](TensorArg y, TensorArg dy, py::handle) { return ef::sigmoid_grad(y, dy, kPython); },
+      R"doc(Returns dy * y * (1 - y): the gradient of sigmoid from its output y.
+
+TensorFlow's raw SigmoidGrad, in one pass; y is sigmoid's output (not its input)
+and dy the gradient flowing into it.
+
+>>> ef.math.sigmoid_grad([0.5], [1.]).numpy()
+array([0.25], dtype=float32)
+
+Args:
+  y: A float32 or float64 tensor-like, the output of ef.sigmoid.
+  dy: A tensor-like of y's dtype; the shapes broadcast.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of y's dtype and of the broadcast shape.
+
+Raises:
+  InvalidArgumentError: the dtypes differ or are not float32/float64, or the
+    shapes do not broadcast.
+)doc",
+      "y"_a, "dy"_a, "name"_a = py::none());
+  unary<ef::relu>(m, "relu", R"doc(Returns max(x, 0) elementwise (NaN stays NaN).
+
+>>> ef.nn.relu([-1., 2.]).numpy()
+array([0., 2.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::relu6>(m, "relu6", R"doc(Returns min(max(x, 0), 6) elementwise.
+
+>>> ef.nn.relu6([-1., 3., 7.]).numpy()
+array([0., 3., 6.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::elu>(m, "elu", R"doc(Returns x where x > 0, exp(x) - 1 elsewhere (exponential linear unit).
+
+>>> ef.nn.elu([0., 2.]).numpy()
+array([0., 2.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::selu>(m, "selu", R"doc(Returns scale * elu(x) with alpha: scaled exponential linear unit.
+
+scale = 1.05070098 and alpha = 1.67326324 (Klambauer et al., as TensorFlow):
+scale * x where x > 0, scale * alpha * (exp(x) - 1) elsewhere.
+
+>>> ef.nn.selu([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::softplus>(m, "softplus", R"doc(Returns log(1 + exp(x)) elementwise, without overflow.
+
+Computed as max(x, 0) + log1p(exp(-|x|)). Also ef.nn.softplus.
+
+>>> ef.math.softplus([-200., 100.]).numpy()
+array([  0., 100.], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
+  unary<ef::softsign>(m, "softsign", R"doc(Returns x / (1 + |x|) elementwise.
+
+>>> ef.nn.softsign([1., -3.]).numpy()
+array([ 0.5 , -0.75], dtype=float32)
+
+Args:
+  x: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape, in (-1, 1).
+
+Raises:
+  InvalidArgumentError: x has an integer or bool dtype.
+)doc");
 
   m.def(
       "clip_by_value",
-      [](TensorArg t, OperandArg lo, OperandArg hi, py::handle) { return ef::clip_by_value(t, lo, hi, kPython); },
+      [](TensorArg t, OperandArg lo, OperandArg hi, py::handle) {
+        return ef::clip_by_value(t, lo, hi, kPython);
+      },
+      R"doc(Clips t to [clip_value_min, clip_value_max]: min(max(t, clip_value_min), clip_value_max).
+
+The bounds broadcast against t with NumPy's rules.
+
+>>> ef.clip_by_value([1, 5, 9], 2, 8).numpy()
+array([2, 5, 8], dtype=int32)
+
+Args:
+  t: A tensor-like of dtype float16, bfloat16, float32, float64, int32 or int64.
+  clip_value_min: A tensor-like or Python number (which takes t's dtype).
+  clip_value_max: A tensor-like or Python number (which takes t's dtype).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of t's dtype and of the broadcast shape of t and the bounds.
+
+Raises:
+  InvalidArgumentError: a bound has another dtype, does not fit t's dtype
+    exactly, or does not broadcast.
+)doc",
       "t"_a, "clip_value_min"_a, "clip_value_max"_a, "name"_a = py::none());
   m.def(
       "cast",
@@ -107,12 +1001,68 @@ void bind_math_ops(py::module_& m) {
         if (!dtype.value) throw py::type_error("cast: dtype is required");
         return ef::cast(x, *dtype.value, kPython);
       },
+      R"doc(Converts x to dtype.
+
+Floats become integers by truncation toward zero; anything becomes bool as
+x != 0; bool becomes 1 or 0.
+
+>>> ef.cast([1.7, -1.7], ef.int32).numpy()
+array([ 1, -1], dtype=int32)
+
+Args:
+  x: A tensor-like of any dtype.
+  dtype: The target dtype: an ef.DType (ef.float32, ...), its name ("float16"),
+    a NumPy dtype, or float, int, bool.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's shape and of dtype `dtype`.
+
+Raises:
+  TypeError: dtype is None or not a dtype eagerflow has.
+)doc",
       "x"_a, "dtype"_a, "name"_a = py::none());
   m.def(
       "leaky_relu", [](TensorArg x, double alpha, py::handle) { return ef::leaky_relu(x, alpha, kPython); },
+      R"doc(Returns x where x > 0, alpha * x elsewhere (leaky rectified linear unit).
+
+>>> ef.nn.leaky_relu([-1., 2.]).numpy()
+array([-0.2,  2. ], dtype=float32)
+
+Args:
+  features: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  alpha: The slope for x <= 0, a Python float (default 0.2, as TensorFlow).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the dtype and shape of features.
+
+Raises:
+  InvalidArgumentError: features has an integer or bool dtype.
+)doc",
       "features"_a, "alpha"_a = 0.2, "name"_a = py::none());
   m.def(
       "gelu", [](TensorArg x, bool approximate, py::handle) { return ef::gelu(x, approximate, kPython); },
+      R"doc(Returns x * Phi(x), the Gaussian error linear unit.
+
+Phi is the standard normal CDF, 0.5 * (1 + erf(x / sqrt(2))); with `approximate`
+it is TensorFlow's tanh approximation,
+0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3))).
+
+>>> ef.nn.gelu([0.]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  features: A tensor-like of dtype float16, bfloat16, float32 or float64.
+  approximate: Whether to use the tanh approximation (default False).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the dtype and shape of features.
+
+Raises:
+  InvalidArgumentError: features has an integer or bool dtype.
+)doc",
       "features"_a, "approximate"_a = false, "name"_a = py::none());
 }
 
