@@ -861,7 +861,8 @@ and dy the gradient flowing into it.
 array([0.25], dtype=float32)
 
 Args:
-  y: A float32 or float64 tensor-like, the output of ef.sigmoid.
+  y: A tensor-like of a float dtype (float16, bfloat16, float32, float64), the
+    output of ef.sigmoid.
   dy: A tensor-like of y's dtype; the shapes broadcast.
   name: Ignored (TensorFlow compatibility).
 
@@ -869,7 +870,7 @@ Returns:
   A Tensor of y's dtype and of the broadcast shape.
 
 Raises:
-  InvalidArgumentError: the dtypes differ or are not float32/float64, or the
+  InvalidArgumentError: the dtypes differ or are not float, or the
     shapes do not broadcast.
 )doc",
       "y"_a, "dy"_a, "name"_a = py::none());
