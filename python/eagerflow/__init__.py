@@ -74,9 +74,9 @@ for _name in ("__eq__", "__ne__", "__add__", "__radd__", "__sub__", "__rsub__", 
               "__gt__", "__ge__", "__getitem__", "__bool__", "__float__", "__int__", "__index__",
               "__len__", "__iter__", "__array__", "__and__", "__or__", "__xor__", "__invert__"):
     setattr(Variable, _name, _forward_to_value(_name))
-Variable.shape = property(lambda self: self.value().shape)
-Variable.ndim = property(lambda self: self.value().ndim)
-Variable.device = property(lambda self: self.value().device)
+Variable.shape = property(lambda self: self.value().shape, doc="The dimensions, as a TensorShape (a tuple).")
+Variable.ndim = property(lambda self: self.value().ndim, doc="The number of axes (0 for a scalar).")
+Variable.device = property(lambda self: self.value().device, doc="The device holding the value, as Tensor.device.")
 del _name
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -41,7 +41,18 @@ def _unconnected(value):
 
 
 class UnconnectedGradients:
-    """What ``gradient`` returns for a source the target does not depend on."""
+    """What ``gradient`` returns for a source the target does not depend on.
+
+    ``NONE`` ("none", the default) gives None; ``ZERO`` ("zero") gives zeros of the
+    source's shape. The strings are accepted too.
+
+    >>> x, y = ef.constant(1.), ef.constant(2.)
+    >>> with ef.GradientTape() as tape:
+    ...     tape.watch([x, y])
+    ...     z = x * 3.
+    >>> tape.gradient(z, [x, y], unconnected_gradients=ef.UnconnectedGradients.ZERO)[1].numpy()
+    array(0., dtype=float32)
+    """
     NONE = "none"
     ZERO = "zero"
 
@@ -53,11 +64,19 @@ class GradientTape:
     >>> with ef.GradientTape() as tape:
     ...     tape.watch(x)
     ...     y = x * x
-    >>> tape.gradient(y, x)        # 6.0
+    >>> tape.gradient(y, x).numpy()
+    array(6., dtype=float32)
 
     Trainable variables read inside the block are watched automatically unless
     ``watch_accessed_variables=False``. A non-persistent tape allows one
     ``gradient``/``jacobian`` call; nested tapes give higher-order derivatives.
+    Entering the same tape again resumes recording.
+
+    Args:
+      persistent: If True, ``gradient`` and ``jacobian`` may be called several times
+        (the recording is kept until the tape is dropped or ``reset``).
+      watch_accessed_variables: If True (default), trainable Variables read inside
+        the block are watched without ``watch``.
     """
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
@@ -82,20 +101,52 @@ class GradientTape:
         return self._tape
 
     def watch(self, tensor):
-        """Records ops that use `tensor` (a tensor, variable, or nested structure of them)."""
+        """Makes the tape record the ops that use ``tensor``, so it can be a source.
+
+        Args:
+          tensor: A Tensor, Variable or tensor-like, or a (nested) list, tuple or
+            dict of them. Non-tensors are converted first (and are then constants).
+
+        Raises:
+          ValueError: the tape has not been entered with ``with`` yet.
+        """
         tape = self._recording_tape("watch")
         for t in _flatten(tensor):
             tape.watch(t if isinstance(t, (_core.Tensor, _core.Variable)) else _core.convert_to_tensor(t))
 
     def watched_variables(self):
+        """The Variables this tape watches (read inside it, or given to ``watch``), as a tuple."""
         return tuple(self._tape.watched_variables()) if self._tape is not None else ()
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
-        """d(target)/d(sources), shaped like `sources` (a tensor, variable, or nested structure).
+        """Computes d(target)/d(sources) from what the tape recorded.
 
-        A non-scalar target is summed, or weighted by `output_gradients`; a target that
-        is a list, tuple or dict of tensors is differentiated as the sum of its entries.
+        A non-scalar target is summed, or weighted by ``output_gradients``; a target
+        that is a list, tuple or dict of tensors is differentiated as the sum of its
+        entries.
+
+        >>> v = ef.Variable([1., 2.])
+        >>> with ef.GradientTape() as tape:
+        ...     loss = ef.reduce_sum(v * v)
+        >>> tape.gradient(loss, v).numpy()
+        array([2., 4.], dtype=float32)
+
+        Args:
+          target: A Tensor, or a list, tuple or dict of Tensors.
+          sources: A Tensor or Variable, or a (nested) list, tuple or dict of them.
+          output_gradients: None, or tensors shaped like the target(s) that weight it.
+          unconnected_gradients: ``UnconnectedGradients.NONE`` (None for a source the
+            target does not depend on) or ``ZERO`` (zeros).
+
+        Returns:
+          The gradients, in the structure of ``sources``; each of its source's dtype
+          and shape.
+
+        Raises:
+          ValueError: the tape was never entered, or output_gradients does not match
+            the targets.
+          FailedPreconditionError: a non-persistent tape was already used.
         """
         tape = self._recording_tape("gradient")
         flat = _flatten(sources)
@@ -111,7 +162,25 @@ class GradientTape:
         return _pack_like(sources, grads)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
-        """d target[i...] / d source[j...], shaped target.shape + source.shape (per source)."""
+        """Computes the full Jacobian d target[i...] / d source[j...] for each source.
+
+        >>> x = ef.constant([1., 2.])
+        >>> with ef.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.jacobian(y, x).numpy()
+        array([[2., 0.],
+               [0., 4.]], dtype=float32)
+
+        Args:
+          target: A Tensor.
+          sources: A Tensor or Variable, or a (nested) structure of them.
+          unconnected_gradients: ``UnconnectedGradients.NONE`` or ``ZERO``.
+
+        Returns:
+          Per source, a Tensor of shape target.shape + source.shape (or None), in the
+          structure of ``sources``.
+        """
         tape = self._recording_tape("jacobian")
         flat = _flatten(sources)
         jacobians = [tape.jacobian(target, _core.convert_to_tensor(s), _unconnected(unconnected_gradients))
@@ -119,13 +188,38 @@ class GradientTape:
         return _pack_like(sources, jacobians)
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE):
-        """Per-example jacobians: shape [batch] + target.shape[1:] + source.shape[1:]."""
+        """Computes per-example Jacobians, for targets whose example b depends only on source[b].
+
+        >>> x = ef.constant([[1., 2.], [3., 4.]])
+        >>> with ef.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.batch_jacobian(y, x).shape
+        TensorShape([2, 2, 2])
+
+        Args:
+          target: A Tensor of shape [batch, ...].
+          source: A Tensor or Variable of shape [batch, ...].
+          unconnected_gradients: ``UnconnectedGradients.NONE`` or ``ZERO``.
+
+        Returns:
+          A Tensor of shape [batch] + target.shape[1:] + source.shape[1:] (or None).
+        """
         return self._recording_tape("batch_jacobian").batch_jacobian(
             target, _core.convert_to_tensor(source), _unconnected(unconnected_gradients))
 
     @contextlib.contextmanager
     def stop_recording(self):
-        """A block in which this tape records nothing."""
+        """A context manager: ops run inside it are not recorded by this tape.
+
+        >>> x = ef.constant(2.)
+        >>> with ef.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     with tape.stop_recording():
+        ...         y = x * x
+        >>> print(tape.gradient(y, x))
+        None
+        """
         token = self._recording_tape("stop_recording")._pause()
         try:
             yield
@@ -138,6 +232,24 @@ class GradientTape:
 
 
 def stop_gradient(input, name=None):  # noqa: A002 (TensorFlow's argument name)
+    """Returns ``input`` unchanged, but no gradient flows back through it.
+
+    Tapes and ef.gradients treat the result as a constant.
+
+    >>> x = ef.constant(3.)
+    >>> with ef.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = x * ef.stop_gradient(x)
+    >>> tape.gradient(y, x).numpy()
+    array(3., dtype=float32)
+
+    Args:
+      input: A tensor-like (a Variable is read).
+      name: Ignored (TensorFlow compatibility).
+
+    Returns:
+      A Tensor of input's dtype and shape.
+    """
     return _core.stop_gradient(input)
 
 
@@ -149,18 +261,49 @@ def _output_leaves(result):
 
 
 def gradients_function(f, params=None, unconnected_gradients=UnconnectedGradients.NONE):
-    """A function returning the gradients of f with respect to its arguments
-    (those at the positions in `params`, or all). Apply it to itself for higher order.
+    """Returns a function computing the gradients of ``f`` with respect to its arguments.
 
-    When f returns several tensors (a list, tuple or dict), the gradients are those of
-    their sum. An argument f does not depend on gets None (zeros with
-    ``unconnected_gradients=UnconnectedGradients.ZERO``).
+    When f returns several tensors (a list, tuple or dict), the gradients are those
+    of their sum. Apply it to its own result for higher orders.
+
+    >>> df = ef.gradients_function(lambda x, y: x * y)
+    >>> [g.numpy() for g in df(ef.constant(2.), ef.constant(5.))]
+    [array(5., dtype=float32), array(2., dtype=float32)]
+
+    Args:
+      f: A function of tensors returning a tensor (or a list, tuple or dict of them).
+      params: None (every argument), or the positions of the arguments to
+        differentiate with respect to.
+      unconnected_gradients: ``UnconnectedGradients.NONE`` (None for an argument f
+        does not depend on) or ``ZERO`` (zeros).
+
+    Returns:
+      A function taking f's arguments and returning a list of gradients, one per
+      differentiated argument.
     """
     return _drop_value(value_and_gradients_function(f, params, unconnected_gradients))
 
 
 def value_and_gradients_function(f, params=None, unconnected_gradients=UnconnectedGradients.NONE):
-    """Like gradients_function, returning (f(*args), gradients)."""
+    """Returns a function computing both ``f(*args)`` and its gradients.
+
+    The same as gradients_function, but the returned function gives the pair
+    (value, gradients).
+
+    >>> vg = ef.value_and_gradients_function(lambda x: x * x)
+    >>> value, grads = vg(ef.constant(3.))
+    >>> value.numpy(), grads[0].numpy()
+    (array(9., dtype=float32), array(6., dtype=float32))
+
+    Args:
+      f: A function of tensors returning a tensor (or a list, tuple or dict of them).
+      params: None (every argument), or the positions of the arguments to
+        differentiate with respect to.
+      unconnected_gradients: ``UnconnectedGradients.NONE`` or ``ZERO``.
+
+    Returns:
+      A function returning (f's result, list of gradients).
+    """
     params = list(params or [])
     unconnected = _unconnected(unconnected_gradients)
 
@@ -187,9 +330,20 @@ def _drop_value(value_and_gradients):
 
 
 def grad(f):
-    """x ↦ d(sum f(x))/dx for f of one tensor; composes: grad(grad(f)) is the second derivative.
+    """Returns the derivative x -> d(sum f(x))/dx of a function of one tensor.
 
-    Where f does not depend on x the result is zeros (the derivative of a constant).
+    It composes: grad(grad(f)) is the second derivative. Where f does not depend on
+    x the result is zeros (the derivative of a constant).
+
+    >>> d2 = ef.grad(ef.grad(lambda x: x * x * x))
+    >>> d2(ef.constant(2.)).numpy()
+    array(12., dtype=float32)
+
+    Args:
+      f: A function of one tensor returning a tensor (or several, summed).
+
+    Returns:
+      A function of one tensor returning a tensor of its shape and dtype.
     """
     gradients = gradients_function(f, unconnected_gradients=UnconnectedGradients.ZERO)
 
@@ -201,9 +355,22 @@ def grad(f):
 
 
 def implicit_value_and_gradients(f):
-    """A function returning (f(*args), [(gradient, variable), ...]) for every trainable
-    variable f reads while it runs (the gradients of the sum of f's outputs when it
-    returns several tensors)."""
+    """Returns a function computing ``f(*args)`` and the gradients of the variables it reads.
+
+    The gradients are those of the sum of f's outputs when it returns several tensors.
+
+    >>> w = ef.Variable(2., name="w")
+    >>> value, pairs = ef.implicit_value_and_gradients(lambda x: w * x)(ef.constant(3.))
+    >>> value.numpy(), pairs[0][0].numpy(), pairs[0][1].name
+    (array(6., dtype=float32), array(3., dtype=float32), 'w')
+
+    Args:
+      f: A function returning a tensor (or a list, tuple or dict of them).
+
+    Returns:
+      A function returning (f's result, [(gradient, variable), ...]) for every
+      trainable Variable f read while it ran.
+    """
 
     @functools.wraps(f)
     def value_and_gradients(*args, **kwargs):
@@ -220,17 +387,45 @@ def implicit_value_and_gradients(f):
 
 
 def implicit_gradients(f):
-    """A function returning [(gradient, variable), ...] for every trainable variable f reads."""
+    """Returns a function computing the gradients of the trainable variables ``f`` reads.
+
+    >>> w = ef.Variable(2.)
+    >>> [(g.numpy(), v.name) for g, v in ef.implicit_gradients(lambda: w * w)()]
+    [(array(4., dtype=float32), 'Variable')]
+
+    Args:
+      f: A function returning a tensor (or a list, tuple or dict of them, summed).
+
+    Returns:
+      A function taking f's arguments and returning [(gradient, variable), ...],
+      ready for an optimizer's apply_gradients.
+    """
     return _drop_value(implicit_value_and_gradients(f))
 
 
 def custom_gradient(f):
-    """Decorator: f returns ``(output, grad_fn)`` and grad_fn replaces f's gradient.
+    """Decorator defining a function with a gradient of your own.
 
-    ``grad_fn(*output_gradients)`` returns one gradient per input. If f reads trainable
-    variables, grad_fn must take ``variables=`` and return
-    ``(input_gradients, variable_gradients)``. Differentiable ops in grad_fn give
-    higher-order derivatives through it.
+    ``f`` returns ``(output, grad_fn)``; ``grad_fn(*output_gradients)`` returns one
+    gradient per input of f. If f reads trainable variables, grad_fn must take
+    ``variables=`` and return ``(input_gradients, variable_gradients)``.
+    Differentiable ops in grad_fn give higher-order derivatives through it.
+
+    >>> @ef.custom_gradient
+    ... def clipped_identity(x):
+    ...     return ef.identity(x), lambda dy: ef.clip_by_value(dy, -1., 1.)
+    >>> x = ef.constant(2.)
+    >>> with ef.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = clipped_identity(x) * 10.
+    >>> tape.gradient(y, x).numpy()
+    array(1., dtype=float32)
+
+    Args:
+      f: A function of tensors returning (output tensor(s), grad_fn).
+
+    Returns:
+      A function with f's outputs whose gradient is grad_fn's.
     """
 
     @functools.wraps(f)

@@ -131,7 +131,26 @@ py::list pairs_of(const ef::VariableGradients& grads) {
 }  // namespace
 
 void bind_autodiff(py::module_& m) {
-  py::class_<ef::Variable>(m, "Variable")
+  py::class_<ef::Variable>(m, "Variable", R"doc(Mutable state with a fixed dtype and shape: model weights.
+
+A Variable is usable wherever a tensor is (ops and operators read its value);
+assign, assign_add and assign_sub change it. GradientTapes watch the trainable
+variables read inside them. Created in graph mode it starts uninitialized until
+the graph's ef.global_variables_initializer() runs.
+
+>>> v = ef.Variable([1., 2.], name="v")
+>>> _ = v.assign_add([10., 10.])
+>>> v.numpy()
+array([11., 12.], dtype=float32)
+
+Args:
+  initial_value: A tensor-like, or a callable returning one (called once, outside
+    any function being traced, as under ef.init_scope).
+  trainable: Whether tapes watch it automatically and optimizers see it among
+    trainable_variables (default True).
+  name: The variable's name (default "Variable").
+  dtype: None, or the dtype to convert initial_value to.
+)doc")
       .def(py::init([](py::handle initial_value, bool trainable, py::handle name, DTypeArg dtype) {
              const std::string variable_name =
                  name.is_none() ? std::string("Variable") : name.cast<std::string>();
@@ -144,29 +163,86 @@ void bind_autodiff(py::module_& m) {
              return ef::Variable(to_tensor(initial_value, dtype.value), variable_name, trainable);
            }),
            "initial_value"_a, "trainable"_a = true, "name"_a = py::none(), "dtype"_a = py::none())
-      .def("value", &ef::Variable::value)
-      .def("read_value", &ef::Variable::value)
+      .def("value", &ef::Variable::value,
+           R"doc(Returns the current value as a Tensor; active tapes see the read.
+
+Inside a graph or ef.function, a symbolic tensor read when the graph runs.
+)doc")
+      .def("read_value", &ef::Variable::value,
+           R"doc(Returns the current value as a Tensor (the same as value()).
+)doc")
       .def(
           "assign",
           [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign(x, kPython)); },
+          R"doc(Replaces the variable's value with `value`.
+
+Args:
+  value: A tensor-like of the variable's dtype and shape.
+  read_value: Ignored (TensorFlow compatibility).
+
+Returns:
+  The variable eagerly; while a graph is built, a symbolic tensor whose
+  evaluation performs the assignment.
+
+Raises:
+  InvalidArgumentError: value has another dtype or shape.
+)doc",
           "value"_a, "read_value"_a = true)
       .def(
           "assign_add",
           [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_add(x, kPython)); },
+          R"doc(Adds `delta` to the variable's value.
+
+Args:
+  delta: A tensor-like of the variable's dtype and shape.
+  read_value: Ignored (TensorFlow compatibility).
+
+Returns:
+  The variable eagerly; while a graph is built, a symbolic tensor whose
+  evaluation performs the update.
+
+Raises:
+  InvalidArgumentError: delta has another dtype or shape.
+)doc",
           "delta"_a, "read_value"_a = true)
       .def(
           "assign_sub",
           [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_sub(x, kPython)); },
+          R"doc(Subtracts `delta` from the variable's value.
+
+Args:
+  delta: A tensor-like of the variable's dtype and shape.
+  read_value: Ignored (TensorFlow compatibility).
+
+Returns:
+  The variable eagerly; while a graph is built, a symbolic tensor whose
+  evaluation performs the update.
+
+Raises:
+  InvalidArgumentError: delta has another dtype or shape.
+)doc",
           "delta"_a, "read_value"_a = true)
-      .def_property_readonly("name", &ef::Variable::name)
-      .def_property_readonly("trainable", &ef::Variable::trainable)
-      .def_property_readonly("dtype", &ef::Variable::dtype)
+      .def_property_readonly("name", &ef::Variable::name, "The name given at construction.")
+      .def_property_readonly("trainable", &ef::Variable::trainable,
+                             "Whether tapes watch it automatically and optimizers train it.")
+      .def_property_readonly("dtype", &ef::Variable::dtype, "The element type, an ef.DType.")
       .def(
           "numpy",
           [](const ef::Variable& v, py::handle dtype) {
             ef::BuildScope eager(nullptr);  // the value now, also inside a graph block
             return to_numpy(v.value(), dtype);
           },
+          R"doc(Returns the current value as a NumPy array (also inside a graph block).
+
+Args:
+  dtype: None, or a NumPy dtype to convert to (needed for bfloat16).
+
+Returns:
+  A read-only numpy.ndarray.
+
+Raises:
+  FailedPreconditionError: a graph-mode variable whose initializer has not run.
+)doc",
           "dtype"_a = py::none())
       .def("__repr__", [](const ef::Variable& v) {
         const std::string head =
@@ -230,8 +306,10 @@ void bind_autodiff(py::module_& m) {
           py::return_value_policy::take_ownership);
   py::class_<ef::GradientTape::StopRecording>(m, "_StopRecording");
 
-  m.def("stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); }, "input"_a,
-        "name"_a = py::none());
+  m.def(
+      "stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); },
+      "The identity, with no gradient flowing through it (see ef.stop_gradient).", "input"_a,
+      "name"_a = py::none());
   m.def("_call_with_custom_gradient", &call_with_custom_gradient);
   m.def("_function_gradients",
         [](py::function f, std::vector<int> params, const std::string& unconnected, py::args args) {

@@ -78,7 +78,17 @@ T scalar_value(const ef::Tensor& t, const char* what) {
 }  // namespace
 
 void bind_tensor(py::module_& m) {
-  py::enum_<ef::DType> dtype(m, "DType");
+  py::enum_<ef::DType> dtype(
+      m, "DType", R"doc(The element type of a tensor: ef.float32, ef.float64, ef.float16, ef.bfloat16,
+ef.int32, ef.int64 or ef.bool.
+
+float16 and bfloat16 tensors are stored in two bytes and computed in float32
+(each op rounds its float32 result once). ef.as_dtype turns names, NumPy dtypes
+and Python types into a DType.
+
+>>> ef.float32.name, ef.float16.size, ef.int64.is_integer
+('float32', 2, True)
+)doc");
   dtype.value("float32", ef::DType::Float32)
       .value("float64", ef::DType::Float64)
       .value("int32", ef::DType::Int32)
@@ -86,13 +96,21 @@ void bind_tensor(py::module_& m) {
       .value("bool", ef::DType::Bool)
       .value("float16", ef::DType::Float16)
       .value("bfloat16", ef::DType::BFloat16)
-      .def_property_readonly("name", [](ef::DType d) { return std::string(ef::name(d)); })
-      .def_property_readonly("is_floating", [](ef::DType d) { return ef::is_floating(d); })
-      .def_property_readonly("is_integer",
-                             [](ef::DType d) { return d == ef::DType::Int32 || d == ef::DType::Int64; })
-      .def_property_readonly("is_bool", [](ef::DType d) { return d == ef::DType::Bool; })
-      .def_property_readonly("size", [](ef::DType d) { return ef::size_of(d); })
-      .def_property_readonly("as_numpy_dtype", [](ef::DType d) { return numpy_dtype(d).attr("type"); })
+      .def_property_readonly(
+          "name", [](ef::DType d) { return std::string(ef::name(d)); }, "The dtype's name, e.g. \"float32\".")
+      .def_property_readonly(
+          "is_floating", [](ef::DType d) { return ef::is_floating(d); },
+          "True for float16, bfloat16, float32 and float64.")
+      .def_property_readonly(
+          "is_integer", [](ef::DType d) { return d == ef::DType::Int32 || d == ef::DType::Int64; },
+          "True for int32 and int64.")
+      .def_property_readonly(
+          "is_bool", [](ef::DType d) { return d == ef::DType::Bool; }, "True for bool.")
+      .def_property_readonly(
+          "size", [](ef::DType d) { return ef::size_of(d); }, "Bytes per element (1 for bool).")
+      .def_property_readonly(
+          "as_numpy_dtype", [](ef::DType d) { return numpy_dtype(d).attr("type"); },
+          "The NumPy scalar type (np.float32, ...); TypeError for bfloat16, which NumPy lacks.")
       .def("__reduce__", [](ef::DType d) {
         return py::make_tuple(py::module_::import("eagerflow").attr("as_dtype"),
                               py::make_tuple(std::string(ef::name(d))));
@@ -103,23 +121,82 @@ void bind_tensor(py::module_& m) {
       py::cpp_function([](ef::DType d) { return "<dtype: '" + std::string(ef::name(d)) + "'>"; }, py::is_method(dtype));
   for (ef::DType d : ef::kAllDTypes) m.attr(std::string(ef::name(d)).c_str()) = py::cast(d);
 
-  py::class_<ef::Tensor> tensor(m, "Tensor");
+  py::class_<ef::Tensor> tensor(m, "Tensor",
+                                R"doc(An immutable multidimensional array: a dtype, a shape and a device.
+
+Tensors are made by ops (ef.constant, ef.zeros, ef.matmul, ...), not by calling
+ef.Tensor. Eagerly a tensor holds its values; while a graph or an ef.function
+is built it is symbolic (a node's output, values unknown until it runs).
+
+Python operators work elementwise with NumPy broadcasting (+ - * / // % ** and
+comparisons, & | ^ ~ on bool tensors, @ for matmul); a Python number takes the
+tensor's dtype. Indexing (x[1, ::2, None, ...]) is a strided_slice view.
+x.numpy() and np.asarray(x) share memory with the tensor.
+
+>>> x = ef.constant([[1., 2.], [3., 4.]])
+>>> x.shape, x.dtype
+(TensorShape([2, 2]), ef.float32)
+>>> (x * 2 + 1)[:, 1].numpy()
+array([5., 9.], dtype=float32)
+)doc");
   tensor.def_property_readonly("_shape_tuple", [](const ef::Tensor& t) { return shape_tuple(t.shape()); })
-      .def_property_readonly("dtype", &ef::Tensor::dtype)
-      .def_property_readonly("ndim", &ef::Tensor::rank)
-      .def_property_readonly("device", [](const ef::Tensor& t) { return ef::full_device_name(t.device()); })
+      .def_property_readonly("dtype", &ef::Tensor::dtype, "The element type, an ef.DType.")
+      .def_property_readonly("ndim", &ef::Tensor::rank, "The number of axes (0 for a scalar).")
+      .def_property_readonly(
+          "device", [](const ef::Tensor& t) { return ef::full_device_name(t.device()); },
+          "The device holding the values, as TensorFlow names it: "
+          "\"/job:localhost/replica:0/task:0/device:CPU:0\" or \"...device:GPU:0\".")
       .def("gpu", &ef::Tensor::gpu, py::arg("index") = 0,
-           "A copy of this tensor on GPU `index` (this tensor when it is already there).")
+           R"doc(A copy of this tensor on GPU `index` (this tensor when it is already there).
+
+Args:
+  index: The CUDA device number (default 0).
+
+Returns:
+  A Tensor on that GPU.
+
+Raises:
+  UnimplementedError: no CUDA driver or device is available.
+)doc")
       .def("cpu", &ef::Tensor::cpu,
-           "A copy of this tensor in host memory (this tensor when it is already there).")
-      .def_property_readonly("is_symbolic", &ef::Tensor::is_symbolic)
+           R"doc(A copy of this tensor in host memory (this tensor when it is already there).
+
+Returns:
+  A Tensor on the CPU.
+)doc")
+      .def_property_readonly("is_symbolic", &ef::Tensor::is_symbolic,
+                             "True for a graph tensor (built in a graph or ef.function), which has no "
+                             "values until the graph runs.")
       .def("numpy", &to_numpy, py::arg("dtype") = py::none(),
-           "A read-only NumPy array sharing this tensor's memory; with dtype, a converted copy "
-           "(bfloat16 tensors, which NumPy cannot hold, need one).")
+           R"doc(Returns the values as a NumPy array.
+
+Without dtype the array shares this tensor's memory and is read-only (tensors
+are immutable; np.array(t) gives a writable copy). A GPU tensor is copied to the
+host first.
+
+>>> ef.constant([1, 2]).numpy()
+array([1, 2], dtype=int32)
+
+Args:
+  dtype: None, or a NumPy dtype to convert to (a copy). bfloat16 tensors need
+    one (e.g. np.float32), since NumPy has no bfloat16.
+
+Returns:
+  A numpy.ndarray of the tensor's shape.
+
+Raises:
+  FailedPreconditionError: the tensor is symbolic (it has no values yet).
+  TypeError: a bfloat16 tensor without dtype.
+)doc")
       .def(
           "__array__", [](const ef::Tensor& t, py::object dtype) { return to_numpy(t, dtype); },
           py::arg("dtype") = py::none())
-      .def("num_elements", &ef::Tensor::num_elements)
+      .def("num_elements", &ef::Tensor::num_elements,
+           R"doc(The number of elements, the product of the dimensions (1 for a scalar).
+
+>>> ef.zeros([2, 3]).num_elements()
+6
+)doc")
       .def("__str__", &ef::Tensor::to_string)
       .def("__repr__",
            [](const ef::Tensor& t) {
@@ -148,7 +225,15 @@ void bind_tensor(py::module_& m) {
              if (t.rank() == 0) throw py::type_error("iteration over a scalar tensor");
              return py::iter(py::cast(ef::unstack(t, 0)));
            })
-      .def("__getitem__", &getitem)
+      .def("__getitem__", &getitem,
+           R"doc(Indexes the tensor as NumPy does with basic indexing: a view (strided_slice).
+
+Accepts ints (negative count from the end), slices with steps, `...`, None (a new
+axis) and scalar integer tensors; use ef.gather for a tensor of indices.
+
+>>> ef.reshape(ef.range(6), [2, 3])[1, ::-1].numpy()
+array([5, 4, 3], dtype=int32)
+)doc")
       .def("__hash__",
            [](py::handle self) { return py::hash(py::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
       .def("__copy__", [](const ef::Tensor& t) { return t; })
