@@ -47,18 +47,44 @@ nn::losses::Reduction reduction_of(const std::string& name) {
 }
 
 void bind_module(py::module_& m) {
-  py::class_<nn::Module, std::shared_ptr<nn::Module>>(m, "Module", py::dynamic_attr())
+  py::class_<nn::Module, std::shared_ptr<nn::Module>>(
+      m, "Module", py::dynamic_attr(),
+      R"doc(A container of variables and sub-modules, for models written by subclassing.
+
+Assigning a Module, a Variable, or a list/tuple of them to a public attribute
+tracks it under the attribute's name, so `variables`, `trainable_variables`,
+named_variables() and checkpoints see it (paths such as "encoder/dense/kernel").
+
+>>> class Affine(ef.Module):
+...     def __init__(self):
+...         super().__init__(name="affine")
+...         self.w = ef.Variable(ef.ones([2, 2]))
+...         self.b = ef.Variable(ef.zeros([2]))
+...     def __call__(self, x):
+...         return ef.matmul(x, self.w) + self.b
+>>> [path for path, _ in Affine().named_variables()]
+['w', 'b']
+
+Args:
+  name: The module's name (default "module").
+)doc")
       .def(py::init([](py::handle name) { return std::make_shared<nn::Module>(name_or(name, "module")); }),
            "name"_a = py::none())
-      .def_property_readonly("name", &nn::Module::name)
-      .def_property_readonly("variables", &nn::Module::variables)
-      .def_property_readonly("trainable_variables", &nn::Module::trainable_variables)
-      .def_property_readonly("non_trainable_variables", &nn::Module::non_trainable_variables)
-      .def("named_variables", &nn::Module::named_variables)
+      .def_property_readonly("name", &nn::Module::name, "The module's name.")
+      .def_property_readonly("variables", &nn::Module::variables,
+                             "Every Variable of the module and its sub-modules, as a list.")
+      .def_property_readonly("trainable_variables", &nn::Module::trainable_variables,
+                             "The trainable Variables of the module and its sub-modules, as a list.")
+      .def_property_readonly("non_trainable_variables", &nn::Module::non_trainable_variables,
+                             "The non-trainable Variables (e.g. BatchNormalization's moving statistics).")
+      .def("named_variables", &nn::Module::named_variables,
+           "A list of (path, Variable) pairs, the paths being the keys checkpoints use "
+           "(\"dense/kernel\", ...).")
       .def_property_readonly("_named_children",
                              [](const nn::Module& self) {
                                py::list out;
-                               for (auto& [name, child] : self.named_children()) out.append(py::make_tuple(name, child));
+                               for (auto& [name, child] : self.named_children())
+                                 out.append(py::make_tuple(name, child));
                                return out;
                              })
       .def("_track_variable", &nn::Module::track_variable, "name"_a, "variable"_a)
@@ -67,9 +93,30 @@ void bind_module(py::module_& m) {
              self.track_module(name, std::move(module));
            })
       .def("_untrack", &nn::Module::untrack)
-      .def("summary", [](const nn::Module& self) { py::print(self.summary(), "end"_a = ""); });
+      .def(
+          "summary", [](const nn::Module& self) { py::print(self.summary(), "end"_a = ""); },
+          "Prints a table of the variables' paths, shapes, dtypes and parameter counts.");
 
-  py::class_<nn::Layer, nn::Module, PyLayer, std::shared_ptr<nn::Layer>>(m, "Layer", py::dynamic_attr())
+  py::class_<nn::Layer, nn::Module, PyLayer, std::shared_ptr<nn::Layer>>(
+      m, "Layer", py::dynamic_attr(),
+      R"doc(The base class of Keras layers: a Module mapping one tensor to one tensor.
+
+Subclass it and override build(input_shape), which creates the variables with
+add_weight on the first call (when the input's shape is known), and
+call(inputs, training=False). Calling the layer builds it once, casts inputs to
+its compute dtype under a mixed-precision policy, then runs call.
+
+>>> class Scale(ef.keras.layers.Layer):
+...     def build(self, input_shape):
+...         self.factor = self.add_weight("factor", [input_shape[-1]], "ones")
+...     def call(self, inputs, training=False):
+...         return inputs * self.factor
+>>> Scale()(ef.ones([2, 3])).shape
+TensorShape([2, 3])
+
+Args:
+  name: The layer's name (default "layer").
+)doc")
       .def(py::init([](py::handle name) { return std::make_shared<PyLayer>(name_or(name, "layer")); }),
            "name"_a = py::none())
       .def(
@@ -77,30 +124,50 @@ void bind_module(py::module_& m) {
           [](nn::Layer& self, TensorArg inputs, bool training) {
             return self(inputs.value, training, kPython);
           },
+          R"doc(Builds the layer on first use, then applies it to `inputs`.
+
+Args:
+  inputs: One tensor-like (layers take a single tensor).
+  training: Whether to run in training mode (Dropout, BatchNormalization,
+    GaussianNoise behave differently).
+
+Returns:
+  A Tensor.
+)doc",
           "inputs"_a, "training"_a = false)
       .def(
           "build",
           [](nn::Layer& self, ShapeArg input_shape) { (self.*(&LayerAccess::build))(input_shape.value); },
+          "Creates the layer's variables for inputs of `input_shape` (a tuple); override it. "
+          "The base version creates none.",
           "input_shape"_a)
       .def(
           "call",
           [](nn::Layer& self, TensorArg inputs, bool training) {
             return (self.*(&LayerAccess::call))(inputs.value, training);
           },
-          "inputs"_a, "training"_a = false)
-      .def_property_readonly("built", &nn::Layer::built)
-      .def("get_config",
-           [](const nn::Layer& self) {
-             // A Python subclass's super().get_config() is the base one (a virtual call would
-             // come back to the Python override).
-             const bool python_class =
-                 dynamic_cast<const PyLayer*>(&self) || dynamic_cast<const PyLayerOf<nn::Model>*>(&self);
-             return dict_of_config(python_class ? self.nn::Layer::get_config() : self.get_config());
-           })
+          "The layer's computation on a built layer: override it (call the layer, not this).", "inputs"_a,
+          "training"_a = false)
+      .def_property_readonly("built", &nn::Layer::built,
+                             "Whether the variables exist (after the first call).")
+      .def(
+          "get_config",
+          [](const nn::Layer& self) {
+            // A Python subclass's super().get_config() is the base one (a virtual call would
+            // come back to the Python override).
+            const bool python_class =
+                dynamic_cast<const PyLayer*>(&self) || dynamic_cast<const PyLayerOf<nn::Model>*>(&self);
+            return dict_of_config(python_class ? self.nn::Layer::get_config() : self.get_config());
+          },
+          "The layer's constructor arguments as a dict (Keras' get_config), for from_config and saving.")
       .def_property_readonly("_class_name", &nn::Layer::class_name)
-      .def_property_readonly("dtype", &nn::Layer::dtype)
-      .def_property_readonly("compute_dtype", &nn::Layer::compute_dtype)
-      .def_property_readonly("variable_dtype", &nn::Layer::dtype)
+      .def_property_readonly(
+          "dtype", &nn::Layer::dtype,
+          "The dtype of the layer's variables: its policy's variable dtype, else the first "
+          "floating input's, else float32.")
+      .def_property_readonly("compute_dtype", &nn::Layer::compute_dtype,
+                             "The dtype call() computes in: the policy's compute dtype, else dtype.")
+      .def_property_readonly("variable_dtype", &nn::Layer::dtype, "The same as dtype.")
       // Keras' dtype= argument: a policy or its name, set before the first call.
       .def_property(
           "dtype_policy", [](const nn::Layer& self) { return self.dtype_policy(); },
@@ -108,58 +175,188 @@ void bind_module(py::module_& m) {
             self.set_dtype_policy(py::isinstance<nn::Policy>(policy)
                                       ? policy.cast<nn::Policy>()
                                       : nn::Policy(policy.cast<std::string>()));
-          })
+          },
+          "The mixed-precision Policy (None without one); set it (a Policy or a name such as "
+          "\"float32\") before the first call.")
       .def(
           "add_weight",
           [](nn::Layer& self, const std::string& name, ShapeArg shape, py::handle initializer,
              bool trainable) {
             return self.add_weight(name, shape.value, initializer_of(initializer), trainable);
           },
+          R"doc(Creates a variable "<layer>/<name>" in the layer's dtype and tracks it under `name`.
+
+Args:
+  name: The variable's name within the layer.
+  shape: A list or tuple of ints.
+  initializer: a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor
+    (default "glorot_uniform").
+  trainable: Whether the variable is trainable (default True).
+
+Returns:
+  The new Variable.
+)doc",
           "name"_a, "shape"_a, "initializer"_a = "glorot_uniform", "trainable"_a = true);
 }
 
 void bind_layers(py::module_& m) {
-  py::class_<nn::Dense, nn::Layer, std::shared_ptr<nn::Dense>>(m, "Dense")
+  py::class_<nn::Dense, nn::Layer, std::shared_ptr<nn::Dense>>(
+      m, "Dense", R"doc(A densely connected layer: activation(inputs @ kernel + bias) over the last axis.
+
+kernel is [input features, units]; inputs of rank > 2 are multiplied along their
+last axis ([batch, ..., features] -> [batch, ..., units]).
+
+>>> dense = ef.keras.layers.Dense(3, activation="relu")
+>>> dense(ef.ones([2, 4])).shape, dense.kernel.shape
+(TensorShape([2, 3]), TensorShape([4, 3]))
+
+Args:
+  units: The number of outputs.
+  activation: None (linear), a Keras name ("relu", "sigmoid", "tanh", "softmax",
+    "gelu", "swish", ...), or a Python function of a tensor.
+  use_bias: Whether to add a bias (default True).
+  kernel_initializer: a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor
+    (default "glorot_uniform").
+  bias_initializer: The same forms (default "zeros").
+  name: The layer's name (default "dense").
+
+Raises (when called):
+  InvalidArgumentError: inputs of rank < 2, or another number of input features
+    than the layer was built for.
+)doc")
       .def(py::init([](int64_t units, py::handle activation, bool use_bias, py::handle kernel_initializer,
                        py::handle bias_initializer, py::handle name) {
              return std::make_shared<nn::Dense>(
                  units, nn::DenseOptions{activation_of(activation), use_bias, initializer_of(kernel_initializer),
                                          initializer_of(bias_initializer), name_or(name, "dense")});
            }),
-           "units"_a, "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
-           "bias_initializer"_a = "zeros", "name"_a = py::none())
-      .def_property_readonly("units", &nn::Dense::units)
-      .def_property_readonly("kernel", &nn::Dense::kernel)
-      .def_property_readonly("bias", &nn::Dense::bias);
-  py::class_<nn::Flatten, nn::Layer, std::shared_ptr<nn::Flatten>>(m, "Flatten")
+           "units"_a, "activation"_a = py::none(), "use_bias"_a = true,
+           "kernel_initializer"_a = "glorot_uniform", "bias_initializer"_a = "zeros", "name"_a = py::none())
+      .def_property_readonly("units", &nn::Dense::units, "The number of outputs.")
+      .def_property_readonly(
+          "kernel", &nn::Dense::kernel,
+          "The [input features, units] Variable (FailedPreconditionError before the first call).")
+      .def_property_readonly(
+          "bias", &nn::Dense::bias,
+          "The [units] Variable (FailedPreconditionError before the first call or without bias).");
+  py::class_<nn::Flatten, nn::Layer, std::shared_ptr<nn::Flatten>>(
+      m, "Flatten", R"doc(Flattens each example: [batch, d1, d2, ...] -> [batch, d1 * d2 * ...].
+
+>>> ef.keras.layers.Flatten()(ef.ones([2, 3, 4])).shape
+TensorShape([2, 12])
+
+Args:
+  name: The layer's name (default "flatten").
+)doc")
       .def(py::init([](py::handle name) { return std::make_shared<nn::Flatten>(name_or(name, "flatten")); }),
            "name"_a = py::none());
-  py::class_<nn::Dropout, nn::Layer, std::shared_ptr<nn::Dropout>>(m, "Dropout")
+  py::class_<nn::Dropout, nn::Layer, std::shared_ptr<nn::Dropout>>(
+      m, "Dropout", R"doc(Randomly zeroes inputs while training, scaling the rest by 1 / (1 - rate).
+
+The identity when called with training=False (the default), as in inference.
+
+>>> ef.keras.layers.Dropout(0.5)(ef.ones([4])).numpy()
+array([1., 1., 1., 1.], dtype=float32)
+
+Args:
+  rate: A float in [0, 1), the fraction of inputs to drop.
+  seed: None, or an int seed (see ef.random.set_seed).
+  name: The layer's name (default "dropout").
+)doc")
       .def(py::init([](double rate, std::optional<int64_t> seed, py::handle name) {
              return std::make_shared<nn::Dropout>(rate, seed, name_or(name, "dropout"));
            }),
            "rate"_a, "seed"_a = py::none(), "name"_a = py::none());
-  py::class_<nn::LayerNormalization, nn::Layer, std::shared_ptr<nn::LayerNormalization>>(m, "LayerNormalization")
+  py::class_<nn::LayerNormalization, nn::Layer, std::shared_ptr<nn::LayerNormalization>>(
+      m, "LayerNormalization",
+      R"doc(Normalizes each example over one axis: (x - mean) / sqrt(variance + epsilon) * gamma + beta.
+
+mean and variance are computed per example over `axis`; gamma and beta (of that
+axis' size) are learned.
+
+>>> ef.keras.layers.LayerNormalization()(ef.constant([[1., 3.]])).shape
+TensorShape([1, 2])
+
+Args:
+  axis: An int, the normalized axis (default -1; one axis only).
+  epsilon: Added to the variance (default 1e-3).
+  center: Whether to learn the offset beta (default True).
+  scale: Whether to learn the factor gamma (default True).
+  beta_initializer: a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor (default "zeros").
+  gamma_initializer: The same forms (default "ones").
+  name: The layer's name (default "layer_normalization").
+)doc")
       .def(py::init([](int64_t axis, double epsilon, bool center, bool scale, py::handle beta_initializer,
                        py::handle gamma_initializer, py::handle name) {
              return std::make_shared<nn::LayerNormalization>(nn::LayerNormalizationOptions{
                  axis, epsilon, center, scale, initializer_of(beta_initializer), initializer_of(gamma_initializer),
                  name_or(name, "layer_normalization")});
            }),
-           "axis"_a = -1, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true, "beta_initializer"_a = "zeros",
-           "gamma_initializer"_a = "ones", "name"_a = py::none());
-  py::class_<nn::Embedding, nn::Layer, std::shared_ptr<nn::Embedding>>(m, "Embedding")
-      .def(py::init([](int64_t input_dim, int64_t output_dim, py::handle embeddings_initializer, py::handle name) {
-             nn::EmbeddingOptions options{.name = name_or(name, "embedding")};
-             if (!embeddings_initializer.is_none()) options.embeddings_initializer = initializer_of(embeddings_initializer);
-             return std::make_shared<nn::Embedding>(input_dim, output_dim, std::move(options));
-           }),
+           "axis"_a = -1, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
+           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones", "name"_a = py::none());
+  py::class_<nn::Embedding, nn::Layer, std::shared_ptr<nn::Embedding>>(
+      m, "Embedding", R"doc(Looks up rows of an [input_dim, output_dim] table for integer ids.
+
+[...] int32/int64 ids give [..., output_dim] vectors.
+
+>>> ef.keras.layers.Embedding(10, 4)(ef.constant([[1, 2, 3]])).shape
+TensorShape([1, 3, 4])
+
+Args:
+  input_dim: The number of ids (the vocabulary size); ids are in [0, input_dim).
+  output_dim: The size of each vector.
+  embeddings_initializer: None (uniform in [-0.05, 0.05], as Keras), or a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor.
+  name: The layer's name (default "embedding").
+
+Raises (when called):
+  InvalidArgumentError: an id outside [0, input_dim).
+)doc")
+      .def(py::init(
+               [](int64_t input_dim, int64_t output_dim, py::handle embeddings_initializer, py::handle name) {
+                 nn::EmbeddingOptions options{.name = name_or(name, "embedding")};
+                 if (!embeddings_initializer.is_none())
+                   options.embeddings_initializer = initializer_of(embeddings_initializer);
+                 return std::make_shared<nn::Embedding>(input_dim, output_dim, std::move(options));
+               }),
            "input_dim"_a, "output_dim"_a, "embeddings_initializer"_a = py::none(), "name"_a = py::none())
-      .def_property_readonly("embeddings", &nn::Embedding::embeddings);
-  py::class_<nn::Conv2D, nn::Layer, std::shared_ptr<nn::Conv2D>>(m, "Conv2D")
-      .def(py::init([](int64_t filters, py::handle kernel_size, py::handle strides, const std::string& padding,
-                       py::handle dilation_rate, py::handle activation, bool use_bias, py::handle kernel_initializer,
-                       py::handle bias_initializer, py::handle name) {
+      .def_property_readonly("embeddings", &nn::Embedding::embeddings,
+                             "The [input_dim, output_dim] table Variable (after the first call).");
+  py::class_<nn::Conv2D, nn::Layer, std::shared_ptr<nn::Conv2D>>(
+      m, "Conv2D", R"doc(A 2-D convolution layer on NHWC images: activation(conv2d(inputs, kernel) + bias).
+
+inputs [batch, height, width, channels]; kernel [kh, kw, channels, filters].
+
+>>> conv = ef.keras.layers.Conv2D(8, 3, padding="same", activation="relu")
+>>> conv(ef.ones([2, 5, 5, 3])).shape, conv.kernel.shape
+(TensorShape([2, 5, 5, 8]), TensorShape([3, 3, 3, 8]))
+
+Args:
+  filters: The number of output channels.
+  kernel_size: An int or a pair of ints (height, width).
+  strides: An int or a pair of ints (default 1).
+  padding: "valid" (default) or "same", in either case.
+  activation: None (linear), a Keras name ("relu", "sigmoid", "tanh", "softmax",
+    "gelu", "swish", ...), or a Python function of a tensor.
+  dilation_rate: An int or a pair of ints (default 1).
+  use_bias: Whether to add a bias (default True).
+  kernel_initializer: a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor
+    (default "glorot_uniform").
+  bias_initializer: The same forms (default "zeros").
+  name: The layer's name (default "conv2d").
+
+Raises (when called):
+  InvalidArgumentError: inputs not of rank 4, or another channel count than the
+    layer was built for.
+)doc")
+      .def(py::init([](int64_t filters, py::handle kernel_size, py::handle strides,
+                       const std::string& padding, py::handle dilation_rate, py::handle activation,
+                       bool use_bias, py::handle kernel_initializer, py::handle bias_initializer,
+                       py::handle name) {
              return std::make_shared<nn::Conv2D>(
                  filters, to_ints(kernel_size, "kernel_size"),
                  nn::Conv2DOptions{to_ints(strides, "strides"), padding, to_ints(dilation_rate, "dilation_rate"),
@@ -169,35 +366,95 @@ void bind_layers(py::module_& m) {
            "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
            "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
            "bias_initializer"_a = "zeros", "name"_a = py::none())
-      .def_property_readonly("kernel", &nn::Conv2D::kernel)
-      .def_property_readonly("bias", &nn::Conv2D::bias);
-  auto pool = [&]<class Pool>(const char* name) {
-    py::class_<Pool, nn::Layer, std::shared_ptr<Pool>>(m, name).def(
-        py::init([](py::handle pool_size, py::handle strides, const std::string& padding, py::handle layer_name) {
-          nn::Pool2DOptions options;
-          if (!strides.is_none()) options.strides = to_ints(strides, "strides");
-          options.padding = padding;
-          if (!layer_name.is_none()) options.name = layer_name.cast<std::string>();
-          return std::make_shared<Pool>(to_ints(pool_size, "pool_size"), std::move(options));
-        }),
-        "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
+      .def_property_readonly("kernel", &nn::Conv2D::kernel,
+                             "The [kh, kw, channels, filters] Variable (after the first call).")
+      .def_property_readonly("bias", &nn::Conv2D::bias, "The [filters] Variable (after the first call).");
+  auto pool = [&]<class Pool>(const char* name, const char* doc) {
+    py::class_<Pool, nn::Layer, std::shared_ptr<Pool>>(m, name, doc)
+        .def(py::init([](py::handle pool_size, py::handle strides, const std::string& padding,
+                         py::handle layer_name) {
+               nn::Pool2DOptions options;
+               if (!strides.is_none()) options.strides = to_ints(strides, "strides");
+               options.padding = padding;
+               if (!layer_name.is_none()) options.name = layer_name.cast<std::string>();
+               return std::make_shared<Pool>(to_ints(pool_size, "pool_size"), std::move(options));
+             }),
+             "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
   };
-  pool.operator()<nn::MaxPool2D>("MaxPool2D");
-  pool.operator()<nn::AveragePool2D>("AveragePool2D");
-  py::class_<nn::BatchNormalization, nn::Layer, std::shared_ptr<nn::BatchNormalization>>(m, "BatchNormalization")
+  pool.operator()<nn::MaxPool2D>("MaxPool2D",
+                                 R"doc(Max pooling over pool_size windows of NHWC images (ef.nn.max_pool2d).
+
+Also available as MaxPooling2D.
+
+>>> ef.keras.layers.MaxPool2D()(ef.ones([1, 4, 4, 2])).shape
+TensorShape([1, 2, 2, 2])
+
+Args:
+  pool_size: An int or a pair of ints (height, width) (default 2).
+  strides: None (pool_size), an int or a pair of ints.
+  padding: "valid" (default) or "same", in either case.
+  name: The layer's name (default "max_pooling2d").
+)doc");
+  pool.operator()<nn::AveragePool2D>(
+      "AveragePool2D", R"doc(Average pooling over pool_size windows of NHWC images (ef.nn.avg_pool2d).
+
+Also available as AveragePooling2D. With "same" padding the mean counts
+only the window's positions inside the input.
+
+>>> ef.keras.layers.AveragePooling2D()(ef.ones([1, 4, 4, 2])).shape
+TensorShape([1, 2, 2, 2])
+
+Args:
+  pool_size: An int or a pair of ints (height, width) (default 2).
+  strides: None (pool_size), an int or a pair of ints.
+  padding: "valid" (default) or "same", in either case.
+  name: The layer's name (default "average_pooling2d").
+)doc");
+  py::class_<nn::BatchNormalization, nn::Layer, std::shared_ptr<nn::BatchNormalization>>(
+      m, "BatchNormalization", R"doc(Normalizes over every axis but `axis`, with learned gamma and beta.
+
+Training (training=True): normalizes with the batch's mean and population
+variance and moves the moving statistics toward them,
+moving = moving * momentum + batch * (1 - momentum). Inference (the default):
+normalizes with the moving statistics. The moving statistics are non-trainable
+and their updates are never recorded by tapes.
+
+>>> bn = ef.keras.layers.BatchNormalization()
+>>> bn(ef.ones([4, 3]), training=True).shape
+TensorShape([4, 3])
+>>> bn.moving_mean.numpy()
+array([0.01, 0.01, 0.01], dtype=float32)
+
+Args:
+  axis: The feature axis (default -1).
+  momentum: The moving statistics' momentum (default 0.99).
+  epsilon: Added to the variance (default 1e-3).
+  center: Whether to learn the offset beta (default True).
+  scale: Whether to learn the factor gamma (default True).
+  beta_initializer: a Keras name ("glorot_uniform", "zeros", ...), an
+    Initializer, or a function (shape, dtype) -> tensor (default "zeros").
+  gamma_initializer: The same forms (default "ones").
+  moving_mean_initializer: The same forms (default "zeros").
+  moving_variance_initializer: The same forms (default "ones").
+  name: The layer's name (default "batch_normalization").
+)doc")
       .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
-                       py::handle beta_initializer, py::handle gamma_initializer, py::handle moving_mean_initializer,
-                       py::handle moving_variance_initializer, py::handle name) {
+                       py::handle beta_initializer, py::handle gamma_initializer,
+                       py::handle moving_mean_initializer, py::handle moving_variance_initializer,
+                       py::handle name) {
              return std::make_shared<nn::BatchNormalization>(nn::BatchNormalizationOptions{
                  axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
                  initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
                  initializer_of(moving_variance_initializer), name_or(name, "batch_normalization")});
            }),
            "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
-           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones", "moving_mean_initializer"_a = "zeros",
-           "moving_variance_initializer"_a = "ones", "name"_a = py::none())
-      .def_property_readonly("moving_mean", &nn::BatchNormalization::moving_mean)
-      .def_property_readonly("moving_variance", &nn::BatchNormalization::moving_variance);
+           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
+           "moving_mean_initializer"_a = "zeros", "moving_variance_initializer"_a = "ones",
+           "name"_a = py::none())
+      .def_property_readonly("moving_mean", &nn::BatchNormalization::moving_mean,
+                             "The non-trainable moving mean Variable (after the first call).")
+      .def_property_readonly("moving_variance", &nn::BatchNormalization::moving_variance,
+                             "The non-trainable moving variance Variable (after the first call).");
   py::class_<nn::Sequential, nn::Model, std::shared_ptr<nn::Sequential>>(m, "Sequential", py::dynamic_attr())
       .def(py::init([](py::handle name) {
              return std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{},
@@ -209,15 +466,35 @@ void bind_layers(py::module_& m) {
 }
 
 void bind_initializers(py::module_& m) {
-  py::class_<nn::Initializer>(m, "Initializer")
+  py::class_<nn::Initializer>(
+      m, "Initializer", R"doc(How a layer fills a new variable; call it with a shape (and dtype) for a tensor.
+
+Made from a Keras name ("glorot_uniform", "glorot_normal", "he_normal",
+"he_uniform", "lecun_normal", "orthogonal", "zeros", "ones", "random_normal",
+"random_uniform", "truncated_normal"), from another Initializer, or from a
+Python function (shape, dtype) -> tensor. Fan-in and fan-out follow Keras (a
+convolution kernel's receptive field multiplies both). Seeded initializers give
+the same values on every call.
+
+>>> ef.keras.initializers.Initializer("ones")([2], ef.float64).numpy()
+array([1., 1.])
+
+Args:
+  identifier: A name, an Initializer, or a function (shape, dtype) -> tensor.
+
+Raises:
+  InvalidArgumentError: an unknown name (the message lists the known ones).
+)doc")
       .def(py::init([](py::handle spec) { return initializer_of(spec); }), "identifier"_a)
       .def(
           "__call__",
           [](const nn::Initializer& self, ShapeArg shape, DTypeArg dtype) {
             return self(shape.value, dtype.value.value_or(ef::DType::Float32));
           },
-          "shape"_a, "dtype"_a = py::none())
-      .def_property_readonly("name", &nn::Initializer::name)
+          "A new tensor of `shape` (a list of ints) and floating `dtype` (default float32).", "shape"_a,
+          "dtype"_a = py::none())
+      .def_property_readonly("name", &nn::Initializer::name,
+                             "The initializer's name (\"glorot_uniform\", ...).")
       .def("__repr__", [](const nn::Initializer& self) { return "<Initializer " + self.name() + ">"; });
   namespace init = nn::initializers;
   py::module_ sub = m.def_submodule("initializers");
@@ -234,34 +511,172 @@ void bind_initializers(py::module_& m) {
 }
 
 template <class LossClass>
-void bind_loss_class(py::module_& m, const char* name) {
-  py::class_<LossClass, nn::losses::Loss, std::shared_ptr<LossClass>>(m, name).def(
-      py::init([](bool from_logits, const std::string& reduction) {
-        return LossClass(nn::losses::LossOptions{from_logits, reduction_of(reduction)});
-      }),
-      "from_logits"_a = false, "reduction"_a = "sum_over_batch_size");
+void bind_loss_class(py::module_& m, const char* name, const char* doc) {
+  py::class_<LossClass, nn::losses::Loss, std::shared_ptr<LossClass>>(m, name, doc)
+      .def(py::init([](bool from_logits, const std::string& reduction) {
+             return LossClass(nn::losses::LossOptions{from_logits, reduction_of(reduction)});
+           }),
+           "from_logits"_a = false, "reduction"_a = "sum_over_batch_size");
 }
 
 void bind_losses(py::module_& m) {
   py::module_ sub = m.def_submodule("losses");
-  py::class_<nn::losses::Loss, std::shared_ptr<nn::losses::Loss>>(sub, "Loss")
+  py::class_<nn::losses::Loss, std::shared_ptr<nn::losses::Loss>>(
+      sub, "Loss", R"doc(The base class of the Keras loss classes: a per-example loss, weighted and reduced.
+
+Not constructible itself (use a subclass such as MeanSquaredError; Model.compile
+also takes a function (y_true, y_pred) -> per-example losses). y_true is cast to
+y_pred's dtype; probabilities are clipped to [1e-7, 1 - 1e-7] before logs.
+)doc")
       .def(
           "__call__",
           [](const nn::losses::Loss& self, TensorArg y_true, TensorArg y_pred, py::handle sample_weight) {
             return self(y_true.value, y_pred.value, optional_tensor(sample_weight), kPython);
           },
+          R"doc(Computes the reduced loss.
+
+Args:
+  y_true: The targets, a tensor-like (cast to y_pred's dtype; class ids for the
+    sparse loss).
+  y_pred: The predictions, a float tensor-like [batch, ...].
+  sample_weight: None, or weights that broadcast to the per-example losses
+    (y_pred.shape[:-1]).
+
+Returns:
+  A scalar Tensor for "sum_over_batch_size" and "sum"; the per-example losses
+  for "none".
+
+Raises:
+  InvalidArgumentError: shapes that do not match (naming the loss and both).
+)doc",
           "y_true"_a, "y_pred"_a, "sample_weight"_a = py::none())
-      .def_property_readonly("name", &nn::losses::Loss::name);
-  bind_loss_class<nn::losses::MeanSquaredError>(sub, "MeanSquaredError");
-  bind_loss_class<nn::losses::MeanAbsoluteError>(sub, "MeanAbsoluteError");
-  bind_loss_class<nn::losses::BinaryCrossentropy>(sub, "BinaryCrossentropy");
-  bind_loss_class<nn::losses::CategoricalCrossentropy>(sub, "CategoricalCrossentropy");
-  bind_loss_class<nn::losses::SparseCategoricalCrossentropy>(sub, "SparseCategoricalCrossentropy");
-  bind_loss_class<nn::losses::KLDivergence>(sub, "KLDivergence");
-  bind_loss_class<nn::losses::Poisson>(sub, "Poisson");
-  bind_loss_class<nn::losses::LogCosh>(sub, "LogCosh");
-  bind_loss_class<nn::losses::CosineSimilarity>(sub, "CosineSimilarity");
-  py::class_<nn::losses::Huber, nn::losses::Loss, std::shared_ptr<nn::losses::Huber>>(sub, "Huber")
+      .def_property_readonly("name", &nn::losses::Loss::name,
+                             "The loss' name (\"mean_squared_error\", ...).");
+  bind_loss_class<nn::losses::MeanSquaredError>(
+      sub, "MeanSquaredError", R"doc(Mean of squared errors over the last axis, per example, then reduced.
+
+>>> ef.keras.losses.MeanSquaredError()([[0., 1.], [1., 1.]], [[1., 1.], [1., 0.]]).numpy()
+array(0.5, dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::MeanAbsoluteError>(
+      sub, "MeanAbsoluteError", R"doc(Mean of absolute errors over the last axis, per example, then reduced.
+
+>>> ef.keras.losses.MeanAbsoluteError()([[0., 1.]], [[1., 3.]]).numpy()
+array(1.5, dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::BinaryCrossentropy>(
+      sub, "BinaryCrossentropy",
+      R"doc(Binary cross-entropy, -(y log p + (1 - y) log(1 - p)), averaged over the last axis.
+
+>>> ef.keras.losses.BinaryCrossentropy(from_logits=True)([[1., 0.]], [[0., 0.]]).numpy()
+array(0.6931472, dtype=float32)
+
+Args:
+  from_logits: Whether y_pred holds logits (sigmoid is applied) rather than
+    probabilities (default False).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::CategoricalCrossentropy>(
+      sub, "CategoricalCrossentropy",
+      R"doc(Cross-entropy -sum(y_true * log p) over the last axis, for one-hot (or soft) labels.
+
+>>> ef.keras.losses.CategoricalCrossentropy()([[0., 1.]], [[0.5, 0.5]]).numpy()
+array(0.6931472, dtype=float32)
+
+Args:
+  from_logits: Whether y_pred holds logits (softmax is applied) rather than
+    probabilities, which are normalized to sum 1 (default False).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::SparseCategoricalCrossentropy>(
+      sub, "SparseCategoricalCrossentropy",
+      R"doc(Cross-entropy -log p[y_true] for integer class ids y_true of shape y_pred.shape[:-1].
+
+A trailing dimension of 1 in y_true is allowed; ids outside [0, classes) raise.
+
+>>> ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True)([1], [[0., 0.]]).numpy()
+array(0.6931472, dtype=float32)
+
+Args:
+  from_logits: Whether y_pred holds logits (softmax is applied) rather than
+    probabilities (default False).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::KLDivergence>(
+      sub, "KLDivergence",
+      R"doc(Kullback-Leibler divergence sum(t * log(t / p)) over the last axis, t and p clipped to [1e-7, 1].
+
+>>> ef.keras.losses.KLDivergence()([[0.5, 0.5]], [[0.5, 0.5]]).numpy()
+array(0., dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::Poisson>(sub, "Poisson",
+                                       R"doc(Poisson loss mean(p - t * log(p + 1e-7)) over the last axis.
+
+>>> ef.keras.losses.Poisson()([[0.]], [[1.]]).numpy()
+array(1., dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::LogCosh>(
+      sub, "LogCosh", R"doc(mean(log(cosh(p - t))) over the last axis, computed without overflow.
+
+>>> ef.keras.losses.LogCosh()([[0.]], [[0.]]).numpy()
+array(0., dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  bind_loss_class<nn::losses::CosineSimilarity>(
+      sub, "CosineSimilarity",
+      R"doc(Negative cosine similarity over the last axis: -1 for vectors of equal direction (as Keras).
+
+>>> ef.keras.losses.CosineSimilarity()([[1., 0.]], [[2., 0.]]).numpy()
+array(-1., dtype=float32)
+
+Args:
+  from_logits: Ignored (regression losses take values, not logits).
+  reduction: "sum_over_batch_size" (default; "auto" means it too), "sum" or
+    "none" (the per-example losses, weighted).
+)doc");
+  py::class_<nn::losses::Huber, nn::losses::Loss, std::shared_ptr<nn::losses::Huber>>(
+      sub, "Huber",
+      R"doc(Huber loss: quadratic for small errors, linear for large ones, averaged over the last axis.
+
+0.5 x^2 where |x| <= delta, delta * (|x| - 0.5 delta) elsewhere, x = y_pred - y_true.
+
+>>> ef.keras.losses.Huber(delta=0.5)([[0.]], [[2.]]).numpy()
+array(0.875, dtype=float32)
+
+Args:
+  delta: The threshold between the two regimes, > 0 (default 1).
+  reduction: "sum_over_batch_size" (default), "sum" or "none".
+
+Raises:
+  InvalidArgumentError: delta <= 0.
+)doc")
       .def(py::init([](double delta, const std::string& reduction) {
              return std::make_shared<nn::losses::Huber>(
                  delta, nn::losses::LossOptions{false, reduction_of(reduction)});
@@ -272,35 +687,208 @@ void bind_losses(py::module_& m) {
       [](TensorArg y_true, TensorArg y_pred, double delta) {
         return nn::losses::huber(y_true.value, y_pred.value, delta, kPython);
       },
+      R"doc(Per-example Huber loss over the last axis (see Huber).
+
+>>> ef.keras.losses.huber([[0., 0.]], [[0.5, 2.]]).numpy()
+array([0.8125], dtype=float32)
+
+Args:
+  y_true: A tensor-like (cast to y_pred's dtype) of y_pred's shape.
+  y_pred: A float tensor-like.
+  delta: The threshold, > 0 (default 1).
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1].
+)doc",
       "y_true"_a, "y_pred"_a, "delta"_a = 1.0);
-  auto regression = [&](const char* name, auto fn) {
+  auto regression = [&](const char* name, auto fn, const char* doc) {
     sub.def(
         name, [fn](TensorArg y_true, TensorArg y_pred) { return fn(y_true.value, y_pred.value, kPython); },
-        "y_true"_a, "y_pred"_a);
+        doc, "y_true"_a, "y_pred"_a);
   };
-  regression("mean_squared_error", &nn::losses::mean_squared_error);
-  regression("mean_absolute_error", &nn::losses::mean_absolute_error);
-  regression("kl_divergence", &nn::losses::kl_divergence);
-  regression("poisson", &nn::losses::poisson);
-  regression("log_cosh", &nn::losses::log_cosh);
-  regression("cosine_similarity", &nn::losses::cosine_similarity);
-  auto classification = [&](const char* name, auto fn) {
+  regression("mean_squared_error", &nn::losses::mean_squared_error,
+             R"doc(Returns mean((y_true - y_pred) ** 2) over the last axis. Also MSE and mse.
+
+>>> ef.keras.losses.mean_squared_error([[0., 1.], [1., 1.]], [[1., 1.], [1., 0.]]).numpy()
+array([0.5, 0.5], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  regression("mean_absolute_error", &nn::losses::mean_absolute_error,
+             R"doc(Returns mean(|y_true - y_pred|) over the last axis. Also MAE and mae.
+
+>>> ef.keras.losses.mean_absolute_error([[0., 1.]], [[1., 3.]]).numpy()
+array([1.5], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  regression(
+      "kl_divergence", &nn::losses::kl_divergence,
+      R"doc(Returns sum(t * log(t / p)) over the last axis, t and p clipped to [1e-7, 1]. Also KLD and kld.
+
+>>> ef.keras.losses.kl_divergence([[0.5, 0.5]], [[0.5, 0.5]]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  regression("poisson", &nn::losses::poisson, R"doc(Returns mean(p - t * log(p + 1e-7)) over the last axis.
+
+>>> ef.keras.losses.poisson([[0.]], [[1.]]).numpy()
+array([1.], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  regression("log_cosh", &nn::losses::log_cosh,
+             R"doc(Returns mean(log(cosh(p - t))) over the last axis, computed as x + softplus(-2x) - log 2.
+
+>>> ef.keras.losses.log_cosh([[0.]], [[0.]]).numpy()
+array([0.], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  regression("cosine_similarity", &nn::losses::cosine_similarity,
+             R"doc(Returns -sum(l2_normalize(t) * l2_normalize(p)) over the last axis (-1: same direction).
+
+>>> ef.keras.losses.cosine_similarity([[1., 0.]], [[2., 0.]]).numpy()
+array([-1.], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  auto classification = [&](const char* name, auto fn, const char* doc) {
     sub.def(
         name,
         [fn](TensorArg y_true, TensorArg y_pred, bool from_logits) {
           return fn(y_true.value, y_pred.value, from_logits, kPython);
         },
-        "y_true"_a, "y_pred"_a, "from_logits"_a = false);
+        doc, "y_true"_a, "y_pred"_a, "from_logits"_a = false);
   };
-  classification("binary_crossentropy", &nn::losses::binary_crossentropy);
-  classification("categorical_crossentropy", &nn::losses::categorical_crossentropy);
-  classification("sparse_categorical_crossentropy", &nn::losses::sparse_categorical_crossentropy);
+  classification("binary_crossentropy", &nn::losses::binary_crossentropy,
+                 R"doc(Returns mean(-(y log p + (1 - y) log(1 - p))) over the last axis.
+
+p is y_pred clipped to [1e-7, 1 - 1e-7], or sigmoid(y_pred) when from_logits.
+
+>>> ef.keras.losses.binary_crossentropy([[1., 0.]], [[0., 0.]], from_logits=True).numpy()
+array([0.6931472], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+  from_logits: Whether y_pred holds logits rather than probabilities.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  classification("categorical_crossentropy", &nn::losses::categorical_crossentropy,
+                 R"doc(Returns -sum(y_true * log p) over the last axis.
+
+p is y_pred normalized to sum 1, or softmax(y_pred) when from_logits.
+
+>>> ef.keras.losses.categorical_crossentropy([[0., 1.]], [[0.5, 0.5]]).numpy()
+array([0.6931472], dtype=float32)
+
+Args:
+  y_true: A tensor-like of y_pred's shape (cast to y_pred's dtype).
+  y_pred: A float tensor-like.
+  from_logits: Whether y_pred holds logits rather than probabilities.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1] (one loss per example).
+
+Raises:
+  InvalidArgumentError: the shapes differ.
+)doc");
+  classification("sparse_categorical_crossentropy", &nn::losses::sparse_categorical_crossentropy,
+                 R"doc(Returns -log p[y_true] per example, for integer class ids.
+
+p is y_pred (probabilities), or softmax(y_pred) when from_logits.
+
+>>> ef.keras.losses.sparse_categorical_crossentropy([1], [[0., 0.]], from_logits=True).numpy()
+array([0.6931472], dtype=float32)
+
+Args:
+  y_true: Integer class ids of shape y_pred.shape[:-1] (a trailing dimension of
+    1 is allowed), each in [0, classes).
+  y_pred: A [..., classes] float tensor-like.
+  from_logits: Whether y_pred holds logits rather than probabilities.
+
+Returns:
+  A Tensor of shape y_pred.shape[:-1].
+
+Raises:
+  InvalidArgumentError: an id outside [0, classes), or shapes that do not fit.
+)doc");
 }
 
 void bind_metrics(py::module_& m) {
   namespace metrics = nn::metrics;
   py::module_ sub = m.def_submodule("metrics");
-  py::class_<metrics::Mean, nn::Module, std::shared_ptr<metrics::Mean>>(sub, "Mean")
+  py::class_<metrics::Mean, nn::Module, std::shared_ptr<metrics::Mean>>(
+      sub, "Mean", R"doc(The (weighted) running mean of every value passed to update_state.
+
+The state lives in non-trainable variables ("total" and "count"), so a
+checkpoint of a module holding the metric keeps it; updates are never recorded
+by tapes.
+
+>>> m = ef.keras.metrics.Mean()
+>>> m.update_state([1., 2., 3.])
+>>> m.result().numpy()
+array(2., dtype=float32)
+
+Args:
+  name: The metric's name (default "mean").
+  dtype: The dtype of the state and result (default float32).
+)doc")
       .def(py::init([](py::handle name, DTypeArg dtype) {
              return std::make_shared<metrics::Mean>(name_or(name, "mean"), dtype.value.value_or(ef::DType::Float32));
            }),
@@ -310,32 +898,130 @@ void bind_metrics(py::module_& m) {
           [](metrics::Mean& self, TensorArg values, py::handle sample_weight) {
             self.update_state(values.value, optional_tensor(sample_weight), kPython);
           },
+          R"doc(Adds `values` to the running mean.
+
+Args:
+  values: A tensor-like of numbers.
+  sample_weight: None, or weights that broadcast to values.
+)doc",
           "values"_a, "sample_weight"_a = py::none())
-      .def("result", &metrics::Mean::result)
-      .def("reset_state", &metrics::Mean::reset_state);
+      .def(
+          "result", &metrics::Mean::result,
+          "The current value, total / count, as a scalar Tensor of the metric's dtype (0 before any update).")
+      .def("reset_state", &metrics::Mean::reset_state, "Forgets every update (the result becomes 0).");
   py::class_<metrics::MeanMetricWrapper, metrics::Mean, std::shared_ptr<metrics::MeanMetricWrapper>>(
-      sub, "MeanMetricWrapper")
+      sub, "MeanMetricWrapper",
+      R"doc(The base class of the metrics that average a per-example value of (y_true, y_pred).
+
+Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+TopKCategoricalAccuracy, MeanSquaredError and MeanAbsoluteError derive from it;
+it is not constructible itself.
+)doc")
       .def(
           "update_state",
           [](metrics::MeanMetricWrapper& self, TensorArg y_true, TensorArg y_pred, py::handle sample_weight) {
             self.update_state(y_true.value, y_pred.value, optional_tensor(sample_weight), kPython);
           },
+          R"doc(Adds the per-example values of (y_true, y_pred) to the running mean.
+
+Args:
+  y_true: The labels or targets, a tensor-like.
+  y_pred: The predictions, a tensor-like.
+  sample_weight: None, or per-example weights that broadcast to the values.
+)doc",
           "y_true"_a, "y_pred"_a, "sample_weight"_a = py::none());
-  auto wrapper = [&]<class Metric>(const char* name, const char* default_name) {
-    py::class_<Metric, metrics::MeanMetricWrapper, std::shared_ptr<Metric>>(sub, name).def(
-        py::init([default_name](py::handle metric_name, DTypeArg dtype) {
-          return std::make_shared<Metric>(name_or(metric_name, default_name),
-                                          dtype.value.value_or(ef::DType::Float32));
-        }),
-        "name"_a = py::none(), "dtype"_a = py::none());
+  auto wrapper = [&]<class Metric>(const char* name, const char* default_name, const char* doc) {
+    py::class_<Metric, metrics::MeanMetricWrapper, std::shared_ptr<Metric>>(sub, name, doc)
+        .def(py::init([default_name](py::handle metric_name, DTypeArg dtype) {
+               return std::make_shared<Metric>(name_or(metric_name, default_name),
+                                               dtype.value.value_or(ef::DType::Float32));
+             }),
+             "name"_a = py::none(), "dtype"_a = py::none());
   };
-  wrapper.operator()<metrics::Accuracy>("Accuracy", "accuracy");
-  wrapper.operator()<metrics::CategoricalAccuracy>("CategoricalAccuracy", "categorical_accuracy");
-  wrapper.operator()<metrics::SparseCategoricalAccuracy>("SparseCategoricalAccuracy", "sparse_categorical_accuracy");
-  wrapper.operator()<metrics::MeanSquaredError>("MeanSquaredError", "mean_squared_error");
-  wrapper.operator()<metrics::MeanAbsoluteError>("MeanAbsoluteError", "mean_absolute_error");
+  wrapper.operator()<metrics::Accuracy>(
+      "Accuracy", "accuracy",
+      R"doc(How often predictions equal the labels (exact equality, elementwise).
+
+>>> m = ef.keras.metrics.Accuracy()
+>>> m.update_state([1, 2, 3, 4], [1, 2, 0, 4])
+>>> m.result().numpy()
+array(0.75, dtype=float32)
+
+Args:
+  name: The metric's name (default "accuracy").
+  dtype: The dtype of the state and result (default float32).
+)doc");
+  wrapper.operator()<metrics::CategoricalAccuracy>(
+      "CategoricalAccuracy", "categorical_accuracy",
+      R"doc(How often argmax(y_pred) equals argmax(y_true), for one-hot labels.
+
+>>> m = ef.keras.metrics.CategoricalAccuracy()
+>>> m.update_state([[0., 1.], [1., 0.]], [[0.2, 0.8], [0.3, 0.7]])
+>>> m.result().numpy()
+array(0.5, dtype=float32)
+
+Args:
+  name: The metric's name (default "categorical_accuracy").
+  dtype: The dtype of the state and result (default float32).
+)doc");
+  wrapper.operator()<metrics::SparseCategoricalAccuracy>(
+      "SparseCategoricalAccuracy", "sparse_categorical_accuracy",
+      R"doc(How often argmax(y_pred) equals the integer class id y_true.
+
+y_true has shape y_pred.shape[:-1] (a trailing dimension of 1 is allowed).
+
+>>> m = ef.keras.metrics.SparseCategoricalAccuracy()
+>>> m.update_state([1, 0], [[0.2, 0.8], [0.3, 0.7]])
+>>> m.result().numpy()
+array(0.5, dtype=float32)
+
+Args:
+  name: The metric's name (default "sparse_categorical_accuracy").
+  dtype: The dtype of the state and result (default float32).
+)doc");
+  wrapper.operator()<metrics::MeanSquaredError>(
+      "MeanSquaredError", "mean_squared_error",
+      R"doc(The running mean of mean((y_true - y_pred) ** 2) over the last axis.
+
+>>> m = ef.keras.metrics.MeanSquaredError()
+>>> m.update_state([[0., 1.]], [[1., 1.]])
+>>> m.result().numpy()
+array(0.5, dtype=float32)
+
+Args:
+  name: The metric's name (default "mean_squared_error").
+  dtype: The dtype of the state and result (default float32).
+)doc");
+  wrapper.operator()<metrics::MeanAbsoluteError>(
+      "MeanAbsoluteError", "mean_absolute_error",
+      R"doc(The running mean of mean(|y_true - y_pred|) over the last axis.
+
+>>> m = ef.keras.metrics.MeanAbsoluteError()
+>>> m.update_state([[0., 1.]], [[1., 3.]])
+>>> m.result().numpy()
+array(1.5, dtype=float32)
+
+Args:
+  name: The metric's name (default "mean_absolute_error").
+  dtype: The dtype of the state and result (default float32).
+)doc");
   py::class_<metrics::TopKCategoricalAccuracy, metrics::MeanMetricWrapper,
-             std::shared_ptr<metrics::TopKCategoricalAccuracy>>(sub, "TopKCategoricalAccuracy")
+             std::shared_ptr<metrics::TopKCategoricalAccuracy>>(
+      sub, "TopKCategoricalAccuracy",
+      R"doc(How often the true class (one-hot y_true) is among the k highest predictions.
+
+A class tied with the true one's score does not push it out (as tf.math.in_top_k).
+
+>>> m = ef.keras.metrics.TopKCategoricalAccuracy(k=1)
+>>> m.update_state([[0., 1.], [1., 0.]], [[0.2, 0.8], [0.3, 0.7]])
+>>> m.result().numpy()
+array(0.5, dtype=float32)
+
+Args:
+  k: How many of the highest predictions count (default 5).
+  name: The metric's name (default "top_k_categorical_accuracy").
+  dtype: The dtype of the state and result (default float32).
+)doc")
       .def(py::init([](int64_t k, py::handle name, DTypeArg dtype) {
              return std::make_shared<metrics::TopKCategoricalAccuracy>(
                  k, false, name_or(name, "top_k_categorical_accuracy"),
@@ -349,9 +1035,38 @@ void bind_metrics(py::module_& m) {
             k, true, name_or(name, "sparse_top_k_categorical_accuracy"),
             dtype.value.value_or(ef::DType::Float32));
       },
+      R"doc(How often the integer class id y_true is among the k highest predictions.
+
+Makes a TopKCategoricalAccuracy that reads class ids (a function, so
+isinstance checks see that class).
+
+>>> m = ef.keras.metrics.SparseTopKCategoricalAccuracy(k=2)
+>>> m.update_state([1, 0], [[0.2, 0.8], [0.3, 0.7]])
+>>> m.result().numpy()
+array(1., dtype=float32)
+
+Args:
+  k: How many of the highest predictions count (default 5).
+  name: The metric's name (default "sparse_top_k_categorical_accuracy").
+  dtype: The dtype of the state and result (default float32).
+
+Returns:
+  A TopKCategoricalAccuracy metric.
+)doc",
       "k"_a = 5, "name"_a = py::none(), "dtype"_a = py::none());
   py::class_<metrics::BinaryAccuracy, metrics::MeanMetricWrapper, std::shared_ptr<metrics::BinaryAccuracy>>(
-      sub, "BinaryAccuracy")
+      sub, "BinaryAccuracy", R"doc(How often (y_pred > threshold) equals y_true, averaged over the last axis.
+
+>>> m = ef.keras.metrics.BinaryAccuracy()
+>>> m.update_state([[1.], [0.]], [[0.7], [0.6]])
+>>> m.result().numpy()
+array(0.5, dtype=float32)
+
+Args:
+  name: The metric's name (default "binary_accuracy").
+  dtype: The dtype of the state and result (default float32).
+  threshold: Predictions above it count as 1 (default 0.5).
+)doc")
       .def(py::init([](py::handle name, DTypeArg dtype, double threshold) {
              return std::make_shared<metrics::BinaryAccuracy>(threshold, name_or(name, "binary_accuracy"),
                                                               dtype.value.value_or(ef::DType::Float32));
