@@ -26,89 +26,329 @@ std::vector<int64_t> ints_of(py::handle value, const char* what) {
 }
 
 template <class L>
-py::class_<L, nn::Layer, std::shared_ptr<L>> layer_class(py::module_& m, const char* name) {
-  return py::class_<L, nn::Layer, std::shared_ptr<L>>(m, name);
+py::class_<L, nn::Layer, std::shared_ptr<L>> layer_class(py::module_& m, const char* name,
+                                                         const char* doc = "") {
+  return py::class_<L, nn::Layer, std::shared_ptr<L>>(m, name, doc);
 }
 
 }  // namespace
 
 void bind_simple_layers(py::module_& keras) {
-  layer_class<nn::ActivationLayer>(keras, "Activation")
+  layer_class<nn::ActivationLayer>(keras, "Activation",
+                                   R"doc(Applies an activation function, given by Keras name, as a layer.
+
+>>> ef.keras.layers.Activation("relu")(ef.constant([-1., 2.])).numpy()
+array([0., 2.], dtype=float32)
+
+Args:
+  activation: A name: "linear", "relu", "relu6", "sigmoid", "tanh", "softmax",
+    "log_softmax", "elu", "selu", "gelu", "softplus", "softsign",
+    "leaky_relu", "swish" or "silu" (a function is not accepted here).
+  name: The layer's name (default "activation").
+
+Raises:
+  InvalidArgumentError: an unknown name (the message lists the known ones).
+)doc")
       .def(py::init([](const std::string& activation, py::handle name) {
              return std::make_shared<nn::ActivationLayer>(nn::Activation(activation),
                                                           name_or(name, "activation"));
            }),
            "activation"_a, "name"_a = py::none());
-  layer_class<nn::ReLU>(keras, "ReLU")
+  layer_class<nn::ReLU>(keras, "ReLU", R"doc(The rectified linear unit with Keras' options.
+
+min(x, max_value) for x >= threshold, negative_slope * (x - threshold) below.
+
+>>> ef.keras.layers.ReLU(max_value=6.)(ef.constant([-1., 2., 8.])).numpy()
+array([0., 2., 6.], dtype=float32)
+
+Args:
+  max_value: None (no upper bound), or the largest output.
+  negative_slope: The slope below the threshold (default 0).
+  threshold: Where the linear part starts (default 0).
+  name: The layer's name (default "re_lu").
+)doc")
       .def(py::init([](std::optional<double> max_value, double negative_slope, double threshold,
                        py::handle name) {
              return std::make_shared<nn::ReLU>(max_value, negative_slope, threshold, name_or(name, "re_lu"));
            }),
            "max_value"_a = py::none(), "negative_slope"_a = 0.0, "threshold"_a = 0.0, "name"_a = py::none());
-  layer_class<nn::LeakyReLU>(keras, "LeakyReLU")
+  layer_class<nn::LeakyReLU>(keras, "LeakyReLU", R"doc(Leaky ReLU: x for x >= 0, negative_slope * x below.
+
+>>> ef.keras.layers.LeakyReLU()(ef.constant([-1., 2.])).numpy()
+array([-0.3,  2. ], dtype=float32)
+
+Args:
+  negative_slope: The slope for negative inputs (default 0.3, as Keras).
+  name: The layer's name (default "leaky_re_lu").
+)doc")
       .def(py::init([](double negative_slope, py::handle name) {
              return std::make_shared<nn::LeakyReLU>(negative_slope, name_or(name, "leaky_re_lu"));
            }),
            "negative_slope"_a = 0.3, "name"_a = py::none());
-  layer_class<nn::ELU>(keras, "ELU")
+  layer_class<nn::ELU>(keras, "ELU", R"doc(Exponential linear unit: x for x > 0, alpha * (exp(x) - 1) below.
+
+>>> ef.keras.layers.ELU()(ef.constant([0., 2.])).numpy()
+array([0., 2.], dtype=float32)
+
+Args:
+  alpha: The scale of the negative part (default 1).
+  name: The layer's name (default "elu").
+)doc")
       .def(py::init([](double alpha, py::handle name) {
              return std::make_shared<nn::ELU>(alpha, name_or(name, "elu"));
            }),
            "alpha"_a = 1.0, "name"_a = py::none());
-  layer_class<nn::Softmax>(keras, "Softmax")
+  layer_class<nn::Softmax>(keras, "Softmax", R"doc(Softmax over one axis, as a layer.
+
+>>> ef.keras.layers.Softmax()(ef.constant([[1., 1.]])).numpy()
+array([[0.5, 0.5]], dtype=float32)
+
+Args:
+  axis: The axis to normalize (default -1).
+  name: The layer's name (default "softmax").
+)doc")
       .def(py::init([](int64_t axis, py::handle name) {
              return std::make_shared<nn::Softmax>(axis, name_or(name, "softmax"));
            }),
            "axis"_a = -1, "name"_a = py::none());
-  layer_class<nn::Reshape>(keras, "Reshape")
+  layer_class<nn::Reshape>(keras, "Reshape",
+                           R"doc(Reshapes each example to target_shape (the batch axis stays).
+
+>>> ef.keras.layers.Reshape((3, -1))(ef.zeros([4, 6])).shape
+TensorShape([4, 3, 2])
+
+Args:
+  target_shape: A tuple of ints (without the batch axis); one may be -1.
+  name: The layer's name (default "reshape").
+)doc")
       .def(py::init([](py::handle target_shape, py::handle name) {
              return std::make_shared<nn::Reshape>(ints_of(target_shape, "target_shape"),
                                                   name_or(name, "reshape"));
            }),
            "target_shape"_a, "name"_a = py::none());
-  layer_class<nn::Permute>(keras, "Permute")
+  layer_class<nn::Permute>(
+      keras, "Permute",
+      R"doc(Permutes the axes of each example; dims count from 1 (the batch axis stays first).
+
+>>> ef.keras.layers.Permute((2, 1))(ef.zeros([4, 3, 5])).shape
+TensorShape([4, 5, 3])
+
+Args:
+  dims: A tuple, a permutation of 1..rank-1.
+  name: The layer's name (default "permute").
+)doc")
       .def(py::init([](py::handle dims, py::handle name) {
              return std::make_shared<nn::Permute>(ints_of(dims, "dims"), name_or(name, "permute"));
            }),
            "dims"_a, "name"_a = py::none());
-  layer_class<nn::RepeatVector>(keras, "RepeatVector")
+  layer_class<nn::RepeatVector>(
+      keras, "RepeatVector",
+      R"doc(Repeats each example n times along a new axis: [batch, features] -> [batch, n, features].
+
+>>> ef.keras.layers.RepeatVector(3)(ef.zeros([4, 5])).shape
+TensorShape([4, 3, 5])
+
+Args:
+  n: The number of repetitions.
+  name: The layer's name (default "repeat_vector").
+)doc")
       .def(py::init([](int64_t n, py::handle name) {
              return std::make_shared<nn::RepeatVector>(n, name_or(name, "repeat_vector"));
            }),
            "n"_a, "name"_a = py::none());
-  layer_class<nn::GlobalPooling>(keras, "_GlobalPooling");
+  layer_class<nn::GlobalPooling>(keras, "_GlobalPooling",
+                                 "A global pooling layer (made by GlobalAveragePooling1D, ...).");
   using Kind = nn::GlobalPooling::Kind;
-  for (auto [python_name, kind] : {std::pair{"GlobalAveragePooling1D", Kind::kAverage1D},
-                                   {"GlobalAveragePooling2D", Kind::kAverage2D},
-                                   {"GlobalMaxPooling1D", Kind::kMax1D},
-                                   {"GlobalMaxPooling2D", Kind::kMax2D}})
+  struct GlobalPoolingDef {
+    const char* python_name;
+    Kind kind;
+    const char* doc;
+  };
+  for (auto [python_name, kind, doc] :
+       {GlobalPoolingDef{"GlobalAveragePooling1D", Kind::kAverage1D,
+                         R"doc(Averages [batch, steps, channels] over the steps: [batch, channels].
+
+>>> ef.keras.layers.GlobalAveragePooling1D()(ef.ones([2, 7, 3])).shape
+TensorShape([2, 3])
+
+Args:
+  keepdims: If True, keep the steps axis with size 1.
+  name: The layer's name (default "global_average_pooling1d").
+)doc"},
+        GlobalPoolingDef{"GlobalAveragePooling2D", Kind::kAverage2D,
+                         R"doc(Averages NHWC images over height and width: [batch, channels].
+
+>>> ef.keras.layers.GlobalAveragePooling2D()(ef.ones([2, 4, 4, 3])).shape
+TensorShape([2, 3])
+
+Args:
+  keepdims: If True, keep height and width with size 1.
+  name: The layer's name (default "global_average_pooling2d").
+)doc"},
+        GlobalPoolingDef{
+            "GlobalMaxPooling1D", Kind::kMax1D,
+            R"doc(Takes the maximum of [batch, steps, channels] over the steps: [batch, channels].
+
+>>> ef.keras.layers.GlobalMaxPooling1D()(ef.ones([2, 7, 3])).shape
+TensorShape([2, 3])
+
+Args:
+  keepdims: If True, keep the steps axis with size 1.
+  name: The layer's name (default "global_max_pooling1d").
+)doc"},
+        GlobalPoolingDef{"GlobalMaxPooling2D", Kind::kMax2D,
+                         R"doc(Takes the maximum of NHWC images over height and width: [batch, channels].
+
+>>> ef.keras.layers.GlobalMaxPooling2D(keepdims=True)(ef.ones([2, 4, 4, 3])).shape
+TensorShape([2, 1, 1, 3])
+
+Args:
+  keepdims: If True, keep height and width with size 1.
+  name: The layer's name (default "global_max_pooling2d").
+)doc"}})
     keras.def(
         python_name,
         [kind](bool keepdims, py::handle name) {
           return std::make_shared<nn::GlobalPooling>(kind, keepdims, name_or(name, ""));
         },
-        "keepdims"_a = false, "name"_a = py::none());
-  layer_class<nn::ZeroPadding2D>(keras, "ZeroPadding2D")
+        doc, "keepdims"_a = false, "name"_a = py::none());
+  layer_class<nn::ZeroPadding2D>(keras, "ZeroPadding2D",
+                                 R"doc(Adds rows and columns of zeros around NHWC images.
+
+>>> ef.keras.layers.ZeroPadding2D((1, 2))(ef.ones([1, 2, 2, 1])).shape
+TensorShape([1, 4, 6, 1])
+
+Args:
+  padding: An int (all four sides), (rows, cols) (each on both sides), or
+    ((top, bottom), (left, right)). Default 1.
+  name: The layer's name (default "zero_padding2d").
+)doc")
       .def(py::init([](py::handle padding, py::handle name) {
              return std::make_shared<nn::ZeroPadding2D>(ints_of(padding, "padding"),
                                                         name_or(name, "zero_padding2d"));
            }),
            "padding"_a = 1, "name"_a = py::none());
-  layer_class<nn::Cropping2D>(keras, "Cropping2D")
+  layer_class<nn::Cropping2D>(keras, "Cropping2D",
+                              R"doc(Removes rows and columns from the edges of NHWC images.
+
+>>> ef.keras.layers.Cropping2D(((1, 0), (0, 2)))(ef.ones([1, 4, 4, 1])).shape
+TensorShape([1, 3, 2, 1])
+
+Args:
+  cropping: An int (all four sides), (rows, cols) (each on both sides), or
+    ((top, bottom), (left, right)). Default 0.
+  name: The layer's name (default "cropping2d").
+)doc")
       .def(py::init([](py::handle cropping, py::handle name) {
              return std::make_shared<nn::Cropping2D>(ints_of(cropping, "cropping"),
                                                      name_or(name, "cropping2d"));
            }),
            "cropping"_a = 0, "name"_a = py::none());
-  layer_class<nn::UpSampling2D>(keras, "UpSampling2D")
+  layer_class<nn::UpSampling2D>(
+      keras, "UpSampling2D",
+      R"doc(Repeats each pixel of NHWC images size = (rows, cols) times (nearest neighbour).
+
+>>> ef.keras.layers.UpSampling2D()(ef.ones([1, 2, 3, 1])).shape
+TensorShape([1, 4, 6, 1])
+
+Args:
+  size: An int or a pair (rows, cols) (default 2).
+  name: The layer's name (default "up_sampling2d").
+)doc")
       .def(py::init([](py::handle size, py::handle name) {
              return std::make_shared<nn::UpSampling2D>(ints_of(size, "size"), name_or(name, "up_sampling2d"));
            }),
            "size"_a = 2, "name"_a = py::none());
-  layer_class<nn::Recurrent>(keras, "_Recurrent").def_property_readonly("units", &nn::Recurrent::units);
+  layer_class<nn::Recurrent>(keras, "_Recurrent", "A recurrent layer (made by SimpleRNN, LSTM or GRU).")
+      .def_property_readonly("units", &nn::Recurrent::units, "The size of the state (and of each output).");
   using Cell = nn::Recurrent::Cell;
-  for (auto [python_name, cell] :
-       {std::pair{"SimpleRNN", Cell::kSimpleRNN}, {"LSTM", Cell::kLSTM}, {"GRU", Cell::kGRU}})
+  struct RecurrentDef {
+    const char* python_name;
+    Cell cell;
+    const char* doc;
+  };
+  for (auto [python_name, cell, doc] :
+       {RecurrentDef{
+            "SimpleRNN", Cell::kSimpleRNN,
+            R"doc(A fully connected recurrent layer: h = activation(x @ kernel + h @ recurrent_kernel + bias).
+
+Inputs are [batch, steps, features]; the output is the last step's state [batch,
+units], or every step's [batch, steps, units] with return_sequences. Weights use
+Keras' layout: kernel [features, 1 * units], recurrent_kernel [units, 1 * units],
+bias [units]. The gradient is backpropagation through time.
+
+>>> ef.keras.layers.SimpleRNN(4)(ef.ones([2, 5, 3])).shape
+TensorShape([2, 4])
+
+Args:
+  units: The size of the state.
+  activation: The output activation, a Keras name (default "tanh").
+  recurrent_activation: Unused by SimpleRNN (default "sigmoid").
+  use_bias: Whether to add biases (default True).
+  kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
+  recurrent_initializer: The same forms (default "orthogonal").
+  bias_initializer: The same forms (default "zeros").
+  unit_forget_bias: Unused by SimpleRNN (default True).
+  return_sequences: Whether to return every step's output (default False).
+  go_backwards: Whether to run over the steps in reverse (outputs too).
+  reset_after: Unused by SimpleRNN (default True).
+  name: The layer's name (default "simple_rnn").
+)doc"},
+        RecurrentDef{
+            "LSTM", Cell::kLSTM,
+            R"doc(Long short-term memory (Hochreiter and Schmidhuber), with Keras' gate order i, f, c, o.
+
+Inputs are [batch, steps, features]; the output is the last step's state [batch,
+units], or every step's [batch, steps, units] with return_sequences. Weights use
+Keras' layout: kernel [features, 4 * units], recurrent_kernel [units, 4 * units],
+bias [4 * units]. The gradient is backpropagation through time.
+
+>>> ef.keras.layers.LSTM(4, return_sequences=True)(ef.ones([2, 5, 3])).shape
+TensorShape([2, 5, 4])
+
+Args:
+  units: The size of the state.
+  activation: The output activation, a Keras name (default "tanh").
+  recurrent_activation: The gates' activation (default "sigmoid").
+  use_bias: Whether to add biases (default True).
+  kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
+  recurrent_initializer: The same forms (default "orthogonal").
+  bias_initializer: The same forms (default "zeros").
+  unit_forget_bias: Whether the forget gate's bias starts at 1 (default True).
+  return_sequences: Whether to return every step's output (default False).
+  go_backwards: Whether to run over the steps in reverse (outputs too).
+  reset_after: Unused by LSTM (default True).
+  name: The layer's name (default "lstm").
+)doc"},
+        RecurrentDef{"GRU", Cell::kGRU,
+                     R"doc(Gated recurrent unit, with Keras' gate order z, r, h and reset_after=True.
+
+Inputs are [batch, steps, features]; the output is the last step's state [batch,
+units], or every step's [batch, steps, units] with return_sequences. Weights use
+Keras' layout: kernel [features, 3 * units], recurrent_kernel [units, 3 * units],
+bias [2, 3 * units] (the input and the recurrent bias). The gradient is backpropagation through time.
+
+>>> ef.keras.layers.GRU(4)(ef.ones([2, 5, 3])).shape
+TensorShape([2, 4])
+
+Args:
+  units: The size of the state.
+  activation: The output activation, a Keras name (default "tanh").
+  recurrent_activation: The gates' activation (default "sigmoid").
+  use_bias: Whether to add biases (default True).
+  kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
+  recurrent_initializer: The same forms (default "orthogonal").
+  bias_initializer: The same forms (default "zeros").
+  unit_forget_bias: Unused by GRU (default True).
+  return_sequences: Whether to return every step's output (default False).
+  go_backwards: Whether to run over the steps in reverse (outputs too).
+  reset_after: Must be True: the reset gate after the matmul (Keras' default);
+    False is not implemented (default True).
+  name: The layer's name (default "gru").
+
+Raises (when called):
+  UnimplementedError: reset_after=False.
+)doc"}})
     keras.def(
         python_name,
         [cell](int64_t units, const std::string& activation, const std::string& recurrent_activation,
@@ -129,11 +369,34 @@ void bind_simple_layers(py::module_& keras) {
           o.name = name_or(name, "");
           return std::make_shared<nn::Recurrent>(cell, units, std::move(o));
         },
-        "units"_a, "activation"_a = "tanh", "recurrent_activation"_a = "sigmoid", "use_bias"_a = true,
+        doc, "units"_a, "activation"_a = "tanh", "recurrent_activation"_a = "sigmoid", "use_bias"_a = true,
         "kernel_initializer"_a = "glorot_uniform", "recurrent_initializer"_a = "orthogonal",
         "bias_initializer"_a = "zeros", "unit_forget_bias"_a = true, "return_sequences"_a = false,
         "go_backwards"_a = false, "reset_after"_a = true, "name"_a = py::none());
-  layer_class<nn::Conv1D>(keras, "Conv1D")
+  layer_class<nn::Conv1D>(
+      keras, "Conv1D",
+      R"doc(A 1-D convolution over [batch, steps, channels]: activation(conv1d(inputs, kernel) + bias).
+
+kernel is [kernel_size, channels, filters] (Keras' layout).
+
+>>> ef.keras.layers.Conv1D(8, 3, padding="causal")(ef.ones([2, 10, 4])).shape
+TensorShape([2, 10, 8])
+
+Args:
+  filters: The number of output channels.
+  kernel_size: An int.
+  strides: An int (default 1).
+  padding: "valid" (default), "same", or "causal" (zeros before the sequence
+    only, so step t sees no later step).
+  dilation_rate: An int (default 1).
+  activation: None (linear) or a Keras name such as "relu" (a function is not
+    accepted here).
+  use_bias: Whether to add a bias (default True).
+  kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor
+    (default "glorot_uniform").
+  bias_initializer: The same forms (default "zeros").
+  name: The layer's name (default "conv1d").
+)doc")
       .def(py::init([](int64_t filters, int64_t kernel_size, int64_t strides, const std::string& padding,
                        int64_t dilation_rate, py::handle activation, bool use_bias,
                        py::handle kernel_initializer, py::handle bias_initializer, py::handle name) {
@@ -151,16 +414,58 @@ void bind_simple_layers(py::module_& keras) {
            "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
            "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
            "bias_initializer"_a = "zeros", "name"_a = py::none());
-  layer_class<nn::Pool1D>(keras, "_Pool1D");
-  for (auto [python_name, max] : {std::pair{"MaxPooling1D", true}, {"AveragePooling1D", false}})
+  layer_class<nn::Pool1D>(keras, "_Pool1D",
+                          "A 1-D pooling layer (made by MaxPooling1D or AveragePooling1D).");
+  struct Pool1DDef {
+    const char* python_name;
+    bool max;
+    const char* doc;
+  };
+  for (auto [python_name, max, doc] :
+       {Pool1DDef{"MaxPooling1D", true,
+                  R"doc(Max pooling over pool_size windows of [batch, steps, channels]. Also MaxPool1D.
+
+>>> ef.keras.layers.MaxPooling1D()(ef.ones([2, 10, 4])).shape
+TensorShape([2, 5, 4])
+
+Args:
+  pool_size: An int (default 2).
+  strides: None (pool_size) or an int.
+  padding: "valid" (default) or "same".
+  name: The layer's name (default "max_pooling1d").
+)doc"},
+        Pool1DDef{
+            "AveragePooling1D", false,
+            R"doc(Average pooling over pool_size windows of [batch, steps, channels]. Also AveragePool1D.
+
+>>> ef.keras.layers.AveragePooling1D(3, strides=1, padding="same")(ef.ones([2, 10, 4])).shape
+TensorShape([2, 10, 4])
+
+Args:
+  pool_size: An int (default 2).
+  strides: None (pool_size) or an int.
+  padding: "valid" (default) or "same".
+  name: The layer's name (default "average_pooling1d").
+)doc"}})
     keras.def(
         python_name,
         [max](int64_t pool_size, std::optional<int64_t> strides, const std::string& padding,
               py::handle name) {
           return std::make_shared<nn::Pool1D>(max, pool_size, strides, padding, name_or(name, ""));
         },
-        "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
-  layer_class<nn::GaussianNoise>(keras, "GaussianNoise")
+        doc, "pool_size"_a = 2, "strides"_a = py::none(), "padding"_a = "valid", "name"_a = py::none());
+  layer_class<nn::GaussianNoise>(
+      keras, "GaussianNoise",
+      R"doc(Adds zero-mean normal noise of `stddev` while training; the identity otherwise.
+
+>>> ef.keras.layers.GaussianNoise(0.1)(ef.ones([3])).numpy()
+array([1., 1., 1.], dtype=float32)
+
+Args:
+  stddev: The noise's standard deviation.
+  seed: None, or an int seed (see ef.random.set_seed).
+  name: The layer's name (default "gaussian_noise").
+)doc")
       .def(py::init([](double stddev, std::optional<int64_t> seed, py::handle name) {
              return std::make_shared<nn::GaussianNoise>(stddev, seed, name_or(name, "gaussian_noise"));
            }),
