@@ -89,8 +89,12 @@ std::vector<Event> read_event_file(const std::string& path) {
   if (!file) fail<NotFoundError>("read_event_file: cannot open '", path, "'");
   std::ostringstream content;
   content << file.rdbuf();
+  return parse_event_file(content.str(), path);
+}
+
+std::vector<Event> parse_event_file(std::string_view content, const std::string& path) {
   std::vector<Event> events;
-  const std::vector<std::string> records = io::detail::split_records(content.str(), path);
+  const std::vector<std::string> records = io::detail::split_records(content, path);
   for (size_t i = 0; i < records.size(); ++i) {
     const std::string where = "read_event_file: '" + path + "': record " + std::to_string(i);
     ef_tensorboard::Event proto;

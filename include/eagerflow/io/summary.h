@@ -163,5 +163,7 @@ struct Event {
 // Reads every record of an event file, checking both CRCs of each, and parses it.
 // A damaged or truncated record is a DataLossError naming the file and the byte offset.
 std::vector<Event> read_event_file(const std::string& path);
+// The same for the bytes of an event file held in memory; `name` is used in errors.
+std::vector<Event> parse_event_file(std::string_view content, const std::string& name);
 
 }  // namespace ef::summary
