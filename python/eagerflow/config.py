@@ -12,7 +12,19 @@ import types
 from eagerflow import _core
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
+PhysicalDevice.__doc__ = """A device of the machine, as list_physical_devices returns it.
+
+Fields:
+  name: TensorFlow's name, e.g. "/physical_device:CPU:0" or "/physical_device:GPU:0".
+  device_type: "CPU" or "GPU".
+"""
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
+LogicalDevice.__doc__ = """A device ops can be placed on, as list_logical_devices returns it.
+
+Fields:
+  name: TensorFlow's name, e.g. "/device:CPU:0"; give it to ef.device.
+  device_type: "CPU" or "GPU".
+"""
 
 
 def _devices(prefix, kind, device_type):
@@ -24,12 +36,32 @@ def _devices(prefix, kind, device_type):
 
 
 def list_physical_devices(device_type=None):
-    """The machine's devices ("CPU", "GPU", or all): a GPU appears when the CUDA driver sees it."""
+    """Lists the machine's devices: the CPU, and each GPU the CUDA driver sees.
+
+    >>> ef.config.list_physical_devices("CPU")
+    [PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]
+
+    Args:
+      device_type: None (all), "CPU" or "GPU" (any case); other types give [].
+
+    Returns:
+      A list of PhysicalDevice.
+    """
     return _devices("physical_device", PhysicalDevice, device_type)
 
 
 def list_logical_devices(device_type=None):
-    """The devices ops can be placed on (one per physical device)."""
+    """Lists the devices ops can be placed on (one per physical device).
+
+    >>> ef.config.list_logical_devices("CPU")
+    [LogicalDevice(name='/device:CPU:0', device_type='CPU')]
+
+    Args:
+      device_type: None (all), "CPU" or "GPU" (any case); other types give [].
+
+    Returns:
+      A list of LogicalDevice.
+    """
     return _devices("device", LogicalDevice, device_type)
 
 

@@ -120,7 +120,27 @@ void bind_data(py::module_& m) {
       .def("make_iterator", [](const data::Dataset& ds) { return new PyIterator(ds.make_iterator()); });
 
   d.def(
-      "read_idx", [](const std::string& path) { return data::read_idx(path, kPython); }, "path"_a);
+      "read_idx", [](const std::string& path) { return data::read_idx(path, kPython); },
+      R"doc(Reads an IDX file (the format of MNIST and Fashion-MNIST) as a tensor.
+
+The file may be gzip-compressed (detected by content). eagerflow has no 8- or
+16-bit integers, so ubyte, byte and short elements become int32 (same values);
+int becomes int32, float float32 and double float64.
+
+    labels = ef.data.read_idx("train-labels-idx1-ubyte.gz")   # int32 [60000]
+
+Args:
+  path: The file's path, a str.
+
+Returns:
+  A Tensor with the file's dimensions.
+
+Raises:
+  NotFoundError: the file is missing or unreadable.
+  InvalidArgumentError: a malformed file (bad magic or type code, sizes that do
+    not match the data, a corrupt gzip stream), naming the file and the field.
+)doc",
+      "path"_a);
   d.def(
       "_read_idx_numpy",
       [](const std::string& path) { return idx_to_numpy(data::read_idx_file(path, kPython)); }, "path"_a);
