@@ -85,8 +85,8 @@ std::vector<double> histogram_buckets(const std::vector<double>& values, int cou
   std::vector<double> rows(static_cast<size_t>(count) * 3, 0.0);
   if (values.empty()) return rows;
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-  const double min = *lo, max = *hi, range = max - min;
-  if (range == 0) {
+  const double min = *lo, max = *hi;
+  if (min == max) {
     for (int i = 0; i < count; ++i) {
       rows[3 * i] = min - 0.5;
       rows[3 * i + 1] = min + 0.5;
@@ -94,14 +94,16 @@ std::vector<double> histogram_buckets(const std::vector<double>& values, int cou
     rows[3 * (count - 1) + 2] = static_cast<double>(values.size());
     return rows;
   }
-  const double width = range / count;
+  // Scaled first, so that a range beyond the largest double (-1e308 to 1e308) stays finite.
+  const double width = max / count - min / count;
   for (double v : values) {
-    const int bucket = std::min(static_cast<int>(std::floor((v - min) / width)), count - 1);
+    const double offset = v / width - min / width;
+    const int bucket = std::clamp(static_cast<int>(std::floor(offset)), 0, count - 1);
     rows[3 * bucket + 2] += 1;
   }
   for (int i = 0; i < count; ++i) {  // linspace(min, max, count + 1), the last edge exactly max
-    rows[3 * i] = min + range * i / count;
-    rows[3 * i + 1] = i + 1 == count ? max : min + range * (i + 1) / count;
+    rows[3 * i] = min + width * i;
+    rows[3 * i + 1] = i + 1 == count ? max : min + width * (i + 1);
   }
   return rows;
 }

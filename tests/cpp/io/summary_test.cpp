@@ -135,6 +135,18 @@ TEST(Summary, HistogramOfEqualValuesAndOfNothing) {
   expect_values(events[2].values.at(0).tensor, {0, 0, 0, 0, 0, 0}, 0);
 }
 
+TEST(Summary, HistogramOfTheWholeDoubleRange) {
+  TempDir dir("summary_histogram_range");
+  auto writer = summary::create_file_writer(dir.path().string());
+  {
+    summary::WriterScope scope(writer, 0);
+    summary::histogram("wide", constant({-1e308, 0.0, 1e308}), std::nullopt, 2);
+  }
+  writer->flush();
+  const std::vector<summary::Event> events = read_event_file(writer->path());
+  expect_values(events.at(1).values.at(0).tensor, {-1e308, 0, 1, 0, 1e308, 2}, 1e-12);
+}
+
 // The pixels of a PNG written by encode_png (one IDAT, filter 0 on every row).
 std::vector<uint8_t> png_pixels(const std::string& png, int64_t height, int64_t width, int channels) {
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
