@@ -19,7 +19,30 @@ def _structure_string(structure):
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
-    """true_fn() if the scalar bool `pred` is true, else false_fn()."""
+    """Returns true_fn() if the scalar bool ``pred`` is true, else false_fn() (tf.cond).
+
+    Eagerly this is an ``if``; inside ef.function or a graph it becomes one node
+    whose branches are both traced, deciding each time the graph runs. It is
+    differentiable.
+
+    >>> x = ef.constant(-3.)
+    >>> ef.cond(x > 0, lambda: x * 2., lambda: -x).numpy()
+    array(3., dtype=float32)
+
+    Args:
+      pred: A scalar bool tensor-like.
+      true_fn: A function of no arguments returning a tensor or a (nested) list,
+        tuple or dict of tensors.
+      false_fn: The same, returning the same structure, dtypes and ranks.
+      name: Ignored (TensorFlow compatibility).
+
+    Returns:
+      The result of the branch taken.
+
+    Raises:
+      InvalidArgumentError: a missing branch, or branches that return different
+        structures (dtypes or ranks, in a graph).
+    """
     if true_fn is None or false_fn is None:
         raise errors.InvalidArgumentError("cond: both true_fn and false_fn are required")
     structures = {}
@@ -48,8 +71,31 @@ def _shape_of(structure):
 
 
 def while_loop(cond, body, loop_vars, maximum_iterations=None, name=None):
-    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` holds; returns
-    the final loop variables in their structure (a list or tuple of tensors)."""
+    """Repeats ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` holds (tf.while_loop).
+
+    Eagerly this is a ``while``; inside ef.function or a graph it becomes one node.
+    It is differentiable as long as the loop variables keep their shapes and the
+    body assigns no variables.
+
+    >>> i, total = ef.while_loop(lambda i, t: i < 5, lambda i, t: (i + 1, t + i),
+    ...                          (ef.constant(0), ef.constant(0)))
+    >>> total.numpy()
+    array(10, dtype=int32)
+
+    Args:
+      cond: A function of the loop variables returning a scalar bool tensor.
+      body: A function of the loop variables returning new values in the same
+        structure (a single tensor for a single loop variable).
+      loop_vars: A tensor-like, or a list or tuple of them.
+      maximum_iterations: None, or the most iterations to run.
+      name: Ignored (TensorFlow compatibility).
+
+    Returns:
+      The final loop variables, in the structure of loop_vars.
+
+    Raises:
+      InvalidArgumentError: the body returns another structure.
+    """
     single = not isinstance(loop_vars, (list, tuple))
     leaves = []
     structure = _flatten_outputs([loop_vars] if single else loop_vars, leaves)

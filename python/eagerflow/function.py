@@ -25,7 +25,19 @@ from eagerflow import _core
 
 
 class TensorSpec:
-    """The dtype and shape (None for an unknown dimension) of a tensor argument."""
+    """Describes a tensor argument of a traced function: its shape and dtype.
+
+    Used in ef.function's input_signature (every compatible call then shares one
+    trace) and by get_concrete_function.
+
+    >>> ef.TensorSpec(shape=(None, 2), dtype=ef.float32)
+    TensorSpec(shape=(None, 2), dtype=ef.float32, name=None)
+
+    Args:
+      shape: A tuple or list of ints, None for an unknown dimension (None: a scalar).
+      dtype: A dtype or anything ef.as_dtype accepts (default float32).
+      name: None, or the argument's name.
+    """
 
     def __init__(self, shape, dtype=_core.float32, name=None):
         self.shape = tuple(shape) if shape is not None else ()
@@ -110,7 +122,29 @@ def _flatten_outputs(result, leaves):
 
 
 class Function:
-    """A Python function traced into graphs (see the module docstring)."""
+    """A Python function traced into graphs, as ef.function returns it (tf.function).
+
+    The first call with new input dtypes and shapes (or new non-tensor argument
+    values) traces the function into a graph, which later calls run. Python side
+    effects such as print happen only while tracing (ef.print runs every call).
+
+    >>> @ef.function
+    ... def step(x):
+    ...     return x * 2. + 1.
+    >>> step(ef.constant([1., 2.])).numpy()
+    array([3., 5.], dtype=float32)
+    >>> step.experimental_get_tracing_count()
+    1
+
+    Args:
+      python_function: The function to trace.
+      input_signature: None, or a list of TensorSpec: one trace for every
+        compatible call.
+      name: None, or the function's name.
+      autograph: Whether `if` and `while` on tensors become ef.cond and
+        ef.while_loop (default True).
+      jit_compile: Whether fused elementwise chains run as compiled kernels.
+    """
 
     def __init__(self, python_function, input_signature=None, name=None, autograph=True, jit_compile=False):
         self.python_function = python_function
@@ -150,7 +184,21 @@ class Function:
         return _fill(structure, flat) if structure is not None else flat
 
     def get_concrete_function(self, *args, **kwargs):
-        """The trace for these arguments (TensorSpecs or tensors), tracing if new."""
+        """Returns the ConcreteFunction (one trace) for these arguments, tracing if new.
+
+        >>> f = ef.function(lambda x: x + 1.)
+        >>> concrete = f.get_concrete_function(ef.TensorSpec([2], ef.float32))
+        >>> concrete(ef.constant([1., 2.])).numpy()
+        array([2., 3.], dtype=float32)
+
+        Args:
+          *args: TensorSpecs or tensors standing for the tensor arguments (with no
+            arguments, the input_signature's), and the values of the others.
+          **kwargs: Keyword arguments, likewise.
+
+        Returns:
+          A ConcreteFunction.
+        """
         tensors, key = [], []
         specs = []
 
@@ -172,11 +220,12 @@ class Function:
         return ConcreteFunction(concrete, self._structures.get(trace_key))
 
     def experimental_get_tracing_count(self):
-        """How many times the Python function has been traced."""
+        """Returns how many times the Python function has been traced (an int)."""
         return self._core.trace_count
 
     @property
     def trace_count(self):
+        """How many times the Python function has been traced."""
         return self._core.trace_count
 
     def __get__(self, instance, owner):
@@ -198,7 +247,14 @@ class Function:
 
 
 class ConcreteFunction:
-    """One trace: call it with tensors of its signature; `.graph` shows the graph."""
+    """One trace of an ef.function: call it with tensors of its signature.
+
+    ``graph`` is the traced graph and ``optimized_graph`` the one plain calls run.
+
+    >>> concrete = ef.function(lambda x: x * x).get_concrete_function(ef.TensorSpec([], ef.float32))
+    >>> concrete(3.).numpy()
+    array(9., dtype=float32)
+    """
 
     def __init__(self, concrete, structure):
         self._concrete = concrete
@@ -206,6 +262,7 @@ class ConcreteFunction:
 
     @property
     def graph(self):
+        """The traced graph (the nodes as traced, before optimization)."""
         return self._concrete.graph
 
     @property
@@ -216,10 +273,12 @@ class ConcreteFunction:
 
     @property
     def inputs(self):
+        """The TensorSpecs of the tensor arguments, in order."""
         return [TensorSpec(shape, dtype, name or None) for dtype, shape, name in self._concrete._input_signature]
 
     @property
     def structured_outputs(self):
+        """The TensorSpecs of the outputs, in flattened order."""
         return [TensorSpec(shape, dtype) for dtype, shape, _ in self._concrete._output_signature]
 
     def __call__(self, *args):
@@ -227,13 +286,16 @@ class ConcreteFunction:
         return _fill(self._structure, flat) if self._structure is not None else flat
 
     def pretty_printed_graph(self):
+        """The traced graph as text, one node per line."""
         return self._concrete.graph.to_string()
 
 
 def init_scope():
-    """A context manager: the code inside runs as it would outside every function being
-    traced (TensorFlow's tf.init_scope), eagerly when the trace began eagerly, and no
-    tape records it. For state a function creates on its first trace:
+    """Returns a context manager lifting code out of every function being traced (tf.init_scope).
+
+    The code inside runs as it would outside the traces (eagerly when the trace
+    began eagerly), and no tape records it. For state a function creates on its
+    first trace:
 
         @ef.function
         def step(x):
@@ -246,11 +308,29 @@ def init_scope():
 
 
 def function(func=None, input_signature=None, name=None, autograph=True, jit_compile=False):
-    """Decorator (or function) turning `func` into a traced ef.Function. With
-    `autograph` (the default), `if` and `while` statements on tensors become ef.cond and
-    ef.while_loop (see eagerflow/autograph.py). With `jit_compile` (as in TensorFlow),
-    its fused elementwise chains run as kernels compiled for them at their first call
-    (ef.set_compile_fused_kernels does that for every fused op)."""
+    """Compiles a Python function into a traced graph function (tf.function); also a decorator.
+
+    With ``autograph`` (the default), ``if`` and ``while`` statements on tensors
+    become ef.cond and ef.while_loop. With ``jit_compile`` (as in TensorFlow), its
+    fused elementwise chains run as kernels compiled for them at their first call
+    (ef.set_compile_fused_kernels does that for every fused op).
+
+    >>> @ef.function(input_signature=[ef.TensorSpec((None,), ef.float32)])
+    ... def relu_sum(x):
+    ...     return ef.reduce_sum(ef.nn.relu(x))
+    >>> relu_sum(ef.constant([-1., 2., 3.])).numpy()
+    array(5., dtype=float32)
+
+    Args:
+      func: The function; None to use ``function(...)`` as a decorator with arguments.
+      input_signature: None, or a list of TensorSpec for the tensor arguments.
+      name: None, or the function's name.
+      autograph: Whether to convert tensor-dependent ``if`` and ``while`` (default True).
+      jit_compile: Whether fused elementwise chains run as compiled kernels.
+
+    Returns:
+      An ef.Function (or, without func, a decorator making one).
+    """
     options = dict(input_signature=input_signature, name=name, autograph=autograph, jit_compile=jit_compile)
     if func is None:
         return lambda f: Function(f, **options)

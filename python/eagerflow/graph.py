@@ -30,10 +30,25 @@ def _graph_stack():
 
 
 class Graph(_core.Graph):
-    """A dataflow graph. `with g.as_default():` makes op calls build nodes in it."""
+    """A dataflow graph, TensorFlow 1 style: build it under ``as_default()``, run it with a Session.
+
+    Inside ``with g.as_default():`` op calls add nodes to g and return symbolic
+    tensors (shapes may have unknown dimensions); eager tensors used there are
+    captured as constants. ``str(g)`` lists the nodes.
+
+    >>> g = ef.Graph()
+    >>> with g.as_default():
+    ...     x = ef.placeholder(ef.float32, shape=(2,))
+    ...     y = ef.reduce_sum(x * x)
+    >>> g.num_nodes
+    3
+    >>> ef.Session(g).run(y, feed_dict={x: [3., 4.]})
+    array(25., dtype=float32)
+    """
 
     @contextlib.contextmanager
     def as_default(self):
+        """A context manager making this the thread's default graph: op calls inside build nodes in it."""
         self._push_scope()
         _graph_stack().append(self)
         try:
@@ -44,7 +59,15 @@ class Graph(_core.Graph):
 
 
 def get_default_graph():
-    """The graph entered last on this thread with `as_default()` (None in eager mode)."""
+    """Returns the graph entered last on this thread with ``as_default()``.
+
+    >>> ef.get_default_graph() is None   # eager mode
+    True
+
+    Returns:
+      The innermost ef.Graph whose ``as_default()`` (or Session) block is open, or
+      None in eager mode.
+    """
     stack = _graph_stack()
     return stack[-1] if stack else None
 
@@ -59,20 +82,64 @@ def _graph_or_default(graph, what):
 
 
 def global_variables_initializer(graph=None):
-    """An operation that initializes the variables created in `graph` (default: the
-    graph of the innermost `as_default()` or `Session` block)."""
+    """Returns an Operation that initializes the variables created in ``graph``.
+
+    Variables created in graph mode have no value until this runs (Session.run).
+
+    Args:
+      graph: None (the graph of the innermost ``as_default()`` or Session block),
+        or an ef.Graph.
+
+    Returns:
+      An Operation, for Session.run.
+
+    Raises:
+      InvalidArgumentError: no graph is given and none is the default.
+    """
     return _core._global_variables_initializer(_graph_or_default(graph, "global_variables_initializer"))
 
 
 def global_variables(graph=None):
-    """The variables created in `graph` (default: the innermost `as_default()` or
-    Session block's graph), in creation order."""
+    """Returns the Variables created in ``graph``, in creation order.
+
+    Args:
+      graph: None (the graph of the innermost ``as_default()`` or Session block),
+        or an ef.Graph.
+
+    Returns:
+      A list of Variables.
+
+    Raises:
+      InvalidArgumentError: no graph is given and none is the default.
+    """
     return _core._global_variables(_graph_or_default(graph, "global_variables"))
 
 
 def gradients(ys, xs, grad_ys=None, unconnected_gradients="none"):
-    """Symbolic gradients d(sum(ys * grad_ys))/d(xs) as new nodes of the graph of `ys`.
-    Returns a list with one entry per x (None where y does not depend on x)."""
+    """Builds symbolic gradients d(sum(ys * grad_ys))/d(xs) as new nodes of the graph of ``ys``.
+
+    TensorFlow 1's tf.gradients; inside ef.function too.
+
+    >>> g = ef.Graph()
+    >>> with g.as_default():
+    ...     x = ef.placeholder(ef.float32, shape=())
+    ...     dx, = ef.gradients(x * x, [x])
+    >>> ef.Session(g).run(dx, feed_dict={x: 3.})
+    array(6., dtype=float32)
+
+    Args:
+      ys: A symbolic tensor or a list of them (summed).
+      xs: A tensor or Variable, or a list of them (not mixing the two).
+      grad_ys: None (ones), or tensors shaped like ys that weight them.
+      unconnected_gradients: "none" (None for an x that ys do not depend on) or
+        "zero" (zeros); ef.UnconnectedGradients values are accepted.
+
+    Returns:
+      A list with one symbolic Tensor (or None) per x.
+
+    Raises:
+      InvalidArgumentError: xs mixes variables and tensors.
+    """
     single = not isinstance(xs, (list, tuple))
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     xs = [xs] if single else list(xs)
@@ -82,9 +149,15 @@ def gradients(ys, xs, grad_ys=None, unconnected_gradients="none"):
 
 
 def group(*inputs, name=None):
-    """An operation that runs what produces `inputs` (tensors, or lists of them) when
-    Session.run runs it (TensorFlow's tf.group). Eagerly everything has already run:
-    None."""
+    """Returns an Operation that runs what produces ``inputs`` when Session.run runs it (tf.group).
+
+    Args:
+      *inputs: Tensors, or lists or tuples of them (e.g. a step's assignments).
+      name: None, or the operation's name (default "group").
+
+    Returns:
+      An Operation in graph mode; None eagerly, where everything has already run.
+    """
     values = []
     for item in inputs:
         values.extend(item if isinstance(item, (list, tuple)) else [item])
@@ -109,7 +182,23 @@ def _rebuild(template, values):
 
 
 class Session:
-    """Runs a graph. As a context manager it also makes its graph the default."""
+    """Runs a graph, TensorFlow 1 style. As a context manager it also makes its graph the default.
+
+    >>> g = ef.Graph()
+    >>> with g.as_default():
+    ...     w = ef.Variable(2., name="w")
+    ...     y = w * 3.
+    >>> with ef.Session(graph=g) as sess:
+    ...     _ = sess.run(ef.global_variables_initializer())
+    ...     sess.run(y)
+    array(6., dtype=float32)
+
+    Args:
+      graph: The ef.Graph to run; None means the current default graph.
+
+    Raises:
+      InvalidArgumentError: no graph is given and none is the default.
+    """
 
     def __init__(self, graph=None):
         graph = graph if graph is not None else get_default_graph()
@@ -128,11 +217,25 @@ class Session:
         return scope.__exit__(*exc) if scope is not None else False
 
     def close(self):
-        pass
+        """Does nothing (kept for TensorFlow 1 programs): a Session holds no resources."""
 
     def run(self, fetches, feed_dict=None):
-        """The values of `fetches` as NumPy arrays (None for operations), in the same
-        structure; `feed_dict` maps placeholders (or any tensor) to values."""
+        """Runs the graph and returns the values of ``fetches``.
+
+        Args:
+          fetches: A symbolic tensor, a Variable (its value), an Operation, or a
+            (nested) list, tuple or dict of them.
+          feed_dict: None, or a dict mapping placeholders (or any tensor of the graph)
+            to values (tensor-likes, converted to the key's dtype).
+
+        Returns:
+          NumPy arrays (None for operations), in the structure of ``fetches``.
+
+        Raises:
+          InvalidArgumentError: a fetch that is not a tensor, variable or operation,
+            a missing feed, or a fed value that contradicts its placeholder's shape.
+          FailedPreconditionError: a variable read before its initializer ran.
+        """
         leaves = []
         template = _flatten(fetches, leaves)
         if any(isinstance(t, _core.Variable) for t in leaves):

@@ -19,7 +19,25 @@ from eagerflow import _core
 
 
 class Checkpoint:
-    """Saves and restores the named objects by path (``Checkpoint(model=m, optimizer=o)``)."""
+    """Saves and restores the variables of named objects, as TensorFlow's tf.train.Checkpoint.
+
+    Files are safetensors, written atomically with a CRC32C per tensor; keys are
+    paths such as "model/dense/kernel" and "optimizer/slots/model/dense/kernel/m".
+    Each object is then available as an attribute (``ckpt.model``).
+
+    >>> v = ef.Variable([1., 2.])
+    >>> ckpt = ef.train.Checkpoint(v=v)
+    >>> sorted(ckpt.state())
+    ['v']
+
+    Args:
+      **objects: Variables, optimizers (L-BFGS too), ef.Module / Keras models, or
+        anything with a ``named_variables()`` method returning (path, Variable)
+        pairs, by name.
+
+    Raises:
+      TypeError: an object of another kind.
+    """
 
     def __init__(self, **objects):
         self._impl = _core._Checkpoint(list(objects.items()))
@@ -29,7 +47,14 @@ class Checkpoint:
                 setattr(self, name, obj)
 
     def save(self, path):
-        """Writes every object's state to ``path`` atomically; returns the path."""
+        """Writes every object's state to ``path`` atomically (the old file or the new one, never a broken one).
+
+        Args:
+          path: A str or path-like.
+
+        Returns:
+          The path written, a str.
+        """
         path = os.fspath(path)
         self._impl.save(path)
         return path
@@ -43,7 +68,7 @@ class Checkpoint:
         return CheckpointLoadStatus(self)
 
     def state(self):
-        """The dict of key -> Tensor that save() writes."""
+        """Returns the dict of key -> Tensor that save() writes."""
         return self._impl.state()
 
 
@@ -62,18 +87,23 @@ class CheckpointLoadStatus:
         return self
 
     def initialize_or_restore(self, session=None):
+        """Nothing left to do: the restore has happened. Returns self."""
         return self
 
     def assert_consumed(self):
+        """Nothing left to check: every key was matched. Returns self."""
         return self
 
     def assert_existing_objects_matched(self):
+        """Nothing left to check: every object was matched. Returns self."""
         return self
 
     def assert_nontrivial_match(self):
+        """Nothing left to check. Returns self."""
         return self
 
     def expect_partial(self):
+        """Accepted for TensorFlow programs; a partial restore is an error here. Returns self."""
         return self
 
 
@@ -154,4 +184,5 @@ class CheckpointManager:
 
     @property
     def directory(self):
+        """The directory the checkpoints are written to."""
         return self._impl.directory
