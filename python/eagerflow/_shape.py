@@ -13,16 +13,27 @@ class TensorShape(tuple):
 
     @property
     def rank(self):
+        """The number of dimensions."""
         return len(self)
 
     @property
     def ndims(self):
+        """The number of dimensions (the same as rank)."""
         return len(self)
 
     def as_list(self):
+        """Returns the dimensions as a list of ints, None for an unknown one.
+
+        >>> ef.zeros([2, 3]).shape.as_list()
+        [2, 3]
+        """
         return list(self)
 
     def num_elements(self):
+        """Returns the number of elements, the product of the dimensions.
+
+        None when a dimension is unknown.
+        """
         n = 1
         for d in self:
             if d is None:
@@ -31,6 +42,10 @@ class TensorShape(tuple):
         return n
 
     def is_fully_defined(self):
+        """Returns whether every dimension is known.
+
+        Always True eagerly; graph tensors may have unknown (None) dimensions.
+        """
         return all(d is not None for d in self)
 
     def __repr__(self):

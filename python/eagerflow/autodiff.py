@@ -115,7 +115,11 @@ class GradientTape:
             tape.watch(t if isinstance(t, (_core.Tensor, _core.Variable)) else _core.convert_to_tensor(t))
 
     def watched_variables(self):
-        """The Variables this tape watches (read inside it, or given to ``watch``), as a tuple."""
+        """Returns the Variables this tape watches, as a tuple.
+
+        Those read inside the block (when watch_accessed_variables) and those given
+        to ``watch``, in the order they were first seen.
+        """
         return tuple(self._tape.watched_variables()) if self._tape is not None else ()
 
     def gradient(self, target, sources, output_gradients=None,

@@ -120,12 +120,20 @@ def and_(left, right_fn):
 
 
 def or_(left, right_fn):
+    """`left or right` as autograph converts it: logical_or for a symbolic left, else Python's `or`.
+
+    right_fn is called only when needed (for a Python left), keeping `or`'s short circuit.
+    """
     if _is_symbolic(left):
         return _core.logical_or(left, right_fn())
     return left or right_fn()
 
 
 def not_(value):
+    """`not value` as autograph converts it: logical_not for a symbolic value, else Python's `not`.
+
+    Symbolic values are tensors of a graph being built (inside ef.function).
+    """
     return _core.logical_not(value) if _is_symbolic(value) else not value
 
 

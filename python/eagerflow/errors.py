@@ -6,10 +6,14 @@ catch (``InvalidArgumentError`` is a ``ValueError``, ...).
 
 
 class OpError(Exception):
-    """An op failed; the message names the op, the argument and the shapes."""
+    """The base class of eagerflow's errors: an op failed.
+
+    The message names the op, the argument and the shapes involved.
+    """
 
     @property
     def message(self):
+        """The error's message, as str(error)."""
         return str(self)
 
 
@@ -18,7 +22,11 @@ class InvalidArgumentError(OpError, ValueError):
 
 
 class FailedPreconditionError(OpError, RuntimeError):
-    """The system is not in a state that allows the call (e.g. a used tape)."""
+    """The system is not in a state that allows the call.
+
+    For example a non-persistent tape used twice, or a graph variable read before
+    its initializer ran. Also a RuntimeError.
+    """
 
 
 class OutOfRangeError(OpError, IndexError):
@@ -26,7 +34,11 @@ class OutOfRangeError(OpError, IndexError):
 
 
 class UnimplementedError(OpError, NotImplementedError):
-    """The operation is not supported (yet)."""
+    """The operation is not supported yet.
+
+    For example data_format "NCHW" for convolutions, or the matrix 2-norm. Also a
+    NotImplementedError.
+    """
 
 
 class ResourceExhaustedError(OpError, MemoryError):

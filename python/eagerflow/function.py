@@ -220,7 +220,11 @@ class Function:
         return ConcreteFunction(concrete, self._structures.get(trace_key))
 
     def experimental_get_tracing_count(self):
-        """Returns how many times the Python function has been traced (an int)."""
+        """Returns how many times the Python function has been traced.
+
+        A new trace happens for each new input signature (dtypes, shapes and
+        non-tensor argument values); an int.
+        """
         return self._core.trace_count
 
     @property

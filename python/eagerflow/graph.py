@@ -217,7 +217,10 @@ class Session:
         return scope.__exit__(*exc) if scope is not None else False
 
     def close(self):
-        """Does nothing (kept for TensorFlow 1 programs): a Session holds no resources."""
+        """Does nothing: a Session holds no resources.
+
+        Kept for TensorFlow 1 programs.
+        """
 
     def run(self, fetches, feed_dict=None):
         """Runs the graph and returns the values of ``fetches``.

@@ -23,7 +23,10 @@ OpStats = _profiler.OpStats
 
 
 class KeyAverages(list):
-    """OpStats rows (name, count, total_us, mean_us, min_us, max_us), most total time first."""
+    """The per-op statistics of a profile: a list of OpStats, most total time first.
+
+    Each row has name, count, total_us, mean_us, min_us and max_us.
+    """
 
     def __init__(self, rows, profile):
         super().__init__(rows)
@@ -55,12 +58,29 @@ _profiler.Profile.table = lambda self, row_limit=0: self._table(row_limit)
 
 
 def start(logdir=None, record_shapes=True):
-    """Starts recording op runs; with a logdir, stop() writes the trace file there."""
+    """Starts recording every op run (eagerly or inside ef.function).
+
+    >>> ef.profiler.start()
+    >>> _ = ef.add([1.], [2.])
+    >>> profile = ef.profiler.stop()
+    >>> [event.name for event in profile.events]
+    ['add']
+
+    Args:
+      logdir: None, or a directory: stop() then writes a Chrome trace-event JSON
+        file there (<host>_<pid>.<ms>.pt.trace.json, PyTorch's format).
+      record_shapes: Whether to record each op's input shapes (default True).
+    """
     _profiler.start(logdir, record_shapes)
 
 
 def stop():
-    """Stops recording; returns the Profile (events, key_averages(), trace_path)."""
+    """Stops recording and returns the Profile.
+
+    Returns:
+      A Profile: its ``events`` (OpEvents), ``key_averages()`` (per-op OpStats,
+      with ``table()``), ``wall_us`` and ``trace_path``.
+    """
     return _profiler.stop()
 
 

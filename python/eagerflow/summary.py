@@ -45,7 +45,10 @@ def trace_export(name, step=None, profiler_outdir=None):
 
 
 def should_record_summaries():
-    """True when a default writer is set (the summary ops would write)."""
+    """Returns whether a default writer is set on this thread.
+
+    When it is, the summary ops write; otherwise they return False.
+    """
     return _summary.default_writer() is not None
 
 

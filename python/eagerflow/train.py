@@ -68,7 +68,10 @@ class Checkpoint:
         return CheckpointLoadStatus(self)
 
     def state(self):
-        """Returns the dict of key -> Tensor that save() writes."""
+        """Returns the state save() would write now.
+
+        A dict of key ("model/dense/kernel", ...) -> Tensor.
+        """
         return self._impl.state()
 
 

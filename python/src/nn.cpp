@@ -1102,21 +1102,57 @@ nn::Initializer initializer_of(py::handle obj) {
 
 void bind_mixed_precision(py::module_& keras) {
   py::module_ sub = keras.def_submodule("mixed_precision", "Policies (eagerflow/nn/mixed_precision.h)");
-  py::class_<nn::Policy>(sub, "Policy")
+  py::class_<nn::Policy>(
+      sub, "Policy",
+      R"doc(A mixed-precision policy: the dtype a layer computes in and the one its variables use.
+
+"mixed_float16" and "mixed_bfloat16" compute in the half dtype and keep float32
+variables (read in the half dtype inside the layer's call); "float32",
+"float64", "float16" and "bfloat16" use one dtype for both.
+
+>>> policy = ef.keras.mixed_precision.Policy("mixed_bfloat16")
+>>> policy.compute_dtype, policy.variable_dtype
+(ef.bfloat16, ef.float32)
+
+Args:
+  name: One of the names above.
+
+Raises:
+  InvalidArgumentError: another name.
+)doc")
       .def(py::init<const std::string&>(), "name"_a)
-      .def_property_readonly("name", &nn::Policy::name)
-      .def_property_readonly("compute_dtype", &nn::Policy::compute_dtype)
-      .def_property_readonly("variable_dtype", &nn::Policy::variable_dtype)
+      .def_property_readonly("name", &nn::Policy::name, "The policy's name.")
+      .def_property_readonly("compute_dtype", &nn::Policy::compute_dtype, "The dtype layers compute in.")
+      .def_property_readonly("variable_dtype", &nn::Policy::variable_dtype, "The dtype of layers' variables.")
       .def("__eq__", &nn::Policy::operator==)
       .def("__repr__", [](const nn::Policy& p) { return "<Policy \"" + p.name() + "\">"; });
-  sub.def("set_global_policy", [](py::handle policy) {
-    if (policy.is_none()) return nn::clear_global_policy();
-    nn::set_global_policy(py::isinstance<nn::Policy>(policy) ? policy.cast<nn::Policy>()
-                                                             : nn::Policy(policy.cast<std::string>()));
-  });
+  sub.def(
+      "set_global_policy",
+      [](py::handle policy) {
+        if (policy.is_none()) return nn::clear_global_policy();
+        nn::set_global_policy(py::isinstance<nn::Policy>(policy) ? policy.cast<nn::Policy>()
+                                                                 : nn::Policy(policy.cast<std::string>()));
+      },
+      R"doc(Sets the policy of every layer made from now on without one of its own (process-wide).
+
+    ef.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+
+Args:
+  policy: A Policy, a policy name, or None (no global policy: layers follow
+    their first input's dtype).
+
+Raises:
+  InvalidArgumentError: an unknown policy name.
+)doc");
   // Keras reports float32 when no policy was set; eagerflow's layers then follow their
   // inputs (float64 inputs give float64 weights), which float32 policy would not.
-  sub.def("global_policy", [] { return nn::global_policy().value_or(nn::Policy("float32")); });
+  sub.def(
+      "global_policy", [] { return nn::global_policy().value_or(nn::Policy("float32")); },
+      R"doc(Returns the global Policy; "float32" when none was set, as Keras reports it.
+
+Without a set policy, layers actually follow their inputs' dtype (float64 inputs
+give float64 weights), which a "float32" policy would not.
+)doc");
   sub.def("_global_policy_is_set", [] { return nn::global_policy().has_value(); });
 }
 

@@ -9,9 +9,22 @@ from eagerflow._core.keras.callbacks import (  # noqa: F401
 
 
 class LambdaCallback(Callback):
-    """Callbacks from functions: on_epoch_begin(epoch, logs), on_epoch_end(epoch, logs),
-    on_train_batch_begin / on_train_batch_end (or on_batch_begin / on_batch_end) (batch,
-    logs), on_train_begin(logs), on_train_end(logs)."""
+    """A callback made of functions, one per event.
+
+    >>> printer = ef.keras.callbacks.LambdaCallback(
+    ...     on_epoch_end=lambda epoch, logs: print(epoch, round(logs["loss"], 3)))
+
+    Args:
+      on_epoch_begin: None, or a function (epoch, logs).
+      on_epoch_end: None, or a function (epoch, logs).
+      on_batch_begin: None, or a function (batch, logs); the same as
+        on_train_batch_begin.
+      on_batch_end: None, or a function (batch, logs); the same as on_train_batch_end.
+      on_train_begin: None, or a function (logs).
+      on_train_end: None, or a function (logs).
+      on_train_batch_begin: None, or a function (batch, logs).
+      on_train_batch_end: None, or a function (batch, logs).
+    """
 
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
                  on_train_begin=None, on_train_end=None, on_train_batch_begin=None, on_train_batch_end=None):
@@ -29,6 +42,10 @@ def _calls(event):
         if function is not None:
             function(*args)
     method.__name__ = event
+    method.__doc__ = f"""Calls the function given for {event}, if any, with the event's arguments.
+
+    Events without a function do nothing.
+    """
     return method
 
 

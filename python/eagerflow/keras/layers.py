@@ -41,6 +41,11 @@ _KERAS_NAMES = {AveragePool2D: "AveragePooling2D", MaxPool2D: "MaxPooling2D"}
 
 
 def _from_config(cls, config):
+    """Makes a layer of this class again from the dict get_config returned.
+
+    Built-in layers go through the C++ registry under their Keras class names;
+    Python subclasses are made as cls(**config), as Keras does.
+    """
     if cls.__module__.startswith("eagerflow._core"):
         return _core.keras._layer_from_config(_KERAS_NAMES.get(cls, cls.__name__), dict(config))
     return cls(**config)

@@ -21,7 +21,15 @@ class Progbar:
         self._finished = False
 
     def update(self, current, values=None):
-        """Shows progress at step `current` (1-based) with (name, value) pairs."""
+        """Shows the progress at step ``current``.
+
+        On a terminal the line is redrawn at most every ``interval`` seconds;
+        elsewhere one line is printed when ``target`` is reached.
+
+        Args:
+          current: The step reached, counting from 1.
+          values: None, or a list of (name, value) pairs to show (e.g. the loss).
+        """
         if self._finished:
             return
         now = time.monotonic()
