@@ -201,7 +201,7 @@ Raises:
           },
           R"doc(Returns the slot variable `slot_name` of `var` (e.g. Adam's "m" or "v").
 
-Slots: SGD "momentum" (with momentum); Adam and AdamW "m", "v" (and "v_max"
+Slots: SGD "momentum" (with momentum); Adam and AdamW "m", "v" (and "vhat"
 with amsgrad); RMSprop "rms" (and "mg" when centered, "momentum" with momentum);
 Adagrad "accumulator".
 
