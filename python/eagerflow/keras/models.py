@@ -145,15 +145,38 @@ class _Training:
         return logs if return_dict else self._ordered(logs)
 
     def train_on_batch(self, x, y, sample_weight=None, return_dict=False):
+        """Runs one training step on a single batch (no shuffling, no callbacks).
+
+        Args:
+          x: The inputs, a tensor-like.
+          y: The targets, a tensor-like.
+          sample_weight: None, or per-example weights.
+          return_dict: If True, return a dict of name -> float.
+
+        Returns:
+          The loss, or [loss, metric, ...] in compile's order (metrics_names), as floats.
+        """
         logs = self._on_batch(True, x, y, sample_weight)
         return logs if return_dict else self._ordered(logs)
 
     def test_on_batch(self, x, y, sample_weight=None, return_dict=False):
+        """Computes the loss and metrics on a single batch, in inference mode.
+
+        Args:
+          x: The inputs, a tensor-like.
+          y: The targets, a tensor-like.
+          sample_weight: None, or per-example weights.
+          return_dict: If True, return a dict of name -> float.
+
+        Returns:
+          The loss, or [loss, metric, ...] in compile's order (metrics_names), as floats.
+        """
         logs = self._on_batch(False, x, y, sample_weight)
         return logs if return_dict else self._ordered(logs)
 
     @property
     def metrics_names(self):
+        """The names evaluate and train_on_batch report, in order: "loss", then the metrics'."""
         return ["loss"] + [m.name for m in self.metrics]
 
     def _ordered(self, logs):
