@@ -14,6 +14,9 @@ computes the gradients itself), as torch.optim.LBFGS does:
 import types
 
 from eagerflow._core import (  # noqa: F401
-    LBFGS, SGD, Adagrad, Adam, AdamW, CosineDecay, ExponentialDecay, Optimizer, RMSprop)
+    LBFGS, SGD, Adagrad, Adam, AdamW, CosineDecay, CosineDecayRestarts, ExponentialDecay, InverseTimeDecay, Optimizer,
+    PiecewiseConstantDecay, PolynomialDecay, RMSprop)
 
-schedules = types.SimpleNamespace(ExponentialDecay=ExponentialDecay, CosineDecay=CosineDecay)
+schedules = types.SimpleNamespace(
+    ExponentialDecay=ExponentialDecay, CosineDecay=CosineDecay, PiecewiseConstantDecay=PiecewiseConstantDecay,
+    PolynomialDecay=PolynomialDecay, InverseTimeDecay=InverseTimeDecay, CosineDecayRestarts=CosineDecayRestarts)

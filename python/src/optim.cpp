@@ -16,6 +16,10 @@ constexpr ef::CallSite kPython{};
 optim::LearningRate learning_rate_of(py::handle lr) {
   if (py::isinstance<optim::ExponentialDecay>(lr)) return lr.cast<optim::ExponentialDecay>();
   if (py::isinstance<optim::CosineDecay>(lr)) return lr.cast<optim::CosineDecay>();
+  if (py::isinstance<optim::PiecewiseConstantDecay>(lr)) return lr.cast<optim::PiecewiseConstantDecay>();
+  if (py::isinstance<optim::PolynomialDecay>(lr)) return lr.cast<optim::PolynomialDecay>();
+  if (py::isinstance<optim::InverseTimeDecay>(lr)) return lr.cast<optim::InverseTimeDecay>();
+  if (py::isinstance<optim::CosineDecayRestarts>(lr)) return lr.cast<optim::CosineDecayRestarts>();
   if (PyFloat_Check(lr.ptr()) || PyLong_Check(lr.ptr())) return lr.cast<double>();
   if (PyCallable_Check(lr.ptr())) {
     // Called with a Python int eagerly, and with the int64 step tensor inside a graph or
@@ -107,17 +111,136 @@ Args:
   initial_learning_rate: The rate at step 0, a float.
   decay_steps: A positive int.
   alpha: The final rate as a fraction of the initial one (default 0).
+  warmup_target: With warmup_steps, the rate first rises linearly from
+    initial_learning_rate to warmup_target over warmup_steps, then the cosine
+    decays from warmup_target (Keras 3's warmup). None: no warmup.
+  warmup_steps: The warmup's length in steps (default 0).
+
+Raises:
+  InvalidArgumentError: decay_steps <= 0 or warmup_steps < 0.
+)doc")
+      .def(py::init([](double initial, int64_t decay_steps, double alpha, std::optional<double> warmup_target,
+                       int64_t warmup_steps) {
+             optim::CosineDecay s{initial, decay_steps, alpha, warmup_target, warmup_steps};
+             (void)optim::LearningRate(s);
+             return s;
+           }),
+           "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0, "warmup_target"_a = py::none(),
+           "warmup_steps"_a = 0)
+      .def("__call__", py::overload_cast<int64_t>(&optim::CosineDecay::operator(), py::const_),
+           "The learning rate (a float) at optimizer step `step` (an int).", "step"_a);
+  py::class_<optim::PiecewiseConstantDecay>(m, "PiecewiseConstantDecay",
+                                            R"doc(A learning rate constant between step boundaries.
+
+values[0] while step <= boundaries[0], values[i] while boundaries[i-1] < step <=
+boundaries[i], values[-1] after the last boundary (Keras' PiecewiseConstantDecay).
+
+>>> schedule = ef.optimizers.schedules.PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.1])
+>>> schedule(10), schedule(11), schedule(50)
+(1.0, 0.5, 0.1)
+
+Args:
+  boundaries: Increasing ints (steps).
+  values: Floats, one more than boundaries.
+
+Raises:
+  InvalidArgumentError: the wrong number of values, or boundaries that do not increase.
+)doc")
+      .def(py::init([](std::vector<int64_t> boundaries, std::vector<double> values) {
+             optim::PiecewiseConstantDecay s{std::move(boundaries), std::move(values)};
+             (void)optim::LearningRate(s);
+             return s;
+           }),
+           "boundaries"_a, "values"_a)
+      .def("__call__", py::overload_cast<int64_t>(&optim::PiecewiseConstantDecay::operator(), py::const_),
+           "The learning rate (a float) at optimizer step `step` (an int).", "step"_a);
+  py::class_<optim::PolynomialDecay>(m, "PolynomialDecay",
+                                     R"doc(A learning rate that falls polynomially to an end value.
+
+lr(step) = (initial - end) * (1 - s / decay_steps) ** power + end with
+s = min(step, decay_steps); with cycle=True, decay_steps grows to the first
+multiple of itself at or after the step instead (Keras' PolynomialDecay).
+
+>>> schedule = ef.optimizers.schedules.PolynomialDecay(0.1, decay_steps=10, end_learning_rate=0.0)
+>>> round(schedule(5), 6), schedule(20)
+(0.05, 0.0)
+
+Args:
+  initial_learning_rate: The rate at step 0.
+  decay_steps: A positive int.
+  end_learning_rate: The rate from decay_steps on (default 1e-4).
+  power: The polynomial's power (default 1: linear).
+  cycle: Restart the decay every decay_steps.
 
 Raises:
   InvalidArgumentError: decay_steps <= 0.
 )doc")
-      .def(py::init([](double initial, int64_t decay_steps, double alpha) {
-             optim::CosineDecay s{initial, decay_steps, alpha};
+      .def(py::init([](double initial, int64_t decay_steps, double end, double power, bool cycle) {
+             optim::PolynomialDecay s{initial, decay_steps, end, power, cycle};
              (void)optim::LearningRate(s);
              return s;
            }),
-           "initial_learning_rate"_a, "decay_steps"_a, "alpha"_a = 0.0)
-      .def("__call__", py::overload_cast<int64_t>(&optim::CosineDecay::operator(), py::const_),
+           "initial_learning_rate"_a, "decay_steps"_a, "end_learning_rate"_a = 1e-4, "power"_a = 1.0,
+           "cycle"_a = false)
+      .def("__call__", py::overload_cast<int64_t>(&optim::PolynomialDecay::operator(), py::const_),
+           "The learning rate (a float) at optimizer step `step` (an int).", "step"_a);
+  py::class_<optim::InverseTimeDecay>(m, "InverseTimeDecay",
+                                      R"doc(A learning rate inversely proportional to time.
+
+lr(step) = initial / (1 + decay_rate * step / decay_steps), the quotient rounded
+down when `staircase` (Keras' InverseTimeDecay).
+
+>>> schedule = ef.optimizers.schedules.InverseTimeDecay(0.5, decay_steps=4, decay_rate=2.0)
+>>> schedule(0), schedule(4)
+(0.5, 0.16666666666666666)
+
+Args:
+  initial_learning_rate: The rate at step 0.
+  decay_steps: A positive int.
+  decay_rate: A float.
+  staircase: Decay in discrete steps.
+
+Raises:
+  InvalidArgumentError: decay_steps <= 0.
+)doc")
+      .def(py::init([](double initial, int64_t decay_steps, double decay_rate, bool staircase) {
+             optim::InverseTimeDecay s{initial, decay_steps, decay_rate, staircase};
+             (void)optim::LearningRate(s);
+             return s;
+           }),
+           "initial_learning_rate"_a, "decay_steps"_a, "decay_rate"_a, "staircase"_a = false)
+      .def("__call__", py::overload_cast<int64_t>(&optim::InverseTimeDecay::operator(), py::const_),
+           "The learning rate (a float) at optimizer step `step` (an int).", "step"_a);
+  py::class_<optim::CosineDecayRestarts>(m, "CosineDecayRestarts",
+                                         R"doc(Cosine decay with warm restarts (SGDR).
+
+A cosine from the initial rate down to alpha times it over first_decay_steps,
+then again over t_mul times as many steps, each period's peak m_mul times the
+previous one's (Keras' CosineDecayRestarts; PyTorch's CosineAnnealingWarmRestarts
+with eta_min = alpha * initial when m_mul is 1).
+
+>>> schedule = ef.optimizers.schedules.CosineDecayRestarts(1.0, first_decay_steps=4)
+>>> schedule(0), schedule(2), schedule(4)
+(1.0, 0.5, 1.0)
+
+Args:
+  initial_learning_rate: The rate at step 0.
+  first_decay_steps: The first period's length, a positive int.
+  t_mul: How much longer each period is than the one before (default 2).
+  m_mul: How much lower each period's peak is than the one before (default 1).
+  alpha: The lowest rate as a fraction of the initial one (default 0).
+
+Raises:
+  InvalidArgumentError: first_decay_steps <= 0 or t_mul <= 0.
+)doc")
+      .def(py::init([](double initial, int64_t first, double t_mul, double m_mul, double alpha) {
+             optim::CosineDecayRestarts s{initial, first, t_mul, m_mul, alpha};
+             (void)optim::LearningRate(s);
+             return s;
+           }),
+           "initial_learning_rate"_a, "first_decay_steps"_a, "t_mul"_a = 2.0, "m_mul"_a = 1.0,
+           "alpha"_a = 0.0)
+      .def("__call__", py::overload_cast<int64_t>(&optim::CosineDecayRestarts::operator(), py::const_),
            "The learning rate (a float) at optimizer step `step` (an int).", "step"_a);
 
   py::class_<optim::Optimizer, std::shared_ptr<optim::Optimizer>>(

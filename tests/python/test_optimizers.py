@@ -201,3 +201,57 @@ def test_graph_mode_training_runs_the_operation_apply_gradients_returns():
         np.testing.assert_allclose(graph_w.numpy(), eager_w.numpy(), rtol=1e-12)
     assert graph_opt.iterations == 3
     assert eager_opt.apply_gradients([(ef.constant([0.0, 0.0], dtype=ef.float64), eager_w)]) is None
+
+
+def _torch_rates(make_scheduler, lr, steps):
+    """The learning rate PyTorch's scheduler gives at steps 0..steps-1."""
+    import torch
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=lr)
+    scheduler = make_scheduler(opt)
+    rates = []
+    for _ in range(steps):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        scheduler.step()
+    return rates
+
+
+def test_schedules_match_pytorch_schedulers():
+    import torch.optim.lr_scheduler as sched
+    s = ef.optimizers.schedules
+    restarts = s.CosineDecayRestarts(0.5, first_decay_steps=5, t_mul=2.0, alpha=0.2)
+    want = _torch_rates(lambda o: sched.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.1), 0.5, 40)
+    np.testing.assert_allclose([restarts(i) for i in range(40)], want, rtol=1e-12, atol=1e-15)
+    poly = s.PolynomialDecay(0.3, decay_steps=10, end_learning_rate=0.0, power=2.0)
+    want = _torch_rates(lambda o: sched.PolynomialLR(o, total_iters=10, power=2.0), 0.3, 15)
+    np.testing.assert_allclose([poly(i) for i in range(15)], want, rtol=1e-12, atol=1e-15)
+    # TensorFlow changes value after a boundary; MultiStepLR at its milestone.
+    piecewise = s.PiecewiseConstantDecay([10, 20], [1.0, 0.5, 0.25])
+    want = _torch_rates(lambda o: sched.MultiStepLR(o, milestones=[11, 21], gamma=0.5), 1.0, 30)
+    np.testing.assert_allclose([piecewise(i) for i in range(30)], want, rtol=1e-12)
+    inverse = s.InverseTimeDecay(0.5, decay_steps=4, decay_rate=2.0, staircase=True)
+    assert [inverse(i) for i in (0, 3, 4, 9)] == [0.5, 0.5, 0.5 / 3, 0.5 / 5]
+    warm = s.CosineDecay(0.0, decay_steps=10, warmup_target=1.0, warmup_steps=4)
+    assert [warm(i) for i in (0, 2, 4, 9, 14)] == pytest.approx([0.0, 0.5, 1.0, 0.5, 0.0], abs=1e-12)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="one more value"):
+        s.PiecewiseConstantDecay([10], [1.0])
+
+
+@pytest.mark.parametrize("name", ["PiecewiseConstantDecay", "PolynomialDecay", "CosineDecayRestarts"])
+def test_schedules_inside_a_traced_training_step(name):
+    s = ef.optimizers.schedules
+    schedule = {"PiecewiseConstantDecay": lambda: s.PiecewiseConstantDecay([2, 5], [0.5, 0.25, 0.125]),
+                "PolynomialDecay": lambda: s.PolynomialDecay(0.5, decay_steps=6, power=1.5, cycle=True),
+                "CosineDecayRestarts": lambda: s.CosineDecayRestarts(0.5, first_decay_steps=3, m_mul=0.5)}[name]()
+    v = ef.Variable([0.0])
+    opt = ef.optimizers.SGD(schedule)
+
+    @ef.function
+    def step():
+        opt.apply_gradients([(ef.constant([1.0]), v)])  # v -= lr(step) on every call
+
+    for _ in range(12):
+        step()
+    assert step.trace_count == 1
+    assert float(v.numpy()[0]) == pytest.approx(-sum(schedule(i) for i in range(12)), rel=1e-6)

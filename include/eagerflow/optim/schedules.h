@@ -1,4 +1,6 @@
-// Learning rates: a constant, or a schedule of the optimizer's step (Keras' names).
+// Learning rates: a constant, or a schedule of the optimizer's step (Keras' names:
+// ExponentialDecay, CosineDecay with warmup, PiecewiseConstantDecay, PolynomialDecay,
+// InverseTimeDecay, CosineDecayRestarts).
 //
 //   ef::optim::Adam adam(ef::optim::CosineDecay(1e-3, /*decay_steps=*/1000));
 #pragma once
@@ -8,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "eagerflow/core/tensor.h"
 
@@ -39,7 +42,12 @@ class StepScalar {
   friend StepScalar minimum(const StepScalar& a, const StepScalar& b);
   friend StepScalar sqrt(const StepScalar& x);
   friend StepScalar floor(const StepScalar& x);
+  friend StepScalar ceil(const StepScalar& x);
   friend StepScalar cos(const StepScalar& x);
+  friend StepScalar log(const StepScalar& x);
+  // `then_value` where a <= b, else `else_value`.
+  friend StepScalar if_less_equal(const StepScalar& a, const StepScalar& b, const StepScalar& then_value,
+                                  const StepScalar& else_value);
 
  private:
   double host_ = 0;
@@ -59,10 +67,60 @@ struct ExponentialDecay {
 
 // Cosine from initial_learning_rate down to alpha * initial_learning_rate over
 // decay_steps, then flat: initial * ((1 - alpha) * (1 + cos(pi * min(step, decay_steps)
-// / decay_steps)) / 2 + alpha).
+// / decay_steps)) / 2 + alpha). With a warmup_target (Keras 3), the rate first rises
+// linearly from initial_learning_rate to warmup_target over warmup_steps, then decays
+// from warmup_target as above, counting steps from the end of the warmup.
 struct CosineDecay {
   double initial_learning_rate;
   int64_t decay_steps;
+  double alpha = 0.0;
+  std::optional<double> warmup_target;
+  int64_t warmup_steps = 0;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
+};
+
+// values[0] while step <= boundaries[0], values[i] while boundaries[i-1] < step <=
+// boundaries[i], values.back() after the last boundary. Needs one more value than
+// boundaries, boundaries increasing.
+struct PiecewiseConstantDecay {
+  std::vector<int64_t> boundaries;
+  std::vector<double> values;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
+};
+
+// (initial - end) * (1 - s / decay_steps) ^ power + end, with s = min(step, decay_steps);
+// with `cycle`, decay_steps grows to the first multiple of itself >= step instead.
+struct PolynomialDecay {
+  double initial_learning_rate;
+  int64_t decay_steps;
+  double end_learning_rate = 1e-4;
+  double power = 1.0;
+  bool cycle = false;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
+};
+
+// initial / (1 + decay_rate * step / decay_steps), the quotient rounded down when
+// `staircase`.
+struct InverseTimeDecay {
+  double initial_learning_rate;
+  int64_t decay_steps;
+  double decay_rate;
+  bool staircase = false;
+  double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
+  StepScalar operator()(const StepScalar& step) const;
+};
+
+// Cosine decay with warm restarts (SGDR, Loshchilov & Hutter): a cosine from the
+// initial rate to alpha * it over first_decay_steps, then again over t_mul times as
+// many steps, each period's peak m_mul times the previous one's.
+struct CosineDecayRestarts {
+  double initial_learning_rate;
+  int64_t first_decay_steps;
+  double t_mul = 2.0;
+  double m_mul = 1.0;
   double alpha = 0.0;
   double operator()(int64_t step) const { return (*this)(StepScalar(static_cast<double>(step))).host("lr"); }
   StepScalar operator()(const StepScalar& step) const;
@@ -80,6 +138,10 @@ class LearningRate {
   LearningRate(double constant);           // NOLINT: implicit by design
   LearningRate(ExponentialDecay schedule);  // NOLINT
   LearningRate(CosineDecay schedule);       // NOLINT
+  LearningRate(PiecewiseConstantDecay schedule);  // NOLINT
+  LearningRate(PolynomialDecay schedule);         // NOLINT
+  LearningRate(InverseTimeDecay schedule);        // NOLINT
+  LearningRate(CosineDecayRestarts schedule);     // NOLINT
   // A C++ function of the step runs only eagerly: inside a graph or function its result
   // would be fixed when the graph is built, so that is an UnimplementedError.
   explicit LearningRate(HostSchedule schedule);
