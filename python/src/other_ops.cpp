@@ -510,7 +510,20 @@ Raises:
       "x"_a, "axes"_a, "shift"_a = py::none(), "keepdims"_a = false, "name"_a = py::none());
 }
 
+// TensorFlow refuses to change a tensor's dtype by conversion (ef.cast does that): a
+// silent cast would truncate floats given to an integer dtype.
+void check_no_tensor_cast(const char* op, py::handle value, const std::optional<ef::DType>& dtype) {
+  if (!dtype || !(py::isinstance<ef::Tensor>(value) || py::isinstance<ef::Variable>(value))) return;
+  const ef::DType have = py::isinstance<ef::Tensor>(value) ? value.cast<const ef::Tensor&>().dtype()
+                                                           : value.cast<const ef::Variable&>().dtype();
+  if (have != *dtype)
+    throw ef::InvalidArgumentError(std::string(op) + ": value is a tensor of dtype " +
+                                   std::string(ef::name(have)) + ", not the requested " +
+                                   std::string(ef::name(*dtype)) + "; use ef.cast to convert it");
+}
+
 ef::Tensor constant(py::handle value, DTypeArg dtype, py::handle shape, py::handle /*name*/) {
+  check_no_tensor_cast("constant", value, dtype.value);
   ef::Tensor t = to_tensor(value, dtype.value);
   if (shape.is_none()) return t;
   ef::Shape s = to_shape(shape);
@@ -568,7 +581,8 @@ Args:
   value: The value: a number, a (nested, not ragged) list or tuple, a NumPy
     array, a Tensor or a Variable.
   dtype: None (inferred), or the dtype to convert to. Lists of floats are not
-    truncated to an integer dtype; tensors are cast.
+    truncated to an integer dtype; a tensor must already have it (ef.cast
+    converts tensors), as in TensorFlow.
   shape: None, or the result's shape: a single value fills it, otherwise the
     value is reshaped to it (the element counts must agree).
   name: Ignored (TensorFlow compatibility).
@@ -581,12 +595,16 @@ Raises:
     would lose its fraction in an integer dtype.
   ValueError: an integer does not fit in 64 bits (or in int32 when asked for),
     or the list is ragged.
-  InvalidArgumentError: the value does not reshape to `shape`.
+  InvalidArgumentError: the value does not reshape to `shape`, or is a tensor of
+    another dtype than `dtype`.
 )doc",
         "value"_a, "dtype"_a = py::none(), "shape"_a = py::none(), "name"_a = py::none());
   m.def(
       "convert_to_tensor",
-      [](py::handle value, DTypeArg dtype, py::handle, py::handle) { return to_tensor(value, dtype.value); },
+      [](py::handle value, DTypeArg dtype, py::handle, py::handle) {
+        check_no_tensor_cast("convert_to_tensor", value, dtype.value);
+        return to_tensor(value, dtype.value);
+      },
       R"doc(Converts a tensor-like value to a Tensor.
 
 "Tensor-like", across eagerflow's docs, means anything this accepts: a Tensor, a
@@ -602,7 +620,8 @@ ef.int64
 
 Args:
   value: A tensor-like.
-  dtype: None, or the dtype to convert to (a tensor is cast to it).
+  dtype: None, or the dtype to convert to. A tensor or variable must already
+    have it (as in TensorFlow; ef.cast changes a tensor's dtype).
   dtype_hint: Ignored (TensorFlow compatibility).
   name: Ignored (TensorFlow compatibility).
 
@@ -612,6 +631,7 @@ Returns:
 Raises:
   TypeError: the value has no tensor form, or a float would lose its fraction.
   ValueError: an integer does not fit in 64 bits, or a list is ragged.
+  InvalidArgumentError: value is a tensor of another dtype than `dtype`.
 )doc",
       "value"_a, "dtype"_a = py::none(), "dtype_hint"_a = py::none(), "name"_a = py::none());
   m.def(

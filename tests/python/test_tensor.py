@@ -323,3 +323,15 @@ def test_lossy_python_conversions_are_refused():
     assert int(ef.constant(2.0, dtype=ef.int32)) == 2                  # exact values convert
     assert ef.constant(0.1, dtype=ef.float64).numpy() == 0.1           # not 0.1 rounded to float32 first
     assert ef.constant([2**40, -2**63]).dtype == ef.int64
+
+
+def test_converting_a_tensor_never_changes_its_dtype():
+    # TensorFlow refuses (a silent cast would truncate 1.5 to 1); ef.cast converts.
+    x = ef.constant([1.5, 2.5])
+    for convert in (ef.constant, ef.convert_to_tensor):
+        with pytest.raises(ef.errors.InvalidArgumentError, match="use ef.cast"):
+            convert(x, dtype=ef.int32)
+        with pytest.raises(ef.errors.InvalidArgumentError, match="float32"):
+            convert(ef.Variable([1.0]), dtype=ef.float64)
+        assert convert(x, dtype=ef.float32).dtype == ef.float32
+    assert ef.cast(x, ef.int32).numpy().tolist() == [1, 2]
