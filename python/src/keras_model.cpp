@@ -194,8 +194,7 @@ void bind_model(py::module_& keras) {
           "_compile",
           [](nn::Model& self, std::shared_ptr<ef::optim::Optimizer> optimizer,
              std::shared_ptr<nn::losses::Loss> loss,
-             std::vector<std::shared_ptr<nn::metrics::MeanMetricWrapper>> metrics, bool run_eagerly,
-             bool jit_compile) {
+             std::vector<std::shared_ptr<nn::metrics::Metric>> metrics, bool run_eagerly, bool jit_compile) {
             self.compile(
                 {std::move(optimizer), std::move(loss), std::move(metrics), run_eagerly, jit_compile});
           },
@@ -217,7 +216,7 @@ void bind_model(py::module_& keras) {
       .def_property_readonly(
           "metrics",
           [](const nn::Model& self) {
-            std::vector<std::shared_ptr<nn::metrics::MeanMetricWrapper>> out;
+            std::vector<std::shared_ptr<nn::metrics::Metric>> out;
             if (self.compiled()) out = self.compile_options().metrics;
             return out;
           },

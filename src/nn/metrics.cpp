@@ -15,7 +15,7 @@
 namespace ef::nn::metrics {
 
 Mean::Mean(std::string name, DType dtype)
-    : Module(std::move(name)),
+    : Metric(std::move(name)),
       total_(track_variable("total", Variable(zeros({}, dtype), this->name() + "/total", false))),
       count_(track_variable("count", Variable(zeros({}, dtype), this->name() + "/count", false))) {
   if (!is_floating(dtype)) fail("metric '", this->name(), "': dtype must be float32 or float64, got ", dtype);
@@ -49,6 +49,16 @@ Tensor Mean::result() const {
   // 0 before any update (Keras' divide_no_nan).
   Tensor count = count_.value();
   return where(equal(count, 0.0), zeros({}, count.dtype()), total_.value() / maximum(count, 1e-30));
+}
+
+void Mean::update(const Tensor&, const Tensor&, const std::optional<Tensor>&, CallSite where) {
+  try {
+    fail("metric '", name(),
+         "': a Mean averages values (update_state(values)); it cannot score (y_true, y_pred)");
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
 }
 
 void Mean::reset_state() {

@@ -169,7 +169,7 @@ void Model::update_metrics(const data::Element& batch, const Tensor& y_pred, con
   Compiled& c = compiled("update_metrics");
   track_loss(*c.loss_tracker, loss, y_pred);
   const std::optional<Tensor> weights = sample_weights(batch, "update_metrics");
-  for (const auto& m : c.options.metrics) m->update_state(batch[1], y_pred, weights);
+  for (const auto& m : c.options.metrics) m->update(batch[1], y_pred, weights, CallSite::current());
 }
 
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {

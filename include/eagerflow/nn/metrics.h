@@ -11,22 +11,39 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "eagerflow/nn/module.h"
 
 namespace ef::nn::metrics {
 
+// What Model::compile takes: a metric of (y_true, y_pred) batches.
+class Metric : public Module {
+ public:
+  // Adds a batch (weighted per example by `sample_weight`).
+  virtual void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+                      CallSite where) = 0;
+  virtual Tensor result() const = 0;
+  virtual void reset_state() = 0;
+
+ protected:
+  explicit Metric(std::string name) : Module(std::move(name)) {}
+};
+
 // The weighted mean of everything passed to update_state (Keras' Mean). Other metrics
 // derive from it, averaging a per-example value.
-class Mean : public Module {
+class Mean : public Metric {
  public:
   explicit Mean(std::string name = "mean", DType dtype = DType::Float32);
   // Adds `values` (weighted by `sample_weight`, which must broadcast to them).
   void update_state(const Tensor& values, const std::optional<Tensor>& sample_weight = std::nullopt,
                     CallSite where = CallSite::current());
   // total / count as a scalar of the metric's dtype; 0 before any update.
-  Tensor result() const;
-  void reset_state();
+  Tensor result() const override;
+  void reset_state() override;
+  // A plain Mean averages values, not (y_true, y_pred): InvalidArgumentError.
+  void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+              CallSite where) override;
 
  private:
   Variable total_, count_;
@@ -37,6 +54,10 @@ class MeanMetricWrapper : public Mean {
  public:
   void update_state(const Tensor& y_true, const Tensor& y_pred,
                     const std::optional<Tensor>& sample_weight = std::nullopt, CallSite where = CallSite::current());
+  void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+              CallSite where) override {
+    update_state(y_true, y_pred, sample_weight, where);
+  }
 
  protected:
   MeanMetricWrapper(std::string name, DType dtype) : Mean(std::move(name), dtype) {}
@@ -120,6 +141,74 @@ class TopKCategoricalAccuracy : public MeanMetricWrapper {
  private:
   int64_t k_;
   bool sparse_;
+};
+
+// ---- metrics of the confusion matrix at thresholds ----
+
+// True and false positives and negatives of (y_pred > threshold) against y_true (cast to
+// bool), weighted, accumulated per threshold in float32 variables. Predictions are
+// probabilities in [0, 1]. The base of Precision, Recall and AUC.
+class ConfusionMetric : public Metric {
+ public:
+  void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+              CallSite where) override;
+  void update_state(const Tensor& y_true, const Tensor& y_pred,
+                    const std::optional<Tensor>& sample_weight = std::nullopt,
+                    CallSite where = CallSite::current()) {
+    update(y_true, y_pred, sample_weight, where);
+  }
+  void reset_state() override;
+  const std::vector<double>& thresholds() const { return thresholds_; }
+
+ protected:
+  // top_k: only each example's k highest predictions can be positive; class_id: only
+  // that column of the last axis is scored.
+  ConfusionMetric(std::string name, std::vector<double> thresholds, std::optional<int64_t> top_k,
+                  std::optional<int64_t> class_id);
+  Variable true_positives_, false_positives_, true_negatives_, false_negatives_;  // [thresholds]
+
+ private:
+  std::vector<double> thresholds_;
+  std::optional<int64_t> top_k_, class_id_;
+};
+
+// TP / (TP + FP): a scalar for one threshold, one value per threshold otherwise; 0 where
+// nothing was predicted positive (Keras' Precision).
+class Precision : public ConfusionMetric {
+ public:
+  explicit Precision(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
+                     std::optional<int64_t> class_id = std::nullopt, std::string name = "precision");
+  Tensor result() const override;
+};
+
+// TP / (TP + FN), likewise (Keras' Recall).
+class Recall : public ConfusionMetric {
+ public:
+  explicit Recall(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
+                  std::optional<int64_t> class_id = std::nullopt, std::string name = "recall");
+  Tensor result() const override;
+};
+
+// The area under the ROC or precision-recall curve, by a Riemann sum over
+// num_thresholds thresholds spread evenly over [0, 1] (plus one just below 0 and one just
+// above 1), as Keras' AUC: "interpolation" uses trapezoids for ROC and Davis &
+// Goadrich's interpolation for PR; "minoring" / "majoring" the lower / upper heights.
+// from_logits: y_pred are logits (a sigmoid is applied first).
+class AUC : public ConfusionMetric {
+ public:
+  enum class Curve { kROC, kPR };
+  enum class Summation { kInterpolation, kMinoring, kMajoring };
+  explicit AUC(int64_t num_thresholds = 200, Curve curve = Curve::kROC,
+               Summation summation = Summation::kInterpolation, std::string name = "auc",
+               bool from_logits = false);
+  void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
+              CallSite where) override;
+  Tensor result() const override;
+
+ private:
+  Curve curve_;
+  Summation summation_;
+  bool from_logits_;
 };
 
 }  // namespace ef::nn::metrics

@@ -39,7 +39,7 @@ namespace ef::nn {
 struct CompileOptions {
   std::shared_ptr<optim::Optimizer> optimizer;
   std::shared_ptr<losses::Loss> loss;
-  std::vector<std::shared_ptr<metrics::MeanMetricWrapper>> metrics;
+  std::vector<std::shared_ptr<metrics::Metric>> metrics;
   bool run_eagerly = false;  // train and test steps run eagerly instead of as functions
   bool jit_compile = false;  // the step functions compile their fused kernels
 };

@@ -1,5 +1,6 @@
-"""Keras metrics: running means over batches (update_state, result, reset_state)."""
+"""Keras metrics: running statistics over batches (update_state, result, reset_state):
+means of per-example values, and Precision, Recall and AUC from confusion-matrix counts."""
 from eagerflow._core.keras.metrics import (  # noqa: F401
-    Accuracy, BinaryAccuracy, CategoricalAccuracy, Mean, MeanAbsoluteError, MeanMetricWrapper, MeanSquaredError,
-    SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy,
+    AUC, Accuracy, BinaryAccuracy, CategoricalAccuracy, Mean, MeanAbsoluteError, MeanMetricWrapper, MeanSquaredError,
+    Metric, Precision, Recall, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy,
 )

@@ -62,7 +62,7 @@ def _loss_of(loss):
 
 
 def _metric_of(metric, loss):
-    if isinstance(metric, _core.keras.metrics.MeanMetricWrapper):
+    if isinstance(metric, _core.keras.metrics.Metric):
         return metric
     if metric in ("accuracy", "acc"):
         # Keras picks the accuracy that fits the loss, and names it as the user did.
@@ -79,7 +79,8 @@ def _metric_of(metric, loss):
              "mse": _metrics.MeanSquaredError, "mean_squared_error": _metrics.MeanSquaredError,
              "mae": _metrics.MeanAbsoluteError, "mean_absolute_error": _metrics.MeanAbsoluteError,
              "top_k_categorical_accuracy": _metrics.TopKCategoricalAccuracy,
-             "sparse_top_k_categorical_accuracy": _metrics.SparseTopKCategoricalAccuracy}
+             "sparse_top_k_categorical_accuracy": _metrics.SparseTopKCategoricalAccuracy,
+             "precision": _metrics.Precision, "recall": _metrics.Recall, "auc": _metrics.AUC}
     if isinstance(metric, str) and metric in named:
         return named[metric](name=metric)
     raise errors.InvalidArgumentError(

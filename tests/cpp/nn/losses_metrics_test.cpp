@@ -118,3 +118,32 @@ TEST(Metrics, AreNotRecordedByTapes) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef::nn {
+namespace {
+
+// Confusion-matrix metrics on a batch worked out by hand: labels 0 1 1 1 0, scores
+// 0.9 0.2 0.6 0.8 0.4. At 0.5: TP 2 (0.6, 0.8), FP 1 (0.9), FN 1 (0.2), TN 1 (0.4).
+TEST(ConfusionMetrics, PrecisionRecallAndAucByHand) {
+  const Tensor labels = constant({0.f, 1.f, 1.f, 1.f, 0.f}),
+               scores = constant({0.9f, 0.2f, 0.6f, 0.8f, 0.4f});
+  metrics::Precision precision;
+  metrics::Recall recall({0.1, 0.5, 0.85});
+  precision.update_state(labels, scores);
+  recall.update_state(labels, scores);
+  EXPECT_NEAR(precision.result().item<float>(), 2.0 / 3.0, 1e-6);
+  testing::expect_values(recall.result(), {1.0, 2.0 / 3.0, 0.0}, 1e-6);
+  // Three thresholds (just below 0, 0.5, just above 1) give the ROC points (1, 1),
+  // (1/2, 2/3), (0, 0): trapezoids 1/2 * (1 + 2/3) / 2 + 1/2 * (2/3) / 2.
+  metrics::AUC auc(3);
+  auc.update_state(labels, scores);
+  EXPECT_NEAR(auc.result().item<float>(), 0.5 * (1 + 2.0 / 3) / 2 + 0.5 * (2.0 / 3) / 2, 1e-6);
+  auc.reset_state();
+  EXPECT_EQ(auc.result().item<float>(), 0.f);
+  EXPECT_ERROR(metrics::AUC(1), InvalidArgumentError, "num_thresholds");
+  EXPECT_ERROR(metrics::Precision({1.5}), InvalidArgumentError, "thresholds");
+  EXPECT_ERROR(precision.update_state(labels, reshape(scores, {5, 1})), InvalidArgumentError, "same shape");
+}
+
+}  // namespace
+}  // namespace ef::nn
