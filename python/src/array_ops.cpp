@@ -513,7 +513,9 @@ Raises:
         if (x.is_none() != y.is_none())
           throw ef::InvalidArgumentError("where: give both x and y, or neither");
         if (x.is_none()) return ef::where(condition.value, kPython);
-        return ef::where(condition.value, to_operand(x), to_operand(y), kPython);
+        // As TensorFlow: x converts first and y takes its dtype (two Python floats: float32).
+        auto [a, b] = to_operands(x, y);
+        return ef::where(condition.value, a, b, kPython);
       },
       R"doc(Selects elements from x or y by `condition`, or finds the true elements.
 
@@ -522,13 +524,16 @@ neither: the coordinates of the true (non-zero) elements of condition.
 
 >>> ef.where([True, False], [1, 2], [3, 4]).numpy()
 array([1, 4], dtype=int32)
+>>> ef.where([True, False], 1., 0.).numpy()
+array([1., 0.], dtype=float32)
 >>> ef.where([[True, False], [False, True]]).numpy()
 array([[0, 0],
        [1, 1]])
 
 Args:
   condition: A bool tensor-like (any dtype when x and y are None).
-  x: None, or a tensor-like; a Python number takes the other operand's dtype.
+  x: None, or a tensor-like; a Python number takes the other operand's dtype
+    (two Python numbers: x's default dtype, float32 for a float, as TensorFlow).
   y: None, or a tensor-like of x's dtype.
   name: Ignored (TensorFlow compatibility).
 
@@ -545,13 +550,30 @@ Raises:
       "one_hot",
       [](TensorArg indices, int64_t depth, py::handle on_value, py::handle off_value,
          std::optional<int64_t> axis, DTypeArg dtype, py::handle) {
-        ef::TensorOrScalar on = on_value.is_none() ? ef::TensorOrScalar(1) : to_operand(on_value);
-        ef::TensorOrScalar off = off_value.is_none() ? ef::TensorOrScalar(0) : to_operand(off_value);
-        // TensorFlow: the dtype of on_value when given, else float32.
-        ef::DType d = dtype.value ? *dtype.value
-                      : on.is_tensor() ? on.tensor().dtype()
-                                       : ef::DType::Float32;
-        return ef::one_hot(indices, depth, on, off, axis.value_or(-1), d, kPython);
+        // TensorFlow: a Python number converts to `dtype` when given, else to its own dtype
+        // (int → int32, float → float32); a tensor keeps its dtype, which must match.
+        auto value_of = [&](py::handle value, const char* what) -> std::optional<ef::Tensor> {
+          if (value.is_none()) return std::nullopt;
+          ef::TensorOrScalar v = to_operand(value);
+          ef::Tensor t = v.is_tensor() ? v.tensor() : to_tensor(value, dtype.value);
+          if (dtype.value && t.dtype() != *dtype.value)
+            throw py::type_error("one_hot: " + std::string(what) + " is " + std::string(ef::name(t.dtype())) +
+                                 " but dtype is " + std::string(ef::name(*dtype.value)));
+          return t;
+        };
+        std::optional<ef::Tensor> on = value_of(on_value, "on_value"), off = value_of(off_value, "off_value");
+        if (on && off && on->dtype() != off->dtype())
+          throw py::type_error("one_hot: on_value is " + std::string(ef::name(on->dtype())) +
+                               " but off_value is " + std::string(ef::name(off->dtype())) +
+                               "; give them one dtype");
+        // The dtype: given, else on_value's, else off_value's, else float32.
+        const ef::DType d = dtype.value ? *dtype.value
+                            : on        ? on->dtype()
+                            : off       ? off->dtype()
+                                        : ef::DType::Float32;
+        return ef::one_hot(indices, depth, on ? ef::TensorOrScalar(*on) : ef::TensorOrScalar(1),
+                           off ? ef::TensorOrScalar(*off) : ef::TensorOrScalar(0), axis.value_or(-1), d,
+                           kPython);
       },
       R"doc(Returns a one-hot encoding of `indices` along a new axis of size `depth`.
 
@@ -562,6 +584,9 @@ outside [0, depth) gives a row of off_value.
 array([[1., 0., 0.],
        [0., 0., 1.],
        [0., 0., 0.]], dtype=float32)
+>>> ef.one_hot([1, 0], 2, on_value=5).numpy()
+array([[0, 5],
+       [5, 0]], dtype=int32)
 
 Args:
   indices: An int32 or int64 tensor-like.
@@ -569,16 +594,19 @@ Args:
   on_value: A scalar (default 1).
   off_value: A scalar (default 0).
   axis: An int, where the new axis goes (default -1, last).
-  dtype: The output dtype; by default on_value's dtype when it is a tensor,
-    else float32 (a Python number on_value does not set it).
+  dtype: The output dtype. By default (as TensorFlow) on_value's dtype when
+    given, else off_value's, else float32; a Python int is int32 there and a
+    Python float float32. Python numbers convert to a given dtype.
   name: Ignored (TensorFlow compatibility).
 
 Returns:
   A Tensor of `dtype` and of rank indices.ndim + 1.
 
 Raises:
-  InvalidArgumentError: indices is not an integer tensor, axis is out of range,
-    or on_value / off_value do not fit `dtype`.
+  InvalidArgumentError: indices is not an integer tensor, or axis is out of
+    range.
+  TypeError: on_value and off_value differ in dtype, a tensor on_value or
+    off_value is not of `dtype`, or a Python float is given an integer dtype.
 )doc",
       "indices"_a, "depth"_a, "on_value"_a = py::none(), "off_value"_a = py::none(), "axis"_a = py::none(),
       "dtype"_a = py::none(), "name"_a = py::none());

@@ -759,27 +759,34 @@ Raises:
       "range",
       [](py::handle start, py::handle limit, py::handle delta, DTypeArg dtype, py::handle) {
         if (limit.is_none()) std::swap(start, limit), start = py::int_(0);  // range(n)
-        ef::TensorOrScalar a = to_operand(start), b = to_operand(limit), d = to_operand(delta);
+        // As TensorFlow: each argument converted on its own (a Python float is float32, an
+        // int int32) or to `dtype`, which casts tensors; ef::range infers the widest dtype.
+        ef::Tensor a = to_tensor(start, dtype.value), b = to_tensor(limit, dtype.value),
+                   d = to_tensor(delta, dtype.value);
         if (dtype.value) return ef::range(a, b, d, *dtype.value, kPython);
         return ef::range(a, b, d, kPython);
       },
       R"doc(Creates the sequence start, start + delta, ... up to but excluding `limit`.
 
-As Python's range: ef.range(n) counts from 0. The dtype is int32 when start,
-limit and delta are all Python ints; with a Python float among them it is
-float64 unless `dtype` is given (TensorFlow gives float32 there).
+As Python's range: ef.range(n) counts from 0. Without `dtype` the result has
+the widest of the arguments' dtypes in int32 < int64 < float16 < bfloat16 <
+float32 < float64, a Python int counting as int32 and a Python float as float32
+(TensorFlow's rule); with `dtype`, tensor arguments are cast to it.
 
 >>> ef.range(5).numpy()
 array([0, 1, 2, 3, 4], dtype=int32)
 >>> ef.range(5, 0, -2).numpy()
 array([5, 3, 1], dtype=int32)
->>> ef.range(0., 1., 0.25, dtype=ef.float32).numpy()
+>>> ef.range(0., 1., 0.25).numpy()
 array([0.  , 0.25, 0.5 , 0.75], dtype=float32)
+>>> ef.range(ef.constant(3, ef.int64)).numpy()
+array([0, 1, 2])
 
 Args:
-  start: A Python number; the limit when `limit` is None (start is then 0).
-  limit: A Python number, the (excluded) end, or None.
-  delta: A non-zero Python number, the step (default 1).
+  start: A number or 0-d eager tensor; the limit when `limit` is None (start
+    is then 0).
+  limit: A number or 0-d eager tensor, the (excluded) end, or None.
+  delta: A non-zero number or 0-d eager tensor, the step (default 1).
   dtype: None, or the dtype of the result.
   name: Ignored (TensorFlow compatibility).
 
@@ -787,8 +794,11 @@ Returns:
   A 1-D Tensor.
 
 Raises:
-  InvalidArgumentError: delta is 0, or an argument is a tensor (only numbers are
-    accepted).
+  InvalidArgumentError: delta is 0, an argument is not a scalar, or (without
+    dtype) a tensor argument is bool.
+  UnimplementedError: an argument is a symbolic tensor (inside a function or
+    graph): range needs the values.
+  TypeError: a Python float given an integer dtype (use ef.cast to truncate).
 )doc",
       "start"_a, "limit"_a = py::none(), "delta"_a = 1, "dtype"_a = py::none(), "name"_a = py::none());
   m.def(

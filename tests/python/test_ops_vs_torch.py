@@ -1077,6 +1077,80 @@ def test_one_hot(rng):
           out_dtype=np.float32)
 
 
+def test_one_hot_dtype_follows_on_and_off_value():
+    """TensorFlow: on_value's (else off_value's) dtype when given, a Python int being int32;
+    float32 when neither is given; `dtype` converts Python numbers and must match tensors."""
+    idx = [0, 2]
+    ref = F.one_hot(torch.tensor(idx), 3)
+    cases = [
+        (dict(on_value=5), ef.int32, ref * 5),
+        (dict(off_value=-1), ef.int32, torch.where(ref == 1, 1, -1)),
+        (dict(on_value=5, off_value=-1), ef.int32, torch.where(ref == 1, 5, -1)),
+        (dict(on_value=2.5, off_value=0.5), ef.float32, torch.where(ref == 1, 2.5, 0.5)),
+        (dict(on_value=ef.constant(3, ef.int64)), ef.int64, ref * 3),
+        (dict(on_value=np.float64(0.1)), ef.float64, ref.double() * 0.1),
+        (dict(on_value=5, dtype=ef.float32), ef.float32, ref * 5),
+        (dict(on_value=5, off_value=1, dtype=ef.float64), ef.float64, torch.where(ref == 1, 5, 1)),
+        (dict(dtype=ef.int64), ef.int64, ref),
+        (dict(), ef.float32, ref),
+    ]
+    for kwargs, dtype, expected in cases:
+        out = ef.one_hot(idx, 3, **kwargs)
+        assert out.dtype == dtype, kwargs
+        np.testing.assert_array_equal(out.numpy(), expected.numpy(), err_msg=str(kwargs))
+    # TensorFlow's TypeErrors: on and off of different dtypes, or a tensor not of `dtype`.
+    with pytest.raises(TypeError, match="on_value.*int32.*off_value.*float32"):
+        ef.one_hot(idx, 3, on_value=1, off_value=0.)
+    with pytest.raises(TypeError, match="on_value.*int64.*dtype.*int32"):
+        ef.one_hot(idx, 3, on_value=ef.constant(1, ef.int64), dtype=ef.int32)
+    with pytest.raises(TypeError, match="2.5.*int32"):
+        ef.one_hot(idx, 3, on_value=2.5, dtype=ef.int32)
+
+
+def test_range_dtype_follows_tensorflow():
+    """A Python float is float32 and a Python int int32 (int64 when it needs to be); 0-d
+    tensors bring their dtype; the widest wins; `dtype` casts."""
+    cases = [
+        (lambda: ef.range(0., 1., .25), torch.arange(0., 1., .25), ef.float32),
+        (lambda: ef.range(16.), torch.arange(16.), ef.float32),
+        (lambda: ef.range(5), torch.arange(5), ef.int32),
+        (lambda: ef.range(1, 2.5, 0.5), torch.arange(1, 2.5, 0.5), ef.float32),
+        (lambda: ef.range(2**40, 2**40 + 3), torch.arange(2**40, 2**40 + 3), ef.int64),
+        (lambda: ef.range(0., 1., .25, dtype=ef.float64), torch.arange(0., 1., .25, dtype=torch.float64), ef.float64),
+        (lambda: ef.range(ef.constant(4, ef.int64)), torch.arange(4), ef.int64),
+        (lambda: ef.range(ef.constant(1.5, ef.float64), 4), torch.arange(1.5, 4, dtype=torch.float64), ef.float64),
+        (lambda: ef.range(ef.constant(0), ef.constant(7), ef.constant(3)), torch.arange(0, 7, 3), ef.int32),
+        (lambda: ef.range(1, ef.constant(3.)), torch.arange(1., 3.), ef.float32),
+        (lambda: ef.range(ef.constant(5.7), dtype=ef.int32), torch.arange(5), ef.int32),  # cast: truncates
+        (lambda: ef.range(ef.constant(3), dtype=ef.float32), torch.arange(3.), ef.float32),
+        (lambda: ef.range(ef.Variable(3.)), torch.arange(3.), ef.float32),
+        (lambda: ef.range(np.float64(2.)), torch.arange(2., dtype=torch.float64), ef.float64),
+    ]
+    for i, (make, expected, dtype) in enumerate(cases):
+        out = make()
+        assert out.dtype == dtype, f"case {i}: {out.dtype}"
+        np.testing.assert_array_equal(out.numpy(), expected.numpy(), err_msg=f"case {i}")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="'limit' must be a scalar"):
+        ef.range(ef.constant([1, 2]))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="'start' has dtype bool"):
+        ef.range(ef.constant(True), 3)
+    with pytest.raises(TypeError, match="0.5 to int32"):
+        ef.range(0.5, 3, dtype=ef.int32)
+
+
+def test_where_of_python_numbers_is_float32():
+    """TensorFlow converts x first and y to x's dtype: two Python floats give float32."""
+    cond = [True, False, True]
+    out = ef.where(cond, 1., 0.)
+    assert out.dtype == ef.float32
+    np.testing.assert_array_equal(out.numpy(), torch.where(torch.tensor(cond), 1., 0.).numpy())
+    assert ef.where(cond, 1, 0).dtype == ef.int32
+    assert ef.where(cond, 1., 0).dtype == ef.float32
+    assert ef.where(cond, [1., 2., 3.], 0).dtype == ef.float32
+    assert ef.where(cond, 0, ef.constant([1., 2., 3.], ef.float64)).dtype == ef.float64
+    assert ef.where(cond, np.float64(1.), 0.).dtype == ef.float64
+
+
 @floats
 def test_scatter_nd(rng, dtype):
     """Duplicate indices add up; the gradient of updates reads the output gradient back."""

@@ -143,9 +143,9 @@ Tensor ones(const Shape& shape, DType dtype = DType::Float32, CallSite where = C
 Tensor zeros_like(const Tensor& x, CallSite where = CallSite::current());
 Tensor ones_like(const Tensor& x, CallSite where = CallSite::current());
 
-// [start, start + delta, ...) up to but excluding `limit`, like Python's range.
-// The dtype is that of the numbers (all ints → int32) unless given.
-// delta == 0 throws InvalidArgumentError.
+// [start, start + delta, ...) up to but excluding `limit`, like Python's range; numbers or 0-d eager tensors
+// (cast to dtype). The dtype unless given: the widest argument's in int32 < int64 < float16 < bfloat16 <
+// float32 < float64 (TensorFlow's rule; all ints → int32, a double → float64). delta == 0 throws.
 Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta = 1,
              CallSite where = CallSite::current());
 Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta, DType dtype,

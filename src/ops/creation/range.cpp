@@ -1,5 +1,7 @@
 // range, linspace and eye: tensors computed from attributes alone.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "eagerflow/ops/creation.h"
 #include "ops/op_helpers.h"
@@ -143,15 +145,45 @@ AttrValue number_attr(const TensorOrScalar& v, DType dtype) {
   return v.is_integral() ? static_cast<double>(v.int_value()) : v.value();
 }
 
+// An argument's value as a number. Beside numbers range takes 0-d eager tensors, whose
+// value is cast to `dtype` as TensorFlow casts them (a float truncates to an integer).
+// A symbolic tensor has no value yet to make the attribute from.
+TensorOrScalar number_of(const TensorOrScalar& v, const char* arg, DType dtype) {
+  if (!v.is_tensor()) return v;
+  const Tensor& t = v.tensor();
+  if (!t.defined()) fail("range: argument '", arg, "' is an undefined tensor");
+  if (t.is_symbolic())
+    fail<UnimplementedError>(
+        "range: argument '", arg,
+        "' is a symbolic tensor (graph mode); range needs its value: give a number or an "
+        "eager tensor");
+  if (t.rank() != 0) fail("range: argument '", arg, "' must be a scalar (0-d tensor), got shape ", t.shape());
+  if (!is_floating(t.dtype())) return t.item<int64_t>();
+  const double x = t.item<double>();
+  if (!is_integer(dtype)) return x;
+  if (!std::isfinite(x) || std::abs(x) >= 0x1p63)
+    fail("range: argument '", arg, "' = ", x, " cannot be cast to ", dtype);
+  return static_cast<int64_t>(x);  // truncates, as cast
+}
+
+// The dtype an argument brings to range's inference: a tensor's own, a number's
+// (C++: int → int32, double → float64; bool counts as int32).
+DType argument_dtype(const TensorOrScalar& v, const char* arg) {
+  if (!v.is_tensor()) return v.value_dtype() == DType::Bool ? DType::Int32 : v.value_dtype();
+  if (!v.tensor().defined()) fail("range: argument '", arg, "' is an undefined tensor");
+  return v.tensor().dtype();
+}
+
 }  // namespace
 
 Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta, DType dtype,
              CallSite where) {
   try {
-    if (start.is_tensor() || limit.is_tensor() || delta.is_tensor())
-      fail("range: start, limit and delta must be numbers");
     return run_op(kRange, {},
-                  {number_attr(start, dtype), number_attr(limit, dtype), number_attr(delta, dtype), dtype}, where);
+                  {number_attr(number_of(start, "start", dtype), dtype),
+                   number_attr(number_of(limit, "limit", dtype), dtype),
+                   number_attr(number_of(delta, "delta", dtype), dtype), dtype},
+                  where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -160,16 +192,26 @@ Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const Ten
 
 Tensor range(const TensorOrScalar& start, const TensorOrScalar& limit, const TensorOrScalar& delta,
              CallSite where) {
-  // Like TensorFlow: all-integer arguments give int32, any float gives float32.
-  bool integral = start.is_integral() && limit.is_integral() && delta.is_integral();
-  DType dtype = integral ? DType::Int32 : DType::Float32;
-  if (start.value_dtype() == DType::Float64 || limit.value_dtype() == DType::Float64 ||
-      delta.value_dtype() == DType::Float64)
-    dtype = DType::Float64;
-  else if (integral && (start.value_dtype() == DType::Int64 || limit.value_dtype() == DType::Int64 ||
-                        delta.value_dtype() == DType::Int64))
-    dtype = DType::Int64;
-  return range(start, limit, delta, dtype, where);
+  // TensorFlow's rule: the widest of the arguments' dtypes in int32 < int64 < float16 <
+  // bfloat16 < float32 < float64 (all C++ ints → int32, a double among them → float64).
+  static constexpr DType kOrder[] = {DType::Int32,    DType::Int64,   DType::Float16,
+                                     DType::BFloat16, DType::Float32, DType::Float64};
+  int widest = 0;
+  try {
+    for (auto [value, arg] : {std::pair{&start, "start"}, {&limit, "limit"}, {&delta, "delta"}}) {
+      const DType d = argument_dtype(*value, arg);
+      const auto* it = std::find(std::begin(kOrder), std::end(kOrder), d);
+      if (it == std::end(kOrder))
+        fail("range: argument '", arg, "' has dtype ", d,
+             "; without a dtype argument start, limit and delta must be int32, int64, float16, bfloat16, "
+             "float32 or float64");
+      widest = std::max(widest, static_cast<int>(it - std::begin(kOrder)));
+    }
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+  return range(start, limit, delta, kOrder[widest], where);
 }
 
 Tensor linspace(double start, double stop, int64_t num, DType dtype, CallSite where) {

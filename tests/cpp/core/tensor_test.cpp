@@ -1,5 +1,5 @@
-// Tensor handles: metadata, truth values, element access and its errors, and the
-// nested-initializer-list constants.
+// Tensor handles: metadata, truth values, element access and its errors, the
+// nested-initializer-list constants, and range.
 #include "test_util.h"
 
 namespace ef {
@@ -121,6 +121,38 @@ TEST(Constant, FromVectorChecksTheCount) {
                "[2, 2]");
   EXPECT_ERROR(constant(std::vector<int>{}, {-1}), InvalidArgumentError, "negative");
   EXPECT_ERROR(constant(std::vector<int>{}, {int64_t{1} << 62, 8, 0}), ResourceExhaustedError, "constant");
+}
+
+TEST(Range, DtypeIsTheWidestArgumentsAsInTensorFlow) {
+  expect_meta(range(0, 5), {5}, DType::Int32);
+  expect_meta(range(0, int64_t{3}), {3}, DType::Int64);
+  expect_meta(range(0.f, 1.f, 0.25f), {4}, DType::Float32);
+  expect_meta(range(0, 1.0, 0.25), {4}, DType::Float64);  // a C++ double is float64
+  expect_meta(range(0, 3, 1, DType::Float32), {3}, DType::Float32);
+  // 0-d tensors bring their dtype: int32 < int64 < float16 < bfloat16 < float32 < float64.
+  Tensor r = range(constant(int64_t{1}), 4);
+  expect_meta(r, {3}, DType::Int64);
+  expect_values(r, {1, 2, 3});
+  expect_meta(range(constant(0.5f), 2), {2}, DType::Float32);
+  expect_meta(range(0, constant(2.0), 0.5f), {4}, DType::Float64);
+  expect_meta(range(0, cast(constant(2.f), DType::BFloat16)), {2}, DType::BFloat16);
+  expect_meta(range(cast(constant(0.f), DType::Float16), 2, constant(0.5f)), {4}, DType::Float32);
+  // With a dtype, a tensor is cast to it as tf.range casts: 5.7 truncates to 5.
+  Tensor cast_limit = range(0, constant(5.7), 2, DType::Int32);
+  expect_meta(cast_limit, {3}, DType::Int32);
+  expect_values(cast_limit, {0, 2, 4});
+  expect_values(range(0, Variable(constant(3.f)), 1), {0, 1, 2});
+}
+
+TEST(Range, TensorArgumentErrors) {
+  EXPECT_ERROR(range(0, constant({1, 2})), InvalidArgumentError, "range", "'limit'", "scalar", "[2]");
+  EXPECT_ERROR(range(constant(true), 3), InvalidArgumentError, "range", "'start'", "bool");
+  EXPECT_ERROR(range(0, constant(NAN), 1, DType::Int32), InvalidArgumentError, "'limit'", "int32");
+  EXPECT_ERROR(range(0, Tensor()), InvalidArgumentError, "'limit'", "undefined");
+  EXPECT_ERROR(range(0, 3, constant(0)), InvalidArgumentError, "'delta' must not be 0");
+  InferenceOnlyBuilder builder;
+  BuildScope scope(&builder);
+  EXPECT_ERROR(range(0, symbolic_tensor(DType::Int32, Shape{})), UnimplementedError, "'limit'", "symbolic");
 }
 
 }  // namespace
