@@ -656,7 +656,7 @@ relative sizes: what clipping gradients by their global norm needs.
 
 >>> clipped, norm = ef.clip_by_global_norm([[3., 4.], None, [0.]], 1.)
 >>> clipped[0].numpy(), clipped[1], norm.numpy()
-(array([0.6, 0.8], dtype=float32), None, array(5.))
+(array([0.6, 0.8], dtype=float32), None, array(5., dtype=float32))
 
 Args:
   t_list: An iterable of float tensor-likes; None entries (no gradient) stay
@@ -665,8 +665,9 @@ Args:
   name: Ignored (TensorFlow compatibility).
 
 Returns:
-  A tuple (list of clipped tensors, global_norm). global_norm is a float64
-  scalar whatever the tensors' dtype (TensorFlow gives their dtype).
+  A tuple (list of clipped tensors, global_norm). global_norm is a scalar of
+  the tensors' dtype, as TensorFlow (the wider one when they differ; float32
+  when every entry is None); the norm and the scale are computed in float64.
 
 Raises:
   InvalidArgumentError: a negative clip_norm or a non-float tensor.

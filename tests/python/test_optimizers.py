@@ -135,6 +135,27 @@ def test_clipping():
     np.testing.assert_allclose(w.numpy(), [-0.6, -0.8])
 
 
+def test_clip_by_global_norm_returns_the_norm_in_the_tensors_dtype():
+    # TensorFlow: global_norm has the tensors' dtype; the scale is still computed from the
+    # float64 norm, so each clipped value is within float32 rounding of the exact one.
+    rng = np.random.default_rng(7)
+    values = [rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(5,)).astype(np.float32)]
+    clipped, norm = ef.clip_by_global_norm([values[0], None, values[1]], 0.5)
+    assert norm.dtype == ef.float32 and norm.shape == ()
+    expected_norm = torch.linalg.vector_norm(torch.cat([torch.tensor(v, dtype=torch.float64).flatten()
+                                                        for v in values])).item()
+    np.testing.assert_allclose(norm.numpy(), expected_norm, rtol=1e-7)  # float32 rounding
+    for c, v in zip([clipped[0], clipped[2]], values):
+        assert c.dtype == ef.float32
+        np.testing.assert_allclose(c.numpy(), v * (0.5 / expected_norm), rtol=2e-7)
+    _, norm64 = ef.clip_by_global_norm([np.array([3.0, 4.0])], 1.0)
+    assert norm64.dtype == ef.float64 and float(norm64) == 5.0
+    _, half = ef.clip_by_global_norm([ef.constant([3.0, 4.0], ef.float16)], 1.0)
+    assert half.dtype == ef.float16 and float(half) == 5.0
+    _, none = ef.clip_by_global_norm([None], 1.0)
+    assert none.dtype == ef.float32 and float(none) == 0.0
+
+
 # ---- Inside ef.function and graphs (Note [optimizer state lives in variables]) ----
 
 def _quadratic_step(opt, w, x):

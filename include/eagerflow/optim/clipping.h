@@ -12,9 +12,9 @@ namespace ef {
 // Throws InvalidArgumentError for a negative clip_norm or a non-float tensor.
 Tensor clip_by_norm(const Tensor& t, double clip_norm, CallSite where = CallSite::current());
 
-// Every tensor scaled by clip_norm / max(global_norm, clip_norm), where global_norm is
-// the L2 norm of all of them together; returns the clipped tensors and global_norm.
-// Undefined tensors (no gradient) stay undefined and do not count.
+// Every tensor scaled by clip_norm / max(global_norm, clip_norm), where global_norm is the L2 norm of all
+// of them together (in float64). Returns the clipped tensors and global_norm in their dtype (TensorFlow's;
+// mixed: the wider; none: float32). Undefined tensors (no gradient) stay undefined and do not count.
 std::pair<std::vector<Tensor>, Tensor> clip_by_global_norm(const std::vector<Tensor>& tensors, double clip_norm,
                                                            CallSite where = CallSite::current());
 

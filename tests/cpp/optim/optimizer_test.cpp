@@ -5,6 +5,7 @@
 namespace ef {
 namespace {
 
+using testing::expect_meta;
 using testing::expect_values;
 
 TEST(Optimizers, SgdStepsAndMomentum) {
@@ -91,6 +92,17 @@ TEST(Optimizers, ClippingBeforeTheUpdate) {
   auto [clipped, norm] = clip_by_global_norm({constant(3.0), Tensor(), constant(4.0)}, 10.0);
   EXPECT_DOUBLE_EQ(norm.item<double>(), 5.0);
   EXPECT_FALSE(clipped[1].defined());
+  // The norm has the tensors' dtype (TensorFlow's); the scale is computed in float64.
+  auto [clipped32, norm32] = clip_by_global_norm({constant({1e-4f, 3.f}), constant(4.f)}, 1.0);
+  expect_meta(norm32, {}, DType::Float32);
+  EXPECT_FLOAT_EQ(norm32.item<float>(), static_cast<float>(std::sqrt(25.0 + 1e-8)));
+  expect_meta(clipped32[1], {}, DType::Float32);
+  EXPECT_FLOAT_EQ(clipped32[1].item<float>(), static_cast<float>(4.0 / std::sqrt(25.0 + 1e-8)));
+  expect_meta(clip_by_global_norm({constant(1.f), cast(constant(1.f), DType::BFloat16)}, 1.0).second, {},
+              DType::Float32);
+  expect_meta(clip_by_global_norm({cast(constant(1.f), DType::Float16)}, 1.0).second, {}, DType::Float16);
+  expect_meta(clip_by_global_norm({constant(1.f), constant(1.0)}, 1.0).second, {}, DType::Float64);
+  expect_meta(clip_by_global_norm({Tensor()}, 1.0).second, {}, DType::Float32);
   EXPECT_DOUBLE_EQ(clip_by_norm(constant({3.0, 4.0}), 1.0)[0].item<double>(), 0.6);
   EXPECT_ERROR(clip_by_norm(constant(1.0), -1.0), InvalidArgumentError, "clip_norm must be >= 0");
 }
