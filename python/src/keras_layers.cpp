@@ -33,24 +33,48 @@ py::class_<L, nn::Layer, std::shared_ptr<L>> layer_class(py::module_& m, const c
 
 }  // namespace
 
+nn::Activation activation_of(py::handle obj, const char* layer, const char* arg) {
+  if (obj.is_none()) return nn::Activation();
+  if (py::isinstance<py::str>(obj)) return nn::Activation(obj.cast<std::string>());
+  if (PyCallable_Check(obj.ptr())) {
+    // A config saves the function's __name__ (ef.nn.relu saves "relu").
+    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
+    std::string name =
+        py::hasattr(obj, "__name__") ? py::str(obj.attr("__name__")).cast<std::string>() : "custom";
+    return nn::Activation(
+        [fn](const ef::Tensor& x) {
+          py::gil_scoped_acquire gil;
+          return to_tensor(fn->object(x));
+        },
+        name);
+  }
+  throw py::type_error(std::string(layer) + ": " + arg +
+                       " must be None, a name such as \"relu\", or a function of a tensor, got " +
+                       std::string(py::str(py::type::of(obj).attr("__name__"))));
+}
+
 void bind_simple_layers(py::module_& keras) {
-  layer_class<nn::ActivationLayer>(keras, "Activation",
-                                   R"doc(Applies an activation function, given by Keras name, as a layer.
+  layer_class<nn::ActivationLayer>(
+      keras, "Activation",
+      R"doc(Applies an activation function, given by Keras name or as a function, as a layer.
 
 >>> ef.keras.layers.Activation("relu")(ef.constant([-1., 2.])).numpy()
+array([0., 2.], dtype=float32)
+>>> ef.keras.layers.Activation(ef.nn.relu)(ef.constant([-1., 2.])).numpy()
 array([0., 2.], dtype=float32)
 
 Args:
   activation: A name: "linear", "relu", "relu6", "sigmoid", "tanh", "softmax",
     "log_softmax", "elu", "selu", "gelu", "softplus", "softsign",
-    "leaky_relu", "swish" or "silu" (a function is not accepted here).
+    "leaky_relu", "swish" or "silu"; a function of a tensor; or None (linear).
   name: The layer's name (default "activation").
 
 Raises:
   InvalidArgumentError: an unknown name (the message lists the known ones).
+  TypeError: activation is none of these.
 )doc")
-      .def(py::init([](const std::string& activation, py::handle name) {
-             return std::make_shared<nn::ActivationLayer>(nn::Activation(activation),
+      .def(py::init([](py::handle activation, py::handle name) {
+             return std::make_shared<nn::ActivationLayer>(activation_of(activation, "Activation"),
                                                           name_or(name, "activation"));
            }),
            "activation"_a, "name"_a = py::none());
@@ -282,7 +306,8 @@ TensorShape([2, 4])
 
 Args:
   units: The size of the state.
-  activation: The output activation, a Keras name (default "tanh").
+  activation: The output activation: a Keras name, a function of a tensor, or
+    None (linear) (default "tanh").
   recurrent_activation: Unused by SimpleRNN (default "sigmoid").
   use_bias: Whether to add biases (default True).
   kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
@@ -308,8 +333,10 @@ TensorShape([2, 5, 4])
 
 Args:
   units: The size of the state.
-  activation: The output activation, a Keras name (default "tanh").
-  recurrent_activation: The gates' activation (default "sigmoid").
+  activation: The output activation: a Keras name, a function of a tensor, or
+    None (linear) (default "tanh").
+  recurrent_activation: The gates' activation, in the same forms (default
+    "sigmoid").
   use_bias: Whether to add biases (default True).
   kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
   recurrent_initializer: The same forms (default "orthogonal").
@@ -333,8 +360,10 @@ TensorShape([2, 4])
 
 Args:
   units: The size of the state.
-  activation: The output activation, a Keras name (default "tanh").
-  recurrent_activation: The gates' activation (default "sigmoid").
+  activation: The output activation: a Keras name, a function of a tensor, or
+    None (linear) (default "tanh").
+  recurrent_activation: The gates' activation, in the same forms (default
+    "sigmoid").
   use_bias: Whether to add biases (default True).
   kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor (default "glorot_uniform").
   recurrent_initializer: The same forms (default "orthogonal").
@@ -351,13 +380,13 @@ Raises (when called):
 )doc"}})
     keras.def(
         python_name,
-        [cell](int64_t units, const std::string& activation, const std::string& recurrent_activation,
-               bool use_bias, py::handle kernel_initializer, py::handle recurrent_initializer,
-               py::handle bias_initializer, bool unit_forget_bias, bool return_sequences, bool go_backwards,
-               bool reset_after, py::handle name) {
+        [cell, python_name](int64_t units, py::handle activation, py::handle recurrent_activation,
+                            bool use_bias, py::handle kernel_initializer, py::handle recurrent_initializer,
+                            py::handle bias_initializer, bool unit_forget_bias, bool return_sequences,
+                            bool go_backwards, bool reset_after, py::handle name) {
           nn::RecurrentOptions o;
-          o.activation = nn::Activation(activation);
-          o.recurrent_activation = nn::Activation(recurrent_activation);
+          o.activation = activation_of(activation, python_name);
+          o.recurrent_activation = activation_of(recurrent_activation, python_name, "recurrent_activation");
           o.use_bias = use_bias;
           o.kernel_initializer = initializer_of(kernel_initializer);
           o.recurrent_initializer = initializer_of(recurrent_initializer);
@@ -389,8 +418,8 @@ Args:
   padding: "valid" (default), "same", or "causal" (zeros before the sequence
     only, so step t sees no later step).
   dilation_rate: An int (default 1).
-  activation: None (linear) or a Keras name such as "relu" (a function is not
-    accepted here).
+  activation: None (linear), a Keras name such as "relu", or a function of a
+    tensor.
   use_bias: Whether to add a bias (default True).
   kernel_initializer: a Keras name, an Initializer, or a function (shape, dtype) -> tensor
     (default "glorot_uniform").
@@ -404,7 +433,7 @@ Args:
              o.strides = strides;
              o.padding = padding;
              o.dilation_rate = dilation_rate;
-             if (!activation.is_none()) o.activation = nn::Activation(activation.cast<std::string>());
+             o.activation = activation_of(activation, "Conv1D");
              o.use_bias = use_bias;
              o.kernel_initializer = initializer_of(kernel_initializer);
              o.bias_initializer = initializer_of(bias_initializer);

@@ -76,6 +76,9 @@ using PyLayer = PyLayerOf<ef::nn::Layer>;
 
 // A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor (nn.cpp).
 ef::nn::Initializer initializer_of(py::handle obj);
+// An activation argument: None (linear), a Keras name, or a Python function of a tensor;
+// anything else is a TypeError naming the layer and the argument (keras_layers.cpp).
+ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");
 
 void bind_model(py::module_& keras);          // keras_model.cpp
 void bind_simple_layers(py::module_& keras);  // keras_layers.cpp

@@ -158,6 +158,33 @@ def test_lstm_defaults_and_config():
         keras.layers.GRU(2, reset_after=False)
 
 
+def test_activation_arguments_take_functions_as_dense_does():
+    """Keras: every activation argument takes a name, None (linear) or a function of a tensor."""
+    x = ef.constant(X3)
+    for relu in (ef.nn.relu, lambda t: ef.maximum(t, 0.)):
+        np.testing.assert_array_equal(keras.layers.Activation(relu)(x).numpy(), np.maximum(X3, 0))
+    np.testing.assert_array_equal(keras.layers.Activation(None)(x).numpy(), X3)
+    seed = keras.initializers.GlorotUniform(seed=3)
+    by_name = keras.layers.Conv1D(4, 3, activation="relu", kernel_initializer=seed)
+    by_function = keras.layers.Conv1D(4, 3, activation=ef.nn.relu, kernel_initializer=seed)
+    np.testing.assert_array_equal(by_function(x).numpy(), by_name(x).numpy())
+    assert by_function.get_config()["activation"] == "relu"
+    for kind in ("SimpleRNN", "LSTM", "GRU"):
+        make = getattr(keras.layers, kind)
+        by_name = make(3, activation="relu", recurrent_activation="tanh", kernel_initializer=seed,
+                       recurrent_initializer=seed)
+        by_function = make(3, activation=ef.nn.relu, recurrent_activation=lambda t: ef.tanh(t),
+                           kernel_initializer=seed, recurrent_initializer=seed)
+        np.testing.assert_array_equal(by_function(x).numpy(), by_name(x).numpy(), err_msg=kind)
+    # Anything else is a TypeError naming the layer and the argument.
+    for make, match in [(lambda: keras.layers.Conv1D(4, 3, activation=3), "Conv1D: activation must be"),
+                        (lambda: keras.layers.Activation(3), "Activation: activation must be"),
+                        (lambda: keras.layers.LSTM(3, recurrent_activation=[1]),
+                         "LSTM: recurrent_activation must be")]:
+        with pytest.raises(TypeError, match=match + r" None, a name such as \"relu\", or a function"):
+            make()
+
+
 # ---- The newer losses against PyTorch (or NumPy where PyTorch has none) ----
 
 def _loss_cases():
