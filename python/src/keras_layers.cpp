@@ -375,8 +375,8 @@ Args:
     False is not implemented (default True).
   name: The layer's name (default "gru").
 
-Raises (when called):
-  UnimplementedError: reset_after=False.
+Raises:
+  UnimplementedError: reset_after=False (raised here, when the layer is made).
 )doc"}})
     keras.def(
         python_name,

@@ -110,5 +110,16 @@ TEST(Embedding, LooksUpRowsByIdAndRejectsBadIds) {
   EXPECT_LE(reduce_max(abs(fresh.embeddings().value())).item<float>(), 0.05f);
 }
 
+TEST(Recurrent, GruWithoutResetAfterIsRefusedWhereItIsMade) {
+  // Not at the first call: the error comes where the argument is given (or read from a config).
+  EXPECT_ERROR(nn::Recurrent(nn::Recurrent::Cell::kGRU, 4, {.reset_after = false}), UnimplementedError, "GRU",
+               "reset_after=false is not implemented");
+  nn::Config config = nn::Recurrent(nn::Recurrent::Cell::kGRU, 4).get_config();
+  config.set("reset_after", false);
+  EXPECT_ERROR(nn::Recurrent::from_config(nn::Recurrent::Cell::kGRU, config), UnimplementedError,
+               "reset_after");
+  EXPECT_NO_THROW(nn::Recurrent(nn::Recurrent::Cell::kLSTM, 4, {.reset_after = false}));  // unused by LSTM
+}
+
 }  // namespace
 }  // namespace ef
