@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <ostream>
+#include <string>
 
 #include "eagerflow/core/error.h"
 
@@ -58,9 +59,16 @@ void validate_shape(const Shape& shape, std::string_view op, std::string_view ar
     fail(op, ": argument '", arg, "' has rank ", shape.rank(), " but at most ", kMaxRank,
          " dimensions are supported (shape ", shape, ")");
   int64_t bytes = static_cast<int64_t>(element_size);
-  for (int64_t d : shape) {
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t d = shape[i];
     if (d == kUnknownDim && allow_unknown) continue;
-    if (d < 0) fail(op, ": argument '", arg, "' has a negative dimension in shape ", shape);
+    if (d < 0) {
+      // The dimensions as given: Shape prints -1 as "?" (unknown), which it is not here.
+      std::string given;
+      for (int64_t g : shape) given += (given.empty() ? "" : ", ") + std::to_string(g);
+      fail(op, ": argument '", arg, "' has a negative dimension: dimension ", i, " is ", d, " in [", given,
+           "]");
+    }
     // Zero dimensions count as 1, as in NumPy: strides (contiguous_strides) and offsets
     // of a shape like (0, 2^62, 2^62) must not overflow either.
     int64_t product;

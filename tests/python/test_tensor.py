@@ -313,6 +313,16 @@ def test_big_python_ints_are_typed_errors_naming_the_argument(call, match):
         call()
 
 
+@pytest.mark.parametrize("make", [ef.zeros, ef.ones, lambda shape: ef.fill(shape, 1.),
+                                  lambda shape: ef.random.uniform(shape)])
+def test_a_negative_dimension_is_shown_as_given(make):
+    # -1 prints as "?" (unknown) in shapes; here it is the value given, and the message says so.
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"dimension 0 is -1.*\[-1\]"):
+        make([-1])
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"dimension 1 is -1.*\[2, -1\]"):
+        make([2, -1])
+
+
 def test_lossy_python_conversions_are_refused():
     # TensorFlow raises for both; ef.cast is the explicit way to truncate.
     with pytest.raises(TypeError, match="cannot convert 1.7 to int32 without losing the fraction"):

@@ -106,7 +106,10 @@ TEST(ValidateShape, AcceptsValidShapes) {
 TEST(ValidateShape, RejectsBadShapes) {
   EXPECT_ERROR(validate_shape({2, -3}, "zeros", "shape"), InvalidArgumentError, "zeros", "'shape'", "negative",
                "[2, -3]");
-  EXPECT_ERROR(validate_shape({kU}, "zeros", "shape"), InvalidArgumentError, "negative");
+  // -1 is the given value here, not an unknown dimension: the message shows it as given.
+  EXPECT_ERROR(validate_shape({kU}, "zeros", "shape"), InvalidArgumentError, "negative", "dimension 0 is -1",
+               "[-1]");
+  EXPECT_ERROR(zeros({3, -1}), InvalidArgumentError, "'shape'", "dimension 1 is -1", "[3, -1]");
   EXPECT_ERROR(validate_shape({1, 1, 1, 1, 1, 1, 1, 1, 1}, "zeros", "shape"), InvalidArgumentError, "rank 9",
                "at most 8");
 }
