@@ -33,14 +33,43 @@ py::class_<L, nn::Layer, std::shared_ptr<L>> layer_class(py::module_& m, const c
 
 }  // namespace
 
+namespace {
+
+bool is_activation_name(const std::string& name) {
+  try {
+    (void)nn::Activation(name);
+    return true;
+  } catch (const ef::Error&) {
+    return false;
+  }
+}
+
+// Whether `obj` is eagerflow's own function of that name (ef.nn.relu, ef.math.tanh, ...).
+bool is_builtin_function(py::handle obj, const std::string& name) {
+  for (const char* module : {"eagerflow", "eagerflow.nn", "eagerflow.math"}) {
+    py::object found = py::getattr(py::module_::import(module), name.c_str(), py::none());
+    if (found.is(obj)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 nn::Activation activation_of(py::handle obj, const char* layer, const char* arg) {
   if (obj.is_none()) return nn::Activation();
   if (py::isinstance<py::str>(obj)) return nn::Activation(obj.cast<std::string>());
   if (PyCallable_Check(obj.ptr())) {
-    // A config saves the function's __name__ (ef.nn.relu saves "relu").
-    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
     std::string name =
         py::hasattr(obj, "__name__") ? py::str(obj.attr("__name__")).cast<std::string>() : "custom";
+    // eagerflow's own functions become the built-in activation of their name, which a
+    // config saves and loads by name. A function of the user's keeps its __name__ for
+    // the config, renamed when it shares a built-in's, so that loading fails loudly
+    // ("unknown activation") instead of silently putting the built-in in its place.
+    if (is_activation_name(name)) {
+      if (is_builtin_function(obj, name)) return nn::Activation(name);
+      name = "custom_" + name;
+    }
+    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
     return nn::Activation(
         [fn](const ef::Tensor& x) {
           py::gil_scoped_acquire gil;

@@ -22,23 +22,6 @@ struct LayerAccess : nn::Layer {
   using nn::Layer::call;
 };
 
-// None (linear), a Keras name, or a Python function of a tensor.
-nn::Activation activation_of(py::handle obj) {
-  if (obj.is_none()) return nn::Activation();
-  if (py::isinstance<py::str>(obj)) return nn::Activation(obj.cast<std::string>());
-  if (PyCallable_Check(obj.ptr())) {
-    auto fn = std::make_shared<PyRef>(py::reinterpret_borrow<py::object>(obj));
-    std::string name = py::hasattr(obj, "__name__") ? py::str(obj.attr("__name__")).cast<std::string>() : "custom";
-    return nn::Activation(
-        [fn](const ef::Tensor& x) {
-          py::gil_scoped_acquire gil;
-          return to_tensor(fn->object(x));
-        },
-        name);
-  }
-  throw py::type_error("activation must be None, a name such as \"relu\", or a function of a tensor");
-}
-
 nn::losses::Reduction reduction_of(const std::string& name) {
   if (name == "none") return nn::losses::Reduction::kNone;
   if (name == "sum") return nn::losses::Reduction::kSum;
@@ -229,8 +212,9 @@ Raises (when called):
       .def(py::init([](int64_t units, py::handle activation, bool use_bias, py::handle kernel_initializer,
                        py::handle bias_initializer, py::handle name) {
              return std::make_shared<nn::Dense>(
-                 units, nn::DenseOptions{activation_of(activation), use_bias, initializer_of(kernel_initializer),
-                                         initializer_of(bias_initializer), name_or(name, "dense")});
+                 units, nn::DenseOptions{activation_of(activation, "Dense"), use_bias,
+                                         initializer_of(kernel_initializer), initializer_of(bias_initializer),
+                                         name_or(name, "dense")});
            }),
            "units"_a, "activation"_a = py::none(), "use_bias"_a = true,
            "kernel_initializer"_a = "glorot_uniform", "bias_initializer"_a = "zeros", "name"_a = py::none())
@@ -353,19 +337,20 @@ Raises (when called):
   InvalidArgumentError: inputs not of rank 4, or another channel count than the
     layer was built for.
 )doc")
-      .def(py::init([](int64_t filters, py::handle kernel_size, py::handle strides,
-                       const std::string& padding, py::handle dilation_rate, py::handle activation,
-                       bool use_bias, py::handle kernel_initializer, py::handle bias_initializer,
-                       py::handle name) {
-             return std::make_shared<nn::Conv2D>(
-                 filters, to_ints(kernel_size, "kernel_size"),
-                 nn::Conv2DOptions{to_ints(strides, "strides"), padding, to_ints(dilation_rate, "dilation_rate"),
-                                   activation_of(activation), use_bias, initializer_of(kernel_initializer),
-                                   initializer_of(bias_initializer), name_or(name, "conv2d")});
-           }),
-           "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
-           "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
-           "bias_initializer"_a = "zeros", "name"_a = py::none())
+      .def(
+          py::init([](int64_t filters, py::handle kernel_size, py::handle strides, const std::string& padding,
+                      py::handle dilation_rate, py::handle activation, bool use_bias,
+                      py::handle kernel_initializer, py::handle bias_initializer, py::handle name) {
+            return std::make_shared<nn::Conv2D>(
+                filters, to_ints(kernel_size, "kernel_size"),
+                nn::Conv2DOptions{
+                    to_ints(strides, "strides"), padding, to_ints(dilation_rate, "dilation_rate"),
+                    activation_of(activation, "Conv2D"), use_bias, initializer_of(kernel_initializer),
+                    initializer_of(bias_initializer), name_or(name, "conv2d")});
+          }),
+          "filters"_a, "kernel_size"_a, "strides"_a = 1, "padding"_a = "valid", "dilation_rate"_a = 1,
+          "activation"_a = py::none(), "use_bias"_a = true, "kernel_initializer"_a = "glorot_uniform",
+          "bias_initializer"_a = "zeros", "name"_a = py::none())
       .def_property_readonly("kernel", &nn::Conv2D::kernel,
                              "The [kh, kw, channels, filters] Variable (after the first call).")
       .def_property_readonly("bias", &nn::Conv2D::bias, "The [filters] Variable (after the first call).");

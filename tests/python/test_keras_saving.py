@@ -111,3 +111,22 @@ def test_damaged_or_foreign_files_are_refused(tmp_path):
     model.save_weights(tmp_path / "weights.safetensors")
     with pytest.raises(ef.errors.InvalidArgumentError, match="not a model file"):
         keras.load_model(tmp_path / "weights.safetensors")
+
+
+def test_a_function_named_like_a_builtin_activation_never_loads_as_the_builtin(tmp_path):
+    def relu(x):  # the user's own "relu": not ef.nn.relu
+        return x * 2.0
+
+    x = np.array([[-1.0, 2.0]], np.float32)
+    ef.random.set_seed(0)
+    own = ef.keras.Sequential([ef.keras.layers.Dense(2, activation=relu, kernel_initializer="ones")])
+    np.testing.assert_allclose(own(x).numpy(), [[2.0, 2.0]])  # (-1 + 2) * 2, not relu's 1
+    path = str(tmp_path / "own.keras")
+    own.save(path)
+    with pytest.raises(Exception, match="custom_relu"):
+        ef.keras.models.load_model(path)  # loudly, never as the built-in relu
+    builtin = ef.keras.Sequential([ef.keras.layers.Dense(2, activation=ef.nn.relu, kernel_initializer="ones")])
+    builtin(x)
+    builtin.save(str(tmp_path / "builtin.keras"))
+    loaded = ef.keras.models.load_model(str(tmp_path / "builtin.keras"))
+    np.testing.assert_allclose(loaded(x).numpy(), builtin(x).numpy())
