@@ -198,8 +198,11 @@ bool image(std::string_view name, const Tensor& data, std::optional<int64_t> ste
   return true;
 }
 
-bool text(std::string_view name, std::string_view data, std::optional<int64_t> step,
-          std::string_view description) {
+namespace {
+
+// A string tensor for the text plugin: a scalar (one string) or a vector.
+bool write_text(std::string_view name, const std::vector<std::string>& strings, bool scalar,
+                std::optional<int64_t> step, std::string_view description) {
   check_name("summary.text", name);
   const std::optional<Target> to = target("summary.text", step);
   if (!to) return false;
@@ -208,24 +211,22 @@ bool text(std::string_view name, std::string_view data, std::optional<int64_t> s
   ef_tensorboard::TensorProto& tensor = *value.mutable_tensor();
   tensor.set_dtype(ef_tensorboard::DT_STRING);
   tensor.mutable_tensor_shape();
-  tensor.add_string_val(std::string(data));
+  if (!scalar) set_shape(tensor, {static_cast<int64_t>(strings.size())});
+  for (const std::string& s : strings) tensor.add_string_val(s);
   write(*to, event);
   return true;
 }
 
+}  // namespace
+
+bool text(std::string_view name, std::string_view data, std::optional<int64_t> step,
+          std::string_view description) {
+  return write_text(name, {std::string(data)}, /*scalar=*/true, step, description);
+}
+
 bool text(std::string_view name, const std::vector<std::string>& data, std::optional<int64_t> step,
           std::string_view description) {
-  check_name("summary.text", name);
-  const std::optional<Target> to = target("summary.text", step);
-  if (!to) return false;
-  ef_tensorboard::Event event;
-  auto& value = add_value(event, name, "text", ef_tensorboard::DATA_CLASS_TENSOR, description);
-  ef_tensorboard::TensorProto& tensor = *value.mutable_tensor();
-  tensor.set_dtype(ef_tensorboard::DT_STRING);
-  set_shape(tensor, {static_cast<int64_t>(data.size())});
-  for (const std::string& s : data) tensor.add_string_val(s);
-  write(*to, event);
-  return true;
+  return write_text(name, data, /*scalar=*/false, step, description);
 }
 
 }  // namespace ef::summary
