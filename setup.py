@@ -47,8 +47,12 @@ class CMakeBuild(build_ext):
         package = os.path.join(os.path.abspath(self.build_lib), "eagerflow")
         shutil.rmtree(package, ignore_errors=True)
         shutil.copytree(os.path.join(stage, "lib", "python3", "dist-packages", "eagerflow"), package)
-        for library in glob.glob(os.path.join(stage, "lib", "libeagerflow.so*")):
-            shutil.copy2(library, package, follow_symlinks=False)
+        # Only the name the extension links by (its SONAME, libeagerflow.so.0): wheels hold
+        # no symbolic links, so the other names would be further full copies.
+        sonames = glob.glob(os.path.join(stage, "lib", "libeagerflow.so.[0-9]"))
+        if len(sonames) != 1:
+            raise RuntimeError(f"setup.py: expected one libeagerflow.so.<major> in {stage}/lib, got {sonames}")
+        shutil.copy2(sonames[0], package)  # the file behind the link
         # setuptools expects the extension at this path: it is the copied one.
         assert os.path.exists(self.get_ext_fullpath(ext.name)), self.get_ext_fullpath(ext.name)
 
