@@ -1,6 +1,8 @@
 // Layer configs (get_config / from_config / JSON) and whole-model files.
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "test_util.h"
 
 namespace ef {
@@ -8,7 +10,10 @@ namespace {
 
 using testing::expect_values;
 
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+// Per process: ctest may run this binary twice at once.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" + name;
+}
 
 std::vector<std::shared_ptr<nn::Layer>> every_layer() {
   return {

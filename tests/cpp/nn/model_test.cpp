@@ -1,5 +1,7 @@
 // Model: compile / fit / evaluate / predict, the step as a function or eager, callbacks,
 // bad input, summary.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,7 +111,7 @@ TEST(Model, CallbacksSeeEveryEventAndCanChangeTheLearningRate) {
   auto count = std::make_shared<callbacks::LambdaCallback>();
   count->train_batch_end = [&](int64_t, const Logs&) { ++batches; };
   count->epoch_end = [&](int, Logs&) { ++epochs; };
-  const std::string csv = ::testing::TempDir() + "/model_test_log.csv";
+  const std::string csv = ::testing::TempDir() + "/model_test_log_" + std::to_string(::getpid()) + ".csv";
   auto logger = std::make_shared<callbacks::CSVLogger>(csv);
   auto history =
       model->fit(x, y, {.batch_size = 8, .epochs = 3, .verbose = 0, .callbacks = {schedule, count, logger}});
@@ -132,7 +134,7 @@ TEST(Model, CallbacksSeeEveryEventAndCanChangeTheLearningRate) {
 TEST(Model, ModelCheckpointSavesTheBestEpochs) {
   auto [x, y] = linear_data(32);
   auto model = linear_model(false);
-  const std::string dir = ::testing::TempDir() + "/model_ckpt";
+  const std::string dir = ::testing::TempDir() + "/model_ckpt_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   auto save = std::make_shared<callbacks::ModelCheckpoint>(
@@ -167,7 +169,8 @@ std::map<std::pair<std::string, int64_t>, double> scalars(const std::vector<summ
 TEST(Model, TensorBoardWritesWhatKerasWrites) {
   auto [x, y] = linear_data(40);
   auto model = linear_model(false);
-  const std::filesystem::path dir = ::testing::TempDir() + "/model_tensorboard";
+  // One folder per process: ctest may run this binary twice at once.
+  const std::filesystem::path dir = ::testing::TempDir() + "/model_tensorboard_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   auto board = std::make_shared<callbacks::TensorBoard>(
       callbacks::TensorBoardOptions{.log_dir = dir.string(), .histogram_freq = 2, .update_freq = 2});

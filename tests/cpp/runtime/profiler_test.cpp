@@ -1,5 +1,7 @@
 // The profiler: op runs recorded eagerly and inside functions, per-op statistics, and
 // the Chrome trace file.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -59,7 +61,8 @@ TEST(Profiler, RecordsEagerOpsAndOpsInsideFunctions) {
 }
 
 TEST(Profiler, WritesAChromeTrace) {
-  const std::string dir = ::testing::TempDir() + "/ef_profiler_trace";
+  // One folder per process: ctest may run this binary twice at once.
+  const std::string dir = ::testing::TempDir() + "/ef_profiler_trace_" + std::to_string(::getpid());
   std::filesystem::remove_all(dir);
   {
     profiler::Scope scope(dir);
