@@ -110,6 +110,20 @@ std::vector<double> histogram_buckets(const std::vector<double>& values, int cou
 
 }  // namespace
 
+namespace {
+
+void write_scalar(const Target& to, std::string_view name, double data, std::string_view description) {
+  ef_tensorboard::Event event;
+  auto& value = add_value(event, name, "scalars", ef_tensorboard::DATA_CLASS_SCALAR, description);
+  ef_tensorboard::TensorProto& tensor = *value.mutable_tensor();
+  tensor.set_dtype(ef_tensorboard::DT_FLOAT);
+  tensor.mutable_tensor_shape();  // rank 0
+  tensor.add_float_val(static_cast<float>(data));
+  write(to, event);
+}
+
+}  // namespace
+
 bool scalar(std::string_view name, const Tensor& data, std::optional<int64_t> step,
             std::string_view description) {
   check_name("summary.scalar", name);
@@ -117,21 +131,15 @@ bool scalar(std::string_view name, const Tensor& data, std::optional<int64_t> st
   if (!to) return false;
   check_data("summary.scalar", data);
   if (data.rank() != 0) fail("summary.scalar: data must be a scalar (rank 0), got shape ", data.shape());
-  const double value = host_values("summary.scalar", data)[0];
-  return scalar(name, value, to->step, description);
+  write_scalar(*to, name, host_values("summary.scalar", data)[0], description);
+  return true;
 }
 
 bool scalar(std::string_view name, double data, std::optional<int64_t> step, std::string_view description) {
   check_name("summary.scalar", name);
   const std::optional<Target> to = target("summary.scalar", step);
   if (!to) return false;
-  ef_tensorboard::Event event;
-  auto& value = add_value(event, name, "scalars", ef_tensorboard::DATA_CLASS_SCALAR, description);
-  ef_tensorboard::TensorProto& tensor = *value.mutable_tensor();
-  tensor.set_dtype(ef_tensorboard::DT_FLOAT);
-  tensor.mutable_tensor_shape();  // rank 0
-  tensor.add_float_val(static_cast<float>(data));
-  write(*to, event);
+  write_scalar(*to, name, data, description);
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "atomic_file.h"
+#include "core/host_name.h"
 #include "eagerflow/core/error.h"
 #include "eagerflow/io/summary.h"
 #include "event_file.h"
@@ -27,11 +28,9 @@ namespace {
 std::atomic<uint64_t> g_file_counter{0};
 
 std::string event_file_name(const FileWriterOptions& options) {
-  char host[256] = "localhost";
-  if (::gethostname(host, sizeof host) != 0) std::strcpy(host, "localhost");
-  host[sizeof host - 1] = '\0';
-  return "events.out.tfevents." + std::to_string(static_cast<long long>(std::time(nullptr))) + "." + host +
-         "." + std::to_string(::getpid()) + "." + std::to_string(g_file_counter++) + options.filename_suffix;
+  return "events.out.tfevents." + std::to_string(static_cast<long long>(std::time(nullptr))) + "." +
+         ef::detail::host_name() + "." + std::to_string(::getpid()) + "." + std::to_string(g_file_counter++) +
+         options.filename_suffix;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/host_name.h"
 #include "eagerflow/core/error.h"
 #include "eagerflow/runtime/profiler.h"
 
@@ -72,13 +73,6 @@ ThreadBuffer& this_thread_buffer() {
     return b;
   }();
   return *buffer;
-}
-
-std::string host_name() {
-  char host[256] = "localhost";
-  if (::gethostname(host, sizeof host) != 0) return "localhost";
-  host[sizeof host - 1] = '\0';
-  return host;
 }
 
 }  // namespace
@@ -163,8 +157,8 @@ Profile stop() {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    const fs::path path = fs::path(logdir) / (host_name() + "_" + std::to_string(::getpid()) + "." +
-                                              std::to_string(ms) + ".pt.trace.json");
+    const fs::path path = fs::path(logdir) / (ef::detail::host_name() + "_" + std::to_string(::getpid()) +
+                                              "." + std::to_string(ms) + ".pt.trace.json");
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << profile.chrome_trace();
     out.close();
