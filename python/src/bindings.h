@@ -17,10 +17,15 @@ void bind_operators(py::class_<ef::Tensor>& tensor);
 void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor);
 void bind_math_ops(py::module_& m);
 void bind_array_ops(py::module_& m);
-void bind_other_ops(py::module_& m);  // creation, reduction, linalg, nn, random
+void bind_other_ops(py::module_& m);      // creation, linalg
+void bind_reduction_ops(py::module_& m);  // reductions and scans (reduction_ops.cpp)
+void bind_nn_ops(py::module_& m);         // ef.nn ops (nn_ops.cpp)
+void bind_random_ops(py::module_& m);     // ef.random ops (random_ops.cpp)
 void bind_autodiff(py::module_& m);
 void bind_optim(py::module_& m);  // optimizers, schedules, clipping
 void bind_nn(py::module_& m);     // Module, Layer, layers, initializers, losses, metrics
+void bind_losses(py::module_& keras);   // ef.keras.losses (losses.cpp)
+void bind_metrics(py::module_& keras);  // ef.keras.metrics (metrics.cpp)
 void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX files
 void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
 void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Function

@@ -336,4 +336,9 @@ py::array to_numpy(const ef::Tensor& t, py::handle dtype) {
   return view;
 }
 
+std::optional<int64_t> seed_of(py::handle seed) {
+  if (seed.is_none()) return std::nullopt;
+  return int64_of(seed, "seed");
+}
+
 }  // namespace efpy

@@ -40,6 +40,8 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what);
 // A Python int (or anything with __index__) as int64; ValueError naming `what` when it
 // does not fit (pybind11's own cast would raise an untyped "Unable to cast").
 int64_t int64_of(py::handle obj, const char* what);
+// A random op's seed: None (the global seed decides) or an int.
+std::optional<int64_t> seed_of(py::handle seed);
 // None as nothing, anything else as a tensor (optional arguments such as sample_weight).
 std::optional<ef::Tensor> optional_tensor(py::handle obj);
 // A name argument, or `fallback` for None.

@@ -71,6 +71,9 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_math_ops(m);
   efpy::bind_array_ops(m);
   efpy::bind_other_ops(m);
+  efpy::bind_reduction_ops(m);
+  efpy::bind_nn_ops(m);
+  efpy::bind_random_ops(m);
   efpy::bind_autodiff(m);
   efpy::bind_optim(m);
   efpy::bind_nn(m);
