@@ -69,6 +69,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_errors(m);
   efpy::bind_tensor(m);
   efpy::bind_math_ops(m);
+  efpy::bind_unary_ops(m);
   efpy::bind_array_ops(m);
   efpy::bind_other_ops(m);
   efpy::bind_reduction_ops(m);
