@@ -377,12 +377,13 @@ Args:
   name: The layer's name (default "lstm").
 )doc"},
         RecurrentDef{"GRU", Cell::kGRU,
-                     R"doc(Gated recurrent unit, with Keras' gate order z, r, h and reset_after=True.
+                     R"doc(Gated recurrent unit, with Keras' gate order z, r, h.
 
 Inputs are [batch, steps, features]; the output is the last step's state [batch,
 units], or every step's [batch, steps, units] with return_sequences. Weights use
 Keras' layout: kernel [features, 3 * units], recurrent_kernel [units, 3 * units],
-bias [2, 3 * units] (the input and the recurrent bias). The gradient is backpropagation through time.
+bias [2, 3 * units] (the input and the recurrent bias; [3 * units] with
+reset_after=False). The gradient is backpropagation through time.
 
 >>> ef.keras.layers.GRU(4)(ef.ones([2, 5, 3])).shape
 TensorShape([2, 4])
@@ -400,12 +401,9 @@ Args:
   unit_forget_bias: Unused by GRU (default True).
   return_sequences: Whether to return every step's output (default False).
   go_backwards: Whether to run over the steps in reverse (outputs too).
-  reset_after: Must be True: the reset gate after the matmul (Keras' default);
-    False is not implemented (default True).
+  reset_after: Whether the reset gate multiplies h @ recurrent_kernel (True,
+    Keras' default) or h before the matmul (False, the original GRU).
   name: The layer's name (default "gru").
-
-Raises:
-  UnimplementedError: reset_after=False (raised here, when the layer is made).
 )doc"}})
     keras.def(
         python_name,

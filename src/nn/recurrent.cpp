@@ -33,8 +33,6 @@ Recurrent::Recurrent(Cell cell, int64_t units, RecurrentOptions options)
       units_(units),
       options_(std::move(options)) {
   if (units <= 0) fail(cell_name(cell, true), ": units must be positive, got ", units);
-  if (cell == Cell::kGRU && !options_.reset_after)
-    fail<UnimplementedError>("GRU: reset_after=false is not implemented (Keras' default is true)");
 }
 
 std::string Recurrent::class_name() const { return cell_name(cell_, true); }
@@ -46,7 +44,7 @@ void Recurrent::build(const Shape& input_shape) {
   kernel_ = add_weight("kernel", {features, width}, options_.kernel_initializer);
   recurrent_kernel_ = add_weight("recurrent_kernel", {units_, width}, options_.recurrent_initializer);
   if (!options_.use_bias) return;
-  if (cell_ == Cell::kGRU) {
+  if (cell_ == Cell::kGRU && options_.reset_after) {
     bias_ = add_weight("bias", {2, width}, options_.bias_initializer);
   } else if (cell_ == Cell::kLSTM && options_.unit_forget_bias) {
     // Keras: the bias initializer for the i, c, o gates, ones for the forget gate.
@@ -69,7 +67,7 @@ Tensor Recurrent::call(const Tensor& inputs, bool) {
   Tensor projected = reshape(matmul(reshape(inputs, {batch * steps, s[2]}), *kernel_), {batch, steps, width});
   Tensor input_bias, recurrent_bias;
   if (bias_) {
-    if (cell_ == Cell::kGRU) {
+    if (cell_ == Cell::kGRU && options_.reset_after) {
       input_bias = reshape(slice(*bias_, {0, 0}, {1, -1}), {width});
       recurrent_bias = reshape(slice(*bias_, {1, 0}, {1, -1}), {width});
     } else {
@@ -80,10 +78,27 @@ Tensor Recurrent::call(const Tensor& inputs, bool) {
   const Activation& act = options_.activation;
   const Activation& gate_act = options_.recurrent_activation;
   Tensor h = zeros({batch, units_}, projected.dtype()), c = h;
+  // GRU without reset_after: h meets the z and r columns of the recurrent kernel
+  // directly, the candidate's columns only after the reset gate scaled it.
+  const bool reset_before = cell_ == Cell::kGRU && !options_.reset_after;
+  Tensor gates_kernel, candidate_kernel;
+  if (reset_before) {
+    gates_kernel = slice(*recurrent_kernel_, {0, 0}, {-1, 2 * units_});
+    candidate_kernel = slice(*recurrent_kernel_, {0, 2 * units_}, {-1, units_});
+  }
   std::vector<Tensor> outputs;
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = options_.go_backwards ? steps - 1 - i : i;
     const Tensor x = reshape(slice(projected, {0, t, 0}, {-1, 1, -1}), {batch, width});
+    if (reset_before) {
+      const Tensor r = matmul(h, gates_kernel);
+      const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
+      const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
+      const Tensor candidate = act(gate(x, 2, units_) + matmul(reset * h, candidate_kernel));
+      h = update * h + (1.0 - update) * candidate;
+      if (options_.return_sequences) outputs.push_back(h);
+      continue;
+    }
     Tensor r = matmul(h, *recurrent_kernel_);
     switch (cell_) {
       case Cell::kSimpleRNN:

@@ -154,8 +154,7 @@ def test_lstm_defaults_and_config():
     assert again.get_config() == layer.get_config()
     with pytest.raises(ef.errors.InvalidArgumentError, match=r"\[batch, steps, features\]"):
         keras.layers.GRU(2)(ef.ones([2, 3]))
-    with pytest.raises(ef.errors.UnimplementedError, match="reset_after"):
-        keras.layers.GRU(2, reset_after=False)
+    assert tuple(keras.layers.GRU(2, reset_after=False)(ef.ones([2, 3, 5])).shape) == (2, 2)
 
 
 def test_activation_arguments_take_functions_as_dense_does():

@@ -1,8 +1,8 @@
 // Recurrent layers (Keras' SimpleRNN, LSTM, GRU) over [batch, steps, features] inputs,
 // with Keras' weight layout, so checkpoints and configs line up with Keras':
 //   kernel [features, k * units], recurrent_kernel [units, k * units], bias [k * units]
-//   (GRU: [2, 3 * units], the input and the recurrent bias), gates in Keras' order:
-//   LSTM i, f, c, o; GRU z, r, h (reset_after, Keras' default).
+//   (GRU with reset_after, Keras' default: [2, 3 * units], the input and the recurrent
+//   bias), gates in Keras' order: LSTM i, f, c, o; GRU z, r, h.
 // The output is the last step's state [batch, units], or every step's
 // [batch, steps, units] with return_sequences. The steps are a loop of ops, so the
 // gradient is backpropagation through time, and inside ef::function the loop unrolls.
@@ -30,9 +30,10 @@ struct RecurrentOptions {
   Initializer recurrent_initializer = "orthogonal";
   Initializer bias_initializer = "zeros";
   bool unit_forget_bias = true;  // LSTM: the forget gate's bias starts at 1
-  bool reset_after =
-      true;  // GRU: Keras' default; false (the reset gate before the matmul) is not implemented
-  std::string name;              // default: "simple_rnn" / "lstm" / "gru"
+  // GRU: the reset gate multiplies h @ recurrent_kernel (Keras' default, as cuDNN), or
+  // with false h before it (the original GRU; one bias [3 * units]).
+  bool reset_after = true;
+  std::string name;  // default: "simple_rnn" / "lstm" / "gru"
 };
 
 class Recurrent : public Layer {

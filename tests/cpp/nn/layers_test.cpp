@@ -110,14 +110,28 @@ TEST(Embedding, LooksUpRowsByIdAndRejectsBadIds) {
   EXPECT_LE(reduce_max(abs(fresh.embeddings().value())).item<float>(), 0.05f);
 }
 
-TEST(Recurrent, GruWithoutResetAfterIsRefusedWhereItIsMade) {
-  // Not at the first call: the error comes where the argument is given (or read from a config).
-  EXPECT_ERROR(nn::Recurrent(nn::Recurrent::Cell::kGRU, 4, {.reset_after = false}), UnimplementedError, "GRU",
-               "reset_after=false is not implemented");
-  nn::Config config = nn::Recurrent(nn::Recurrent::Cell::kGRU, 4).get_config();
-  config.set("reset_after", false);
-  EXPECT_ERROR(nn::Recurrent::from_config(nn::Recurrent::Cell::kGRU, config), UnimplementedError,
-               "reset_after");
+TEST(Recurrent, GruWithoutResetAfterAppliesTheResetGateBeforeTheRecurrentMatmul) {
+  // One unit and one feature, two steps, computed by hand with Keras' formula: the
+  // candidate is tanh(x + 1 + (r * h) @ 1).
+  nn::RecurrentOptions options{.kernel_initializer = "ones",
+                               .recurrent_initializer = "ones",
+                               .bias_initializer = "ones",
+                               .reset_after = false};
+  nn::Recurrent gru(nn::Recurrent::Cell::kGRU, 1, options);
+  Tensor x = constant({{{0.5}, {-1.0}}});  // [batch 1, steps 2, features 1]
+  Tensor y = gru(x);
+  EXPECT_EQ(gru.variables()[2].shape(), Shape({3}));  // one bias, not [2, 3 * units]
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  double h = 0;
+  for (double xt : {0.5, -1.0}) {
+    const double z = sigmoid(xt + h + 1), r = sigmoid(xt + h + 1), hh = std::tanh(xt + 1 + r * h);
+    h = z * h + (1 - z) * hh;
+  }
+  expect_values(y, {h}, 1e-6);
+  nn::Config config = gru.get_config();
+  EXPECT_FALSE(std::get<bool>(config.values.at("reset_after")));
+  auto again = nn::layer_from_config("GRU", config);
+  expect_values((*again)(x), {h}, 1e-6);
   EXPECT_NO_THROW(nn::Recurrent(nn::Recurrent::Cell::kLSTM, 4, {.reset_after = false}));  // unused by LSTM
 }
 
