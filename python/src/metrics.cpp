@@ -68,7 +68,7 @@ Args:
       R"doc(The base class of the metrics that average a per-example value of (y_true, y_pred).
 
 Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
-TopKCategoricalAccuracy, MeanSquaredError and MeanAbsoluteError derive from it;
+TopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError and RootMeanSquaredError derive from it;
 it is not constructible itself.
 )doc")
       .def(
@@ -103,6 +103,22 @@ array(0.75, dtype=float32)
 
 Args:
   name: The metric's name (default "accuracy").
+  dtype: The dtype of the state and result (default float32).
+)doc");
+  wrapper.operator()<metrics::RootMeanSquaredError>(
+      "RootMeanSquaredError", "root_mean_squared_error",
+      R"doc(The square root of the mean squared error over every batch seen.
+
+Squares are averaged over the last axis per example (inputs of rank <= 1 are one
+value per example), so a sample_weight weighs examples.
+
+>>> m = ef.keras.metrics.RootMeanSquaredError()
+>>> m.update_state([[0., 1.], [1., 1.]], [[1., 1.], [1., 0.]])
+>>> m.result().numpy()
+array(0.70710677, dtype=float32)
+
+Args:
+  name: The metric's name (default "root_mean_squared_error").
   dtype: The dtype of the state and result (default float32).
 )doc");
   wrapper.operator()<metrics::CategoricalAccuracy>(

@@ -119,6 +119,13 @@ Tensor MeanAbsoluteError::per_example(const Tensor& y_true, const Tensor& y_pred
   return losses::mean_absolute_error(y_true, y_pred);
 }
 
+Tensor RootMeanSquaredError::per_example(const Tensor& y_true, const Tensor& y_pred) const {
+  if (y_pred.rank() <= 1) return losses::mean_squared_error(expand_dims(y_true, -1), expand_dims(y_pred, -1));
+  return losses::mean_squared_error(y_true, y_pred);
+}
+
+Tensor RootMeanSquaredError::result() const { return sqrt(Mean::result()); }
+
 TopKCategoricalAccuracy::TopKCategoricalAccuracy(int64_t k, bool sparse, std::string name, DType dtype)
     : MeanMetricWrapper(name.empty()
                             ? (sparse ? "sparse_top_k_categorical_accuracy" : "top_k_categorical_accuracy")

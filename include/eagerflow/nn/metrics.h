@@ -127,6 +127,19 @@ class MeanAbsoluteError : public MeanMetricWrapper {
   Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
 };
 
+// sqrt of the mean of (y_true - y_pred)^2 over everything seen (Keras'
+// RootMeanSquaredError). The squares are averaged over the last axis per example
+// (inputs of rank <= 1 are one value per example), so a sample_weight weighs examples.
+class RootMeanSquaredError : public MeanMetricWrapper {
+ public:
+  explicit RootMeanSquaredError(std::string name = "root_mean_squared_error", DType dtype = DType::Float32)
+      : MeanMetricWrapper(std::move(name), dtype) {}
+  Tensor result() const override;
+
+ protected:
+  Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
+};
+
 // Whether the true class is among the k highest predictions: one-hot y_true
 // (TopKCategoricalAccuracy) or class ids (sparse). A class tied with the true one's
 // score does not push it out, as tf.math.in_top_k.

@@ -2,5 +2,6 @@
 means of per-example values, and Precision, Recall and AUC from confusion-matrix counts."""
 from eagerflow._core.keras.metrics import (  # noqa: F401
     AUC, Accuracy, BinaryAccuracy, CategoricalAccuracy, Mean, MeanAbsoluteError, MeanMetricWrapper, MeanSquaredError,
-    Metric, Precision, Recall, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy,
+    Metric, Precision, Recall, RootMeanSquaredError, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy,
 )

@@ -105,6 +105,24 @@ TEST(Metrics, AccuracyVariants) {
                "sparse_categorical_accuracy", "[1]", "[2, 2]");
 }
 
+TEST(Metrics, RootMeanSquaredErrorIsTheRootOfTheRunningMean) {
+  metrics::RootMeanSquaredError rmse;
+  EXPECT_EQ(rmse.name(), "root_mean_squared_error");
+  rmse.update_state(constant({{0.0, 1.0}, {1.0, 1.0}}),
+                    constant({{1.0, 1.0}, {1.0, 0.0}}));              // squares 1, 0, 0, 1
+  rmse.update_state(constant({{2.0, 2.0}}), constant({{0.0, 0.0}}));  // squares 4, 4
+  expect_values(rmse.result(), {std::sqrt(10.0 / 6)});
+  rmse.reset_state();
+  // Per-example weights: the example means 0.5 and 4 weighted 3 : 1.
+  rmse.update_state(constant({{0.0, 1.0}, {2.0, 2.0}}), constant({{1.0, 1.0}, {0.0, 0.0}}),
+                    constant({3.0, 1.0}));
+  expect_values(rmse.result(), {std::sqrt((3 * 0.5 + 4) / 4)});
+  rmse.reset_state();
+  rmse.update_state(constant({1.0, 2.0}), constant({2.0, 4.0}));  // rank 1: one value per example
+  expect_values(rmse.result(), {std::sqrt(2.5)});
+  EXPECT_ERROR(rmse.update_state(ones({2, 3}), ones({2, 4})), InvalidArgumentError, "[2, 3]", "[2, 4]");
+}
+
 TEST(Metrics, AreNotRecordedByTapes) {
   Variable w(constant({1.f, 2.f}));
   metrics::Mean mean;
