@@ -4,5 +4,6 @@ from eagerflow._core import (  # noqa: F401
     sigmoid, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
     softplus, softsign, sparse_softmax_cross_entropy_with_logits, tanh,
     avg_pool2d, avg_pool2d_grad, batch_normalization, conv2d, conv2d_backprop_filter,
-    conv2d_backprop_input, conv2d_transpose, max_pool2d, max_pool2d_grad, max_pool2d_grad_grad, moments,
+    conv2d_backprop_input, conv2d_transpose, depthwise_conv2d, max_pool2d, max_pool2d_grad, max_pool2d_grad_grad,
+    moments,
 )

@@ -581,6 +581,7 @@ void bind_nn(py::module_& m) {
   bind_model(keras);  // after losses and metrics, before Sequential (a Model)
   bind_layers(keras);
   bind_simple_layers(keras);
+  bind_conv_norm_layers(keras);
   bind_progbar(keras);
 }
 

@@ -216,6 +216,46 @@ Raises:
       "input"_a, "filters"_a, "output_shape"_a, "strides"_a, "padding"_a = "SAME",
       "data_format"_a = py::none(), "dilations"_a = py::none(), "name"_a = py::none());
   m.def(
+      "depthwise_conv2d",
+      [](TensorArg input, TensorArg filter, py::handle strides, const std::string& padding,
+         py::handle data_format, py::handle dilations, py::handle) {
+        check_nhwc(data_format, "depthwise_conv2d");
+        const auto s = window_ints(strides, "depthwise_conv2d: strides"),
+                   d = window_ints(dilations, "depthwise_conv2d: dilations", {1});
+        return maybe_without_gil(input.value.num_elements(),
+                                 [&] { return ef::depthwise_conv2d(input, filter, s, padding, d, kPython); });
+      },
+      R"doc(Convolves each channel of an NHWC batch of images with its own filters.
+
+input [batch, height, width, channels] with filter [filter_height,
+filter_width, channels, channel_multiplier] gives [batch, out_height,
+out_width, channels * channel_multiplier], output channel c * multiplier + m
+from input channel c and filter m (as tf.nn.depthwise_conv2d).
+
+>>> ef.nn.depthwise_conv2d(ef.ones([1, 5, 5, 3]), ef.ones([3, 3, 3, 2]), 1, "SAME").shape
+TensorShape([1, 5, 5, 6])
+
+Args:
+  input: A rank-4 NHWC tensor-like of a float dtype (known height, width and
+    channels).
+  filter: A rank-4 tensor-like of input's dtype and channel count.
+  strides: An int, [height, width], or [1, height, width, 1]; all positive.
+  padding: "SAME" or "VALID", as for conv2d.
+  data_format: None or "NHWC" (the only layout supported).
+  dilations: None (1), an int, [height, width], or [1, height, width, 1].
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of input's dtype.
+
+Raises:
+  InvalidArgumentError: wrong ranks, dtypes or channel counts, bad attributes,
+    or a "VALID" window that does not fit.
+  UnimplementedError: data_format is not "NHWC".
+)doc",
+      "input"_a, "filter"_a, "strides"_a, "padding"_a, "data_format"_a = py::none(),
+      "dilations"_a = py::none(), "name"_a = py::none());
+  m.def(
       "conv2d_backprop_input",
       [](ShapeArg input_sizes, TensorArg filters, TensorArg out_backprop, py::handle strides,
          const std::string& padding, py::handle dilations, py::handle) {

@@ -80,7 +80,8 @@ ef::nn::Initializer initializer_of(py::handle obj);
 // anything else is a TypeError naming the layer and the argument (keras_layers.cpp).
 ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");
 
-void bind_model(py::module_& keras);          // keras_model.cpp
-void bind_simple_layers(py::module_& keras);  // keras_layers.cpp
+void bind_model(py::module_& keras);             // keras_model.cpp
+void bind_simple_layers(py::module_& keras);     // keras_layers.cpp
+void bind_conv_norm_layers(py::module_& keras);  // keras_conv_norm_layers.cpp
 
 }  // namespace efpy

@@ -8,7 +8,10 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/nn/conv_variant_layers.h"
 #include "eagerflow/nn/layers.h"
+#include "eagerflow/nn/normalization_layers.h"
+#include "eagerflow/nn/prelu.h"
 #include "eagerflow/nn/recurrent.h"
 #include "eagerflow/nn/simple_layers.h"
 
@@ -166,6 +169,12 @@ std::map<std::string, LayerFactory> builtin_layers() {
       {"Cropping2D", factory<Cropping2D>()},
       {"UpSampling2D", factory<UpSampling2D>()},
       {"GaussianNoise", factory<GaussianNoise>()},
+      {"SpatialDropout2D", factory<SpatialDropout2D>()},
+      {"Conv2DTranspose", factory<Conv2DTranspose>()},
+      {"DepthwiseConv2D", factory<DepthwiseConv2D>()},
+      {"SeparableConv2D", factory<SeparableConv2D>()},
+      {"GroupNormalization", factory<GroupNormalization>()},
+      {"PReLU", factory<PReLU>()},
   };
   layers["Conv1D"] = factory<Conv1D>();
   for (bool max : {true, false})

@@ -2,39 +2,19 @@
 // eagerflow/ops/conv.h: the ops validate shapes and own the gradients.
 #include "eagerflow/nn/conv_layers.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/runtime/context.h"
+#include "nn/conv_arguments.h"
 #include "nn/normalization_params.h"
 
 namespace ef::nn {
 
 namespace {
 
-// Keras writes padding in lower case, the ops in upper case; both are accepted.
-std::string op_padding(const std::string& layer, const std::string& padding) {
-  std::string upper = padding;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-  if (upper != "SAME" && upper != "VALID")
-    fail(layer, ": argument 'padding' must be \"valid\" or \"same\", got \"", padding, "\"");
-  return upper;
-}
-
-// One value means the same for height and width.
-Window two(const std::string& layer, const char* what, Window window) {
-  if (window.size() == 1) window.push_back(window[0]);
-  if (window.size() != 2 || window[0] <= 0 || window[1] <= 0) {
-    std::string values;
-    for (int64_t v : window) values += (values.empty() ? "" : ", ") + std::to_string(v);
-    fail(layer, ": argument '", what, "' must be one or two positive values, got [", values, "]");
-  }
-  return window;
-}
-
+using detail::op_padding;
+using detail::two;
 
 void check_images(const Layer& layer, const char* type, const Tensor& inputs) {
   if (inputs.rank() != 4)

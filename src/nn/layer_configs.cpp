@@ -4,10 +4,17 @@
 #include <cctype>
 
 #include "eagerflow/nn/conv_layers.h"
+#include "eagerflow/nn/conv_variant_layers.h"
 #include "eagerflow/nn/layers.h"
+#include "eagerflow/nn/normalization_layers.h"
 
 namespace ef::nn {
 namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return s;
+}
 
 // The arguments Dense, Conv1D and Conv2D share: activation, use_bias, the initializers.
 template <class Options>
@@ -23,6 +30,38 @@ void read_kernel_arguments(const Config& c, const std::string& who, Options& o) 
   o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
   o.use_bias = c.get<bool>("use_bias", who, true);
   o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
+  o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
+}
+
+// The window arguments of the 2-D convolutions: strides, padding, dilation_rate.
+template <class Options>
+Config& with_window_arguments(Config& c, const Options& o) {
+  return c.set("strides", o.strides).set("padding", lower(o.padding)).set("dilation_rate", o.dilation_rate);
+}
+
+template <class Options>
+void read_window_arguments(const Config& c, const std::string& who, Options& o) {
+  o.strides = c.get<std::vector<int64_t>>("strides", who, Window{1, 1});
+  o.padding = c.get<std::string>("padding", who, std::string("valid"));
+  o.dilation_rate = c.get<std::vector<int64_t>>("dilation_rate", who, Window{1, 1});
+}
+
+// What DepthwiseConv2D and SeparableConv2D share beyond the window.
+template <class Options>
+Config& with_depthwise_arguments(Config& c, const Options& o, const std::string& layer) {
+  return c.set("depth_multiplier", o.depth_multiplier)
+      .set("activation", o.activation.config_name(layer))
+      .set("use_bias", o.use_bias)
+      .set("depthwise_initializer", o.depthwise_initializer.get_config())
+      .set("bias_initializer", o.bias_initializer.get_config());
+}
+
+template <class Options>
+void read_depthwise_arguments(const Config& c, const std::string& who, Options& o) {
+  o.depth_multiplier = c.get<int64_t>("depth_multiplier", who, int64_t{1});
+  o.activation = Activation(c.get<std::string>("activation", who, std::string("linear")));
+  o.use_bias = c.get<bool>("use_bias", who, true);
+  o.depthwise_initializer = Initializer::from_layer_config(c, "depthwise_initializer", who, "glorot_uniform");
   o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");
 }
 
@@ -45,11 +84,6 @@ void read_normalization_arguments(const Config& c, const std::string& who, Optio
   o.scale = c.get<bool>("scale", who, true);
   o.beta_initializer = Initializer::from_layer_config(c, "beta_initializer", who, "zeros");
   o.gamma_initializer = Initializer::from_layer_config(c, "gamma_initializer", who, "ones");
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return s;
 }
 
 }  // namespace
@@ -163,6 +197,58 @@ std::shared_ptr<Conv1D> Conv1D::from_config(const Config& c) {
                                   std::move(o));
 }
 
+Config Conv2DTranspose::get_config() const {
+  Config c = Layer::get_config().set("filters", filters_).set("kernel_size", kernel_size_);
+  with_window_arguments(c, options_)
+      .set("output_padding",
+           options_.output_padding ? ConfigValue(*options_.output_padding) : ConfigValue(nullptr));
+  return with_kernel_arguments(c, options_, name());
+}
+
+std::shared_ptr<Conv2DTranspose> Conv2DTranspose::from_config(const Config& c) {
+  const std::string who = "Conv2DTranspose config";
+  Conv2DTransposeOptions o;
+  read_window_arguments(c, who, o);
+  o.output_padding = c.get_optional<std::vector<int64_t>>("output_padding", who);
+  read_kernel_arguments(c, who, o);
+  o.name = c.get<std::string>("name", who, std::string("conv2d_transpose"));
+  return std::make_shared<Conv2DTranspose>(c.get<int64_t>("filters", who),
+                                           c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
+}
+
+Config DepthwiseConv2D::get_config() const {
+  Config c = Layer::get_config().set("kernel_size", kernel_size_);
+  with_window_arguments(c, options_);
+  return with_depthwise_arguments(c, options_, name());
+}
+
+std::shared_ptr<DepthwiseConv2D> DepthwiseConv2D::from_config(const Config& c) {
+  const std::string who = "DepthwiseConv2D config";
+  DepthwiseConv2DOptions o;
+  read_window_arguments(c, who, o);
+  read_depthwise_arguments(c, who, o);
+  o.name = c.get<std::string>("name", who, std::string("depthwise_conv2d"));
+  return std::make_shared<DepthwiseConv2D>(c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
+}
+
+Config SeparableConv2D::get_config() const {
+  Config c = Layer::get_config().set("filters", filters_).set("kernel_size", kernel_size_);
+  with_window_arguments(c, options_);
+  return with_depthwise_arguments(c, options_, name())
+      .set("pointwise_initializer", options_.pointwise_initializer.get_config());
+}
+
+std::shared_ptr<SeparableConv2D> SeparableConv2D::from_config(const Config& c) {
+  const std::string who = "SeparableConv2D config";
+  SeparableConv2DOptions o;
+  read_window_arguments(c, who, o);
+  read_depthwise_arguments(c, who, o);
+  o.pointwise_initializer = Initializer::from_layer_config(c, "pointwise_initializer", who, "glorot_uniform");
+  o.name = c.get<std::string>("name", who, std::string("separable_conv2d"));
+  return std::make_shared<SeparableConv2D>(c.get<int64_t>("filters", who),
+                                           c.get<std::vector<int64_t>>("kernel_size", who), std::move(o));
+}
+
 namespace {
 Config pool_config(Config base, const Window& pool_size, const Window& strides, const std::string& padding) {
   return base.set("pool_size", pool_size).set("strides", strides).set("padding", lower(padding));
@@ -211,6 +297,19 @@ std::shared_ptr<BatchNormalization> BatchNormalization::from_config(const Config
       Initializer::from_layer_config(c, "moving_variance_initializer", who, "ones");
   o.name = c.get<std::string>("name", who, std::string("batch_normalization"));
   return std::make_shared<BatchNormalization>(std::move(o));
+}
+
+Config GroupNormalization::get_config() const {
+  Config c = Layer::get_config().set("groups", groups_);
+  return with_normalization_arguments(c, options_);
+}
+
+std::shared_ptr<GroupNormalization> GroupNormalization::from_config(const Config& c) {
+  const std::string who = "GroupNormalization config";
+  GroupNormalizationOptions o;
+  read_normalization_arguments(c, who, o);
+  o.name = c.get<std::string>("name", who, std::string("group_normalization"));
+  return std::make_shared<GroupNormalization>(c.get<int64_t>("groups", who, int64_t{32}), std::move(o));
 }
 
 }  // namespace ef::nn

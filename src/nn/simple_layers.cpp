@@ -274,4 +274,28 @@ std::shared_ptr<GaussianNoise> GaussianNoise::from_config(const Config& c) {
                                          name_in(c, who, "gaussian_noise"));
 }
 
+// ---- dropout ----
+
+SpatialDropout2D::SpatialDropout2D(double rate, std::optional<int64_t> seed, std::string name)
+    : Layer(std::move(name)), rate_(rate), seed_(seed) {
+  if (!(rate >= 0 && rate < 1)) fail("SpatialDropout2D: argument 'rate' must be in [0, 1), got ", rate);
+}
+Tensor SpatialDropout2D::call(const Tensor& x, bool training) {
+  check_rank(name(), x, 4, "batch, height, width, channels");
+  if (!training) return x;
+  // One keep-or-drop decision per (example, channel), shared over the pixels.
+  const Shape& s = x.shape();
+  return dropout(x, rate_, seed_, Shape{s[0], 1, 1, s[3]});
+}
+Config SpatialDropout2D::get_config() const {
+  return Layer::get_config()
+      .set("rate", rate_)
+      .set("seed", seed_ ? ConfigValue(*seed_) : ConfigValue(nullptr));
+}
+std::shared_ptr<SpatialDropout2D> SpatialDropout2D::from_config(const Config& c) {
+  const std::string who = "SpatialDropout2D config";
+  return std::make_shared<SpatialDropout2D>(c.get<double>("rate", who), c.get_optional<int64_t>("seed", who),
+                                            name_in(c, who, "spatial_dropout2d"));
+}
+
 }  // namespace ef::nn

@@ -1,5 +1,5 @@
 // Layers without weights (Keras' names and arguments): activations, reshaping, global
-// pooling, padding and cropping, upsampling, noise. Each is a few ops; their gradients
+// pooling, padding and cropping, upsampling, noise and dropout. Each is a few ops; their gradients
 // are those ops'.
 //
 //   model.add(ef::nn::Reshape({7, 7, 16}));
@@ -199,6 +199,23 @@ class GaussianNoise : public Layer {
 
  private:
   double stddev_;
+  std::optional<int64_t> seed_;
+};
+
+// While training, zeroes whole channels of [batch, height, width, channels] images
+// (each channel of each example with probability `rate`) and scales the others by
+// 1 / (1 - rate); the identity otherwise. rate must be in [0, 1).
+class SpatialDropout2D : public Layer {
+ public:
+  explicit SpatialDropout2D(double rate, std::optional<int64_t> seed = std::nullopt,
+                            std::string name = "spatial_dropout2d");
+  EF_LAYER_CONFIG(SpatialDropout2D, "SpatialDropout2D")
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  double rate_;
   std::optional<int64_t> seed_;
 };
 

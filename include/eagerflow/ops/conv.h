@@ -50,6 +50,13 @@ Tensor conv2d_transpose(const Tensor& input, const Tensor& filters, const Shape&
                         const std::vector<int64_t>& strides, const std::string& padding = "SAME",
                         const std::vector<int64_t>& dilations = {1, 1}, CallSite where = CallSite::current());
 
+// Depthwise 2-D convolution (as tf.nn.depthwise_conv2d): input [N, H, W, C] with filter
+// [KH, KW, C, M] convolves each channel with its own M filters, giving [N, OH, OW, C * M]
+// (output channel c * M + m). A composite of public ops; needs known H, W and C.
+Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const std::vector<int64_t>& strides,
+                        const std::string& padding, const std::vector<int64_t>& dilations = {1, 1},
+                        CallSite where = CallSite::current());
+
 // ---- Pooling ----
 // Maximum over each ksize window of input [N, H, W, C], per channel. With "SAME"
 // padding, padded positions never win (they count as -infinity).

@@ -34,6 +34,12 @@ MaxPooling1D = MaxPool1D = _core.keras.MaxPooling1D
 AveragePooling1D = AveragePool1D = _core.keras.AveragePooling1D
 LSTM = _core.keras.LSTM
 GRU = _core.keras.GRU
+Conv2DTranspose = _core.keras.Conv2DTranspose
+DepthwiseConv2D = _core.keras.DepthwiseConv2D
+SeparableConv2D = _core.keras.SeparableConv2D
+GroupNormalization = _core.keras.GroupNormalization
+PReLU = _core.keras.PReLU
+SpatialDropout2D = _core.keras.SpatialDropout2D
 
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
 # Python subclasses as Keras does it: cls(**config).
