@@ -1,14 +1,19 @@
-// depthwise_conv2d: a composite over pad, strided_slice, multiply and add. Each of the
-// KH * KW window taps is a strided view of the (padded) input scaled per channel by its
-// filter tap, so the cost is a few elementwise passes per tap, not a GEMM per channel,
-// and the gradients of every order are those of the ops.
-// A fused primitive would save the per-tap passes; none has been benchmarked as needed.
+// depthwise_conv2d: a composite over public ops, so its gradients of every order are
+// those of the ops. With stride 1, each of the KH * KW window taps is a view of the
+// (padded) input scaled per channel by its filter tap: a few elementwise passes per tap,
+// not a GEMM per channel. With larger strides those views are strided, and each one's
+// gradient scatters into a zero tensor of the input's size, so instead one gather
+// collects every tap's pixels ([N, OH * OW * taps, C]) and its gradient is a single
+// scatter-add. A fused primitive would save the intermediate passes; none has been
+// benchmarked as needed.
 #include <algorithm>
+#include <vector>
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
 #include "ops/nn/window_geometry.h"
 
 namespace ef {
@@ -48,19 +53,36 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const std::ve
     const int64_t pad_right = std::max<int64_t>(extent_w - x[2] - g.pad_left, 0);
     if (g.pad_top || g.pad_left || pad_bottom || pad_right)
       padded = pad(input, {{0, 0}, {g.pad_top, pad_bottom}, {g.pad_left, pad_right}, {0, 0}});
+    const int64_t taps = f[0] * f[1];
+    if (g.stride_h > 1 || g.stride_w > 1) {
+      const int64_t width = padded.shape()[2], pixels = padded.shape()[1] * width;
+      std::vector<int64_t> positions;
+      positions.reserve(static_cast<size_t>(g.out_h * g.out_w * taps));
+      for (int64_t oh = 0; oh < g.out_h; ++oh)
+        for (int64_t ow = 0; ow < g.out_w; ++ow)
+          for (int64_t i = 0; i < f[0]; ++i)
+            for (int64_t j = 0; j < f[1]; ++j)
+              positions.push_back((oh * g.stride_h + i * g.dilation_h) * width + ow * g.stride_w +
+                                  j * g.dilation_w);
+      const int64_t count = static_cast<int64_t>(positions.size());
+      Tensor patches = gather(reshape(padded, {-1, pixels, channels}), constant(positions, {count}), 1);
+      patches = reshape(patches, {-1, g.out_h, g.out_w, taps, channels});
+      if (multiplier == 1) return reduce_sum(patches * reshape(filter, {taps, channels}), 3);
+      const Tensor sum =
+          reduce_sum(expand_dims(patches, 5) * reshape(filter, {taps, channels, multiplier}), 3);
+      return reshape(sum, {-1, g.out_h, g.out_w, channels * multiplier});
+    }
     // Batch and channel axes are taken whole (masks), so an unknown batch size works.
     StridedSliceMasks whole_batch_and_channels;
     whole_batch_and_channels.begin_mask = whole_batch_and_channels.end_mask = 0b1001;
-    const Tensor taps = reshape(filter, {f[0] * f[1], channels, multiplier});
+    const Tensor filter_taps = reshape(filter, {taps, channels, multiplier});
     Tensor sum;
     for (int64_t i = 0; i < f[0]; ++i) {
       for (int64_t j = 0; j < f[1]; ++j) {
         const int64_t top = i * g.dilation_h, left = j * g.dilation_w;
-        Tensor view =
-            strided_slice(padded, {0, top, left, 0},
-                          {0, top + (g.out_h - 1) * g.stride_h + 1, left + (g.out_w - 1) * g.stride_w + 1, 0},
-                          {1, g.stride_h, g.stride_w, 1}, whole_batch_and_channels);
-        Tensor tap = slice(taps, {i * f[1] + j, 0, 0}, {1, -1, -1});
+        Tensor view = strided_slice(padded, {0, top, left, 0}, {0, top + g.out_h, left + g.out_w, 0}, {},
+                                    whole_batch_and_channels);
+        Tensor tap = slice(filter_taps, {i * f[1] + j, 0, 0}, {1, -1, -1});
         // [N, OH, OW, C] * [C] or [N, OH, OW, C, 1] * [C, M].
         Tensor term = multiplier == 1 ? view * reshape(tap, {channels})
                                       : expand_dims(view, 4) * reshape(tap, {channels, multiplier});
