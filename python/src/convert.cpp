@@ -146,8 +146,13 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
                             " holds an integer that does not fit in int32");
     array = array.attr("astype")(needed == ef::DType::Int32 ? "int32" : "int64");
   } else if (kind != 'b') {
-    throw py::type_error("cannot convert " + std::string(py::str(py::type::of(obj).attr("__name__"))) +
-                         " to an eagerflow tensor (dtype " + std::string(py::str(array.dtype())) + ")");
+    const std::string type = py::str(py::type::of(obj).attr("__name__"));
+    if (type == "KerasTensor")
+      throw py::type_error(
+          "a KerasTensor is symbolic (the functional API) and holds no values: ops take it only through "
+          "layers; wrap other functions in keras.layers.Lambda");
+    throw py::type_error("cannot convert " + type + " to an eagerflow tensor (dtype " +
+                         std::string(py::str(array.dtype())) + ")");
   }
   return to_tensor(array);
 }

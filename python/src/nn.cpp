@@ -98,18 +98,21 @@ Args:
            "name"_a = py::none())
       .def(
           "__call__",
-          [](nn::Layer& self, TensorArg inputs, bool training) {
-            return self(inputs.value, training, kPython);
+          [](py::object self, py::handle inputs, bool training) {
+            return call_layer(self.cast<nn::Layer&>(), self, inputs, training);
           },
           R"doc(Builds the layer on first use, then applies it to `inputs`.
 
 Args:
-  inputs: One tensor-like (layers take a single tensor).
+  inputs: One tensor-like; a list of tensors for layers of several inputs
+    (Concatenate, Add, ...); or KerasTensors (the functional API: keras.Input),
+    which record the call instead of computing.
   training: Whether to run in training mode (Dropout, BatchNormalization,
     GaussianNoise behave differently).
 
 Returns:
-  A Tensor.
+  A Tensor (a list for layers of several outputs), or KerasTensors for
+  symbolic inputs.
 )doc",
           "inputs"_a, "training"_a = false)
       .def(
@@ -579,6 +582,7 @@ void bind_nn(py::module_& m) {
   bind_losses(keras);
   bind_metrics(keras);
   bind_model(keras);  // after losses and metrics, before Sequential (a Model)
+  bind_functional(keras);
   bind_layers(keras);
   bind_simple_layers(keras);
   bind_conv_norm_layers(keras);

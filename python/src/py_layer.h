@@ -4,6 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <vector>
+
+#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "convert.h"
@@ -43,6 +46,35 @@ class PyLayerOf : public Base {
     }
     Base::build(input_shape);
   }
+  // Several inputs: a Python build() gets a list of shapes, call() a list of tensors
+  // and may return a list (Keras' multi-input layers). One input goes to build/call.
+  void build_inputs(const std::vector<ef::Shape>& input_shapes) override {
+    if (input_shapes.size() == 1) return Base::build_inputs(input_shapes);
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const Base*>(this), "build");
+    if (!override) return;  // the base build creates no variables
+    py::list shapes;
+    for (const ef::Shape& shape : input_shapes)
+      shapes.append(py::module_::import("eagerflow._shape").attr("TensorShape")(shape_tuple(shape)));
+    override(shapes);
+  }
+  std::vector<ef::Tensor> call_inputs(const std::vector<ef::Tensor>& inputs, bool training) override {
+    using namespace pybind11::literals;
+    if (inputs.size() == 1) return Base::call_inputs(inputs, training);
+    py::gil_scoped_acquire gil;
+    py::function override = py::get_override(static_cast<const Base*>(this), "call");
+    if (!override) return Base::call_inputs(inputs, training);
+    if (!call_takes_training_) call_takes_training_ = takes_training(override);
+    py::list args = py::cast(inputs);
+    py::object out = *call_takes_training_ ? override(args, "training"_a = training) : override(args);
+    std::vector<ef::Tensor> outputs;
+    if (py::isinstance<py::list>(out) || py::isinstance<py::tuple>(out)) {
+      for (py::handle item : out) outputs.push_back(to_tensor(item));
+    } else {
+      outputs.push_back(to_tensor(out));
+    }
+    return outputs;
+  }
   ef::Tensor call(const ef::Tensor& inputs, bool training) override {
     using namespace pybind11::literals;
     py::gil_scoped_acquire gil;
@@ -80,7 +112,11 @@ ef::nn::Initializer initializer_of(py::handle obj);
 // anything else is a TypeError naming the layer and the argument (keras_layers.cpp).
 ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");
 
-void bind_model(py::module_& keras);             // keras_model.cpp
+void bind_model(py::module_& keras);       // keras_model.cpp
+void bind_functional(py::module_& keras);  // keras_functional.cpp
+// Layer.__call__: `inputs` one tensor-like, a list of tensors, or KerasTensors
+// (keras_functional.cpp); `layer` is self's Python object.
+py::object call_layer(ef::nn::Layer& self, py::handle layer, py::handle inputs, bool training);
 void bind_simple_layers(py::module_& keras);     // keras_layers.cpp
 void bind_conv_norm_layers(py::module_& keras);  // keras_conv_norm_layers.cpp
 

@@ -3,6 +3,7 @@
 
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/safetensors.h"
+#include "eagerflow/nn/functional.h"
 #include "eagerflow/nn/sequential.h"
 #include "eagerflow/ops/creation.h"
 
@@ -38,15 +39,19 @@ nn::Config architecture(const nn::Sequential& model) {
   return out;
 }
 
-DType dtype_named(const std::string& text, const std::string& who) {
-  for (DType d : kAllDTypes)
-    if (name(d) == text) return d;
+DType dtype_called(const std::string& text, const std::string& who) {
+  if (std::optional<DType> dtype = dtype_named(text)) return *dtype;
   fail(who, ": unknown dtype \"", text, "\"");
 }
 
-std::shared_ptr<nn::Sequential> from_architecture(const nn::Config& arch, const std::string& source) {
+std::shared_ptr<nn::Model> from_architecture(const nn::Config& arch, const std::string& source) {
   const std::string who = source + ": architecture";
   const std::string class_name = arch.get<std::string>("class_name", who);
+  if (class_name == "Functional") {
+    const std::shared_ptr<nn::Config> config = arch.nested("config", who);
+    if (!config) fail(who, ": the Functional model has no \"config\"");
+    return nn::Functional::from_config(*config);
+  }
   if (class_name != "Sequential")
     fail(who, ": class \"", class_name, "\" is not a model this version can load");
   auto model =
@@ -66,7 +71,7 @@ std::shared_ptr<nn::Sequential> from_architecture(const nn::Config& arch, const 
     std::vector<int64_t> dims = arch.get<std::vector<int64_t>>("build_input_shape", who);
     for (int64_t& d : dims)
       if (d < 0) d = 1;  // the batch size: any will do to build
-    const DType dtype = dtype_named(arch.get<std::string>("dtype", who, std::string("float32")), who);
+    const DType dtype = dtype_called(arch.get<std::string>("dtype", who, std::string("float32")), who);
     (*model)(zeros(Shape(dims), dtype));
   }
   return model;
@@ -76,16 +81,18 @@ std::shared_ptr<nn::Sequential> from_architecture(const nn::Config& arch, const 
 
 void save_model(const nn::Model& model, const std::string& path, CallSite where) {
   try {
-    const auto* sequential = dynamic_cast<const nn::Sequential*>(&model);
-    if (!sequential)
+    nn::Config arch;
+    if (const auto* sequential = dynamic_cast<const nn::Sequential*>(&model))
+      arch = architecture(*sequential);
+    else if (const auto* functional = dynamic_cast<const nn::Functional*>(&model))
+      arch.set("class_name", "Functional").set("config", functional->get_config());
+    else
       fail("save_model: model '", model.name(),
-           "' is not a Sequential; only Sequential models can be saved with "
-           "their architecture yet. Save its weights with a Checkpoint (Python: save_weights)");
-    std::map<std::string, Tensor> tensors;
+           "' is a subclassed model, whose architecture is its code; save Sequential and functional models "
+           "with their architecture, and a subclassed model's weights with a Checkpoint (Python: "
+           "save_weights)");
     Checkpoint checkpoint{{"model", model}};
-    tensors = checkpoint.state();
-    save_safetensors(path, tensors,
-                     {{"format", kFormat}, {kArchitectureKey, nn::to_json(architecture(*sequential))}},
+    save_safetensors(path, checkpoint.state(), {{"format", kFormat}, {kArchitectureKey, nn::to_json(arch)}},
                      where);
   } catch (Error& e) {
     e.add_call_site(where);
@@ -103,7 +110,7 @@ std::shared_ptr<nn::Model> load_model(const std::string& path, CallSite where) {
       fail(source,
            " is not a model file (a checkpoint or another tool's file has weights only; build the model "
            "and restore them into it)");
-    std::shared_ptr<nn::Sequential> model =
+    std::shared_ptr<nn::Model> model =
         from_architecture(nn::config_from_json(arch->second, source + "'s architecture"), source);
     Checkpoint checkpoint{{"model", *model}};
     checkpoint.restore_state(file.tensors, source, where);

@@ -7,9 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "eagerflow/core/error.h"
+#include "eagerflow/nn/attention_layers.h"
 #include "eagerflow/nn/conv_layers.h"
 #include "eagerflow/nn/conv_variant_layers.h"
+#include "eagerflow/nn/functional.h"
 #include "eagerflow/nn/layers.h"
+#include "eagerflow/nn/merge_layers.h"
 #include "eagerflow/nn/normalization_layers.h"
 #include "eagerflow/nn/prelu.h"
 #include "eagerflow/nn/recurrent.h"
@@ -177,6 +180,17 @@ std::map<std::string, LayerFactory> builtin_layers() {
       {"PReLU", factory<PReLU>()},
   };
   layers["Conv1D"] = factory<Conv1D>();
+  layers["Concatenate"] = factory<Concatenate>();
+  layers["MultiHeadAttention"] = factory<MultiHeadAttention>();
+  layers["Attention"] = factory<Attention>();
+  layers["CausalMask"] = factory<CausalMask>();
+  layers["Functional"] = factory<Functional>();
+  using Merging = Merge::Kind;
+  for (Merging kind : {Merging::kAdd, Merging::kSubtract, Merging::kMultiply, Merging::kAverage,
+                       Merging::kMaximum, Merging::kMinimum})
+    layers[Merge(kind).class_name()] = [kind](const Config& c) -> std::shared_ptr<Layer> {
+      return Merge::from_config(kind, c);
+    };
   for (bool max : {true, false})
     layers[max ? "MaxPooling1D" : "AveragePooling1D"] = [max](const Config& c) -> std::shared_ptr<Layer> {
       return Pool1D::from_config(max, c);

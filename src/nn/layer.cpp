@@ -32,6 +32,63 @@ Tensor Layer::operator()(const Tensor& inputs, bool training, CallSite where) {
   }
 }
 
+void Layer::build_for_inputs(const std::vector<Shape>& input_shapes, DType dtype) {
+  if (built_) return;
+  dtype_ = is_floating(dtype) ? dtype : DType::Float32;
+  build_inputs(input_shapes);
+  built_input_shape_ = input_shapes.at(0);
+  built_ = true;
+}
+
+void Layer::build_inputs(const std::vector<Shape>& input_shapes) {
+  if (input_shapes.size() != 1)
+    fail("layer '", name(), "' takes one input tensor, got a list of ", input_shapes.size());
+  build(input_shapes[0]);
+}
+
+std::vector<Tensor> Layer::call_inputs(const std::vector<Tensor>& inputs, bool training) {
+  if (inputs.size() != 1) fail("layer '", name(), "' takes one input tensor, got a list of ", inputs.size());
+  return {call(inputs[0], training)};
+}
+
+std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool training, CallSite where) {
+  try {
+    if (inputs.empty()) fail("layer '", name(), "': called with an empty list of inputs");
+    std::vector<Shape> shapes;
+    shapes.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) fail("layer '", name(), "': input ", i, " is an undefined tensor");
+      shapes.push_back(inputs[i].shape());
+    }
+    if (!policy_) {
+      build_for_inputs(shapes, inputs[0].dtype());
+      return call_inputs(inputs, training);
+    }
+    build_for_inputs(shapes, policy_->variable_dtype());
+    const DType compute = policy_->compute_dtype();
+    std::vector<Tensor> cast_inputs;
+    cast_inputs.reserve(inputs.size());
+    for (const Tensor& t : inputs)
+      cast_inputs.push_back(is_floating(t.dtype()) && t.dtype() != compute ? cast(t, compute) : t);
+    AutoCastScope autocast(policy_->is_mixed() ? std::optional(compute) : std::nullopt);
+    return call_inputs(cast_inputs, training);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor Layer::operator()(const std::vector<Tensor>& inputs, bool training, CallSite where) {
+  std::vector<Tensor> outputs = call_all(inputs, training, where);
+  if (outputs.size() != 1) {
+    InvalidArgumentError error(
+        detail::str("layer '", name(), "' gives ", outputs.size(), " outputs; call_all returns them all"));
+    error.add_call_site(where);
+    throw error;
+  }
+  return outputs[0];
+}
+
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,
                            bool trainable) {
   InitScope init;  // built inside a function: on its first trace (Note [variables created by functions])

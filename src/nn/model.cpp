@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/nn/functional.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
@@ -450,7 +451,11 @@ std::string Model::summary(int line_length,
     for (const Variable& v : child->variables()) params += v.shape().num_elements();
     std::string shape = "?";
     auto* layer = dynamic_cast<Layer*>(child.get());
-    if (layer && layer->built_input_shape()) {
+    const auto* functional = dynamic_cast<const Functional*>(this);
+    if (std::optional<Shape> known =
+            layer && functional ? functional->output_shape_of(*layer) : std::nullopt) {
+      shape = known->to_string();
+    } else if (layer && layer->built_input_shape()) {
       // Shape inference only: the layer's output for a batch of unknown size.
       Shape input = *layer->built_input_shape();
       if (input.rank() > 0) input.dims()[0] = kUnknownDim;

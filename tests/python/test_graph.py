@@ -229,3 +229,24 @@ def test_each_instance_of_a_class_gets_its_own_function_for_a_method():
     assert float(a(ef.constant(2.0))) == 6.0
     assert float(b(ef.constant(1.0))) == 3.0  # its own first trace: it may create its variable
     assert a.scale is not b.scale
+
+
+@pytest.mark.parametrize("keepdims", [True, False])
+@pytest.mark.parametrize("axis", [-1, 0, 1, [0, 2], None])
+def test_mean_like_reductions_with_unknown_dimensions_match_numpy(axis, keepdims):
+    # With unknown dimensions the count of a mean is itself a reduction; it once had
+    # the wrong shape under keepdims, so sum / count broadcast into a square.
+    ops = {"reduce_mean": np.mean, "reduce_variance": np.var, "reduce_std": np.std}
+    for name, reference in ops.items():
+        op = getattr(ef, name)
+
+        @ef.function(input_signature=[ef.TensorSpec([None, None, 4], ef.float64)])
+        def reduce(t):
+            return op(t, axis=axis, keepdims=keepdims)
+
+        for batch in (3, 4):
+            x = np.random.default_rng(batch).standard_normal((batch, 3, 4))
+            expected = reference(x, axis=None if axis is None else tuple(np.atleast_1d(axis)), keepdims=keepdims)
+            got = reduce(x)
+            assert got.shape == expected.shape, (name, batch)
+            np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, err_msg=name)

@@ -93,7 +93,7 @@ def test_weights_alone_for_any_model(tmp_path):
     model.save_weights(tmp_path / "w.safetensors")
     other.load_weights(tmp_path / "w.safetensors")
     np.testing.assert_array_equal(other(x).numpy(), model(x).numpy())
-    with pytest.raises(ef.errors.InvalidArgumentError, match="not a Sequential"):
+    with pytest.raises(ef.errors.InvalidArgumentError, match="subclassed model"):
         model.save(tmp_path / "whole.safetensors")
 
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string_view>
 #include <type_traits>
@@ -58,6 +59,13 @@ constexpr bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int
 constexpr bool is_numeric(DType t) { return t != DType::Bool; }
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
+
+// The dtype called `text` ("float32"), the inverse of name(); nothing for another text.
+constexpr std::optional<DType> dtype_named(std::string_view text) {
+  for (DType d : kAllDTypes)
+    if (name(d) == text) return d;
+  return std::nullopt;
+}
 
 // The dtype of a C++ element type: dtype_of<float> == DType::Float32.
 template <class T> struct DTypeOf;

@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "eagerflow/nn/config.h"
 #include "eagerflow/nn/initializers.h"
@@ -26,6 +27,8 @@
 
 namespace ef::nn {
 
+class KerasTensor;  // eagerflow/nn/functional.h
+
 class Layer : public Module {
  public:
   explicit Layer(std::string name = "layer") : Module(std::move(name)), policy_(global_policy()) {}
@@ -33,6 +36,20 @@ class Layer : public Module {
   // Builds on first use, then runs call(). `training` switches layers such as Dropout
   // and BatchNormalization between their training and inference behaviour.
   Tensor operator()(const Tensor& inputs, bool training = false, CallSite where = CallSite::current());
+  // Several inputs (Concatenate()({a, b}), MultiHeadAttention) to the layer's one output.
+  Tensor operator()(const std::vector<Tensor>& inputs, bool training = false,
+                    CallSite where = CallSite::current());
+  // Every output, for layers with several (a functional model with several outputs).
+  std::vector<Tensor> call_all(const std::vector<Tensor>& inputs, bool training = false,
+                               CallSite where = CallSite::current());
+
+  // The functional API (eagerflow/nn/functional.h): on symbolic inputs the layer builds,
+  // works out its outputs' shapes, and records the call for a Functional model. The
+  // layer must be held by a std::shared_ptr.
+  KerasTensor operator()(const KerasTensor& input, CallSite where = CallSite::current());
+  KerasTensor operator()(const std::vector<KerasTensor>& inputs, CallSite where = CallSite::current());
+  std::vector<KerasTensor> call_all(const std::vector<KerasTensor>& inputs,
+                                    CallSite where = CallSite::current());
 
   // Builds now for inputs of `input_shape` (dimensions past the first must be known)
   // unless already built.
@@ -67,11 +84,18 @@ class Layer : public Module {
   virtual void build(const Shape& input_shape) { (void)input_shape; }
   // The layer's computation.
   virtual Tensor call(const Tensor& inputs, bool training) = 0;
+  // Layers of several inputs or outputs override these two; the defaults take exactly
+  // one input and give build() and call() its shape and value.
+  virtual void build_inputs(const std::vector<Shape>& input_shapes);
+  virtual std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training);
   // `variable` as created by build(), for accessors such as Dense::kernel(); throws
   // FailedPreconditionError naming `what` before the first call.
   Variable built_variable(const std::optional<Variable>& variable, const char* what) const;
 
  private:
+  // The build of the multi-input path (build_for's).
+  void build_for_inputs(const std::vector<Shape>& input_shapes, DType dtype);
+
   bool built_ = false;
   std::optional<Shape> built_input_shape_;
   DType dtype_ = DType::Float32;

@@ -27,7 +27,9 @@
 
 namespace ef::nn {
 
-class Module {
+// Modules are shared (a layer used twice, a model inside another): enable_shared_from_this
+// lets a layer called on symbolic inputs record itself in the functional graph.
+class Module : public std::enable_shared_from_this<Module> {
  public:
   // An empty name becomes "module"; layers pass their type's name ("dense").
   explicit Module(std::string name = "");

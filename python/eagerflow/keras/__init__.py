@@ -20,6 +20,7 @@ or a training loop of your own:
 from eagerflow import datasets, optimizers  # noqa: F401
 from eagerflow.keras import callbacks, initializers, layers, losses, metrics, mixed_precision, utils  # noqa: F401
 from eagerflow.keras import models  # noqa: F401
-from eagerflow.keras.models import Model, Sequential, load_model, register_keras_serializable  # noqa: F401
+from eagerflow.keras.models import Functional, Model, Sequential, load_model, register_keras_serializable  # noqa: F401
+from eagerflow.keras._functional import Input, KerasTensor  # noqa: F401
 
 saving = models  # keras.saving.register_keras_serializable, keras.saving.load_model

@@ -34,6 +34,18 @@ MaxPooling1D = MaxPool1D = _core.keras.MaxPooling1D
 AveragePooling1D = AveragePool1D = _core.keras.AveragePooling1D
 LSTM = _core.keras.LSTM
 GRU = _core.keras.GRU
+InputLayer = _core.keras.InputLayer
+Concatenate = _core.keras.Concatenate
+Add = _core.keras.Add
+Subtract = _core.keras.Subtract
+Multiply = _core.keras.Multiply
+Average = _core.keras.Average
+Maximum = _core.keras.Maximum
+Minimum = _core.keras.Minimum
+MultiHeadAttention = _core.keras.MultiHeadAttention
+Attention = _core.keras.Attention
+CausalMask = _core.keras.CausalMask
+from eagerflow.keras._functional import Input, Lambda  # noqa: E402,F401
 Conv2DTranspose = _core.keras.Conv2DTranspose
 DepthwiseConv2D = _core.keras.DepthwiseConv2D
 SeparableConv2D = _core.keras.SeparableConv2D

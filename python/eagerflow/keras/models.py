@@ -204,9 +204,83 @@ class _Training:
         (print_fn or print)(self._summary(line_length).rstrip("\n"))
 
 
-class Model(_Training, _core.keras.Model):
+class _ModelType(type(_core.keras.Model)):
+    # A functional model is a keras.Model too (isinstance), as in Keras, although its
+    # C++ class is Functional rather than the subclassing trampoline.
+    def __instancecheck__(cls, obj):
+        return type.__instancecheck__(cls, obj) or (cls is Model and isinstance(obj, Functional))
+
+
+class Model(_Training, _core.keras.Model, metaclass=_ModelType):
     """Subclass it: define the layers in __init__ and the computation in call(inputs,
-    training=False); compile and fit it. Override train_step / test_step to change one step."""
+    training=False); compile and fit it. Override train_step / test_step to change one step.
+
+    Or build it from the functional API: Model(inputs, outputs) with keras.Input and
+    layers called on it gives a Functional model (see Functional).
+    """
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (len(args) >= 2 or "inputs" in kwargs or "outputs" in kwargs):
+            return Functional(*args, **kwargs)
+        return super().__new__(cls)
+
+
+def _as_list(tensors, what):
+    if isinstance(tensors, _core.keras.KerasTensor):
+        return [tensors], True
+    if isinstance(tensors, (list, tuple)) and tensors:
+        for t in tensors:
+            if not isinstance(t, _core.keras.KerasTensor):
+                raise TypeError(f"Model: {what} must be KerasTensors (from keras.Input and layers called "
+                                f"on it), got {type(t).__name__}")
+        return list(tensors), False
+    raise TypeError(f"Model: {what} must be a KerasTensor or a non-empty list of them, got "
+                    f"{type(tensors).__name__}")
+
+
+class Functional(_Training, _core.keras.Functional):
+    """A model made of the layer calls between its inputs and outputs (Keras'
+    functional API): keras.Model(inputs, outputs) makes one.
+
+    >>> inputs = ef.keras.Input(shape=(4,))
+    >>> hidden = ef.keras.layers.Dense(8, activation="relu")(inputs)
+    >>> outputs = ef.keras.layers.Dense(2)(hidden)
+    >>> model = ef.keras.Model(inputs, outputs)
+    >>> model(ef.ones([3, 4])).shape
+    TensorShape([3, 2])
+
+    Several inputs or outputs are lists; calling the model then takes and gives lists.
+    Layers may be called several times (shared weights), and models are layers.
+    """
+
+    def __init__(self, inputs, outputs, name=None):
+        inputs, self._single_input = _as_list(inputs, "inputs")
+        outputs, self._single_output = _as_list(outputs, "outputs")
+        super().__init__(inputs, outputs, name=name)
+        # C++ holds the layers too; this keeps Python subclasses of Layer alive with them.
+        self._python_layers = list(self.layers)
+
+    @property
+    def inputs(self):
+        """The model's keras.Input tensors, as a list."""
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        """The model's output KerasTensors, as a list."""
+        return list(self._outputs)
+
+    def __call__(self, inputs, training=False):
+        if isinstance(inputs, _core.keras.KerasTensor) or (
+                isinstance(inputs, (list, tuple)) and any(isinstance(i, _core.keras.KerasTensor) for i in inputs)):
+            return _core.Layer.__call__(self, inputs, training)  # a model inside another
+        if self._single_input or (not isinstance(inputs, (list, tuple)) and len(self._inputs) == 1):
+            inputs = [inputs]
+        elif not isinstance(inputs, (list, tuple)):
+            raise errors.InvalidArgumentError(
+                f"model '{self.name}' takes {len(self._inputs)} inputs: call it with a list of tensors")
+        outputs = self._call_all(list(inputs), training)
+        return outputs[0] if self._single_output else outputs
 
 
 class Sequential(_Training, _core.keras.Sequential):
@@ -259,6 +333,13 @@ def load_model(filepath, custom_objects=None, compile=True):
     finally:
         for class_name in classes:
             _core.keras._unregister_layer(class_name)
+    if isinstance(loaded, _core.keras.Functional):
+        outputs = loaded._outputs
+        inputs = loaded._inputs
+        model = Functional(inputs[0] if len(inputs) == 1 else inputs, outputs[0] if len(outputs) == 1 else outputs,
+                           name=loaded.name)
+        model._python_layers += created
+        return model
     model = Sequential(name=loaded.name)
     for layer in loaded.layers:
         model.add(layer)

@@ -30,8 +30,9 @@ void require_float(const Tensor& x, std::string_view op) {
 }
 
 // Number of elements reduced into each output, as a tensor of x's dtype: known shapes
-// give a constant; partly known (graph mode) shapes count with a reduction of ones.
-Tensor reduced_count(const Tensor& x, const Axes& axis, CallSite where) {
+// give a constant; partly known (graph mode) shapes count with a reduction of ones,
+// kept in the sum's shape (`keepdims` as the sum's) so that sum / count is elementwise.
+Tensor reduced_count(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
   if (x.shape().is_fully_defined()) {
     Dims axes = detail::reduction_axes_attr(x, axis);
     axes = detail::checked_reduction_axes(std::span<const int64_t>(axes.data(), axes.size()), x.rank(),
@@ -40,7 +41,7 @@ Tensor reduced_count(const Tensor& x, const Axes& axis, CallSite where) {
     for (int64_t a : axes) count *= x.shape()[static_cast<int>(a)];
     return scalar_tensor(count, x.dtype(), "reduce_mean");
   }
-  return reduce_sum(ones_like(x, where), axis, false, where);
+  return reduce_sum(ones_like(x, where), axis, keepdims, where);
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ Tensor reduce_mean(const Tensor& x, const Axes& axis, bool keepdims, CallSite wh
     if (x.defined() && x.dtype() == DType::Bool)
       fail("reduce_mean: argument 'input_tensor' has dtype bool, which this op does not support (cast it first)");
     Tensor sum = reduce_sum(x, axis, keepdims, where);  // validates dtype and axes first
-    Tensor count = reduced_count(x, axis, where);
+    Tensor count = reduced_count(x, axis, keepdims, where);
     if (is_integer(x.dtype()) && count.shape().is_fully_defined() && count.item<int64_t>() == 0)
       fail("reduce_mean: cannot take the mean of an empty reduction of the integer tensor of shape ", x.shape());
     return divide(sum, count, where);

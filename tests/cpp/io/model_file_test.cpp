@@ -100,7 +100,7 @@ TEST(ModelFile, WhatCannotBeSavedOrLoadedSaysWhy) {
   } custom;
   const std::string path = temp_path("model_file_bad.safetensors");
   std::filesystem::remove(path);
-  EXPECT_ERROR(io::save_model(custom, path), InvalidArgumentError, "not a Sequential", "Checkpoint");
+  EXPECT_ERROR(io::save_model(custom, path), InvalidArgumentError, "subclassed model", "Checkpoint");
   EXPECT_FALSE(std::filesystem::exists(path));
 
   nn::Sequential with_custom;
