@@ -49,6 +49,7 @@
 #include "eagerflow/nn/recurrent.h"
 #include "eagerflow/nn/sequential.h"
 #include "eagerflow/nn/simple_layers.h"
+#include "eagerflow/nn/wrapper_layers.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/axes.h"
 #include "eagerflow/ops/conv.h"

@@ -128,7 +128,9 @@ py::object call_layer(nn::Layer& self, py::handle layer, py::handle inputs, bool
     for (py::handle item : inputs) args.push_back(to_tensor(item));
     return outputs_of(self.call_all(args, training, kPython));
   }
-  return py::cast(self(to_tensor(inputs), training, kPython));
+  // Through call_all, so that a layer of several outputs (Bidirectional without a
+  // merge) gives them all.
+  return outputs_of(self.call_all(std::vector<ef::Tensor>{to_tensor(inputs)}, training, kPython));
 }
 
 void bind_functional(py::module_& keras) {
@@ -294,6 +296,38 @@ TensorShape([2, 3, 4])
            }),
            "use_scale"_a = false, "score_mode"_a = "dot", "dropout"_a = 0.0, "seed"_a = py::none(),
            "name"_a = py::none());
+  py::class_<nn::TimeDistributed, nn::Layer, std::shared_ptr<nn::TimeDistributed>>(
+      keras, "TimeDistributed",
+      R"doc(Applies a layer to every step of [batch, steps, ...] inputs, with the same weights.
+
+>>> ef.keras.layers.TimeDistributed(ef.keras.layers.Dense(2))(ef.ones([4, 3, 5])).shape
+TensorShape([4, 3, 2])
+)doc")
+      .def(py::init([](std::shared_ptr<nn::Layer> layer, py::handle name) {
+             return std::make_shared<nn::TimeDistributed>(std::move(layer),
+                                                          name_or(name, "time_distributed"));
+           }),
+           "layer"_a, "name"_a = py::none(), py::keep_alive<1, 2>())
+      .def_property_readonly("layer", &nn::TimeDistributed::layer, "The wrapped layer.");
+  py::class_<nn::Bidirectional, nn::Layer, std::shared_ptr<nn::Bidirectional>>(
+      keras, "Bidirectional",
+      R"doc(Runs a recurrent layer forwards and a copy backwards, and merges the outputs.
+
+merge_mode: "concat" (default), "sum", "mul", "ave", or None for a list of both.
+
+>>> rnn = ef.keras.layers.LSTM(4, return_sequences=True)
+>>> ef.keras.layers.Bidirectional(rnn)(ef.ones([2, 3, 5])).shape
+TensorShape([2, 3, 8])
+)doc")
+      .def(py::init([](std::shared_ptr<nn::Layer> layer, py::handle merge_mode, py::handle name) {
+             return std::make_shared<nn::Bidirectional>(
+                 std::move(layer), merge_mode.is_none() ? "" : merge_mode.cast<std::string>(),
+                 name_or(name, "bidirectional"));
+           }),
+           "layer"_a, "merge_mode"_a = "concat", "name"_a = py::none(), py::keep_alive<1, 2>())
+      .def_property_readonly("forward_layer", &nn::Bidirectional::forward_layer, "The forward layer.")
+      .def_property_readonly("backward_layer", &nn::Bidirectional::backward_layer,
+                             "The backward copy (go_backwards flipped).");
   py::class_<nn::CausalMask, nn::Layer, std::shared_ptr<nn::CausalMask>>(
       keras, "CausalMask",
       R"doc(The mask of causal attention as a layer (MultiHeadAttention's use_causal_mask).

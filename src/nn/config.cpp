@@ -17,6 +17,7 @@
 #include "eagerflow/nn/prelu.h"
 #include "eagerflow/nn/recurrent.h"
 #include "eagerflow/nn/simple_layers.h"
+#include "eagerflow/nn/wrapper_layers.h"
 
 namespace ef::nn {
 namespace {
@@ -184,6 +185,8 @@ std::map<std::string, LayerFactory> builtin_layers() {
   layers["MultiHeadAttention"] = factory<MultiHeadAttention>();
   layers["Attention"] = factory<Attention>();
   layers["CausalMask"] = factory<CausalMask>();
+  layers["TimeDistributed"] = factory<TimeDistributed>();
+  layers["Bidirectional"] = factory<Bidirectional>();
   layers["Functional"] = factory<Functional>();
   using Merging = Merge::Kind;
   for (Merging kind : {Merging::kAdd, Merging::kSubtract, Merging::kMultiply, Merging::kAverage,

@@ -90,7 +90,7 @@ def test_bad_inputs_and_config_round_trip(tmp_path):
     mha = keras.layers.MultiHeadAttention(2, 4, dropout=0.1, name="attn")
     with pytest.raises(ef.errors.InvalidArgumentError, match=r"query must be \[batch, steps, features\]"):
         mha(ef.ones([2, 3]), ef.ones([2, 3]))
-    with pytest.raises(ef.errors.InvalidArgumentError, match="one tensor"):
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"takes \[query, value"):
         keras.layers.Attention()(ef.ones([1, 2, 3]))
     with pytest.raises(ef.errors.InvalidArgumentError, match="num_heads"):
         keras.layers.MultiHeadAttention(0, 4)
@@ -103,3 +103,45 @@ def test_bad_inputs_and_config_round_trip(tmp_path):
     model.save(tmp_path / "encoder.safetensors")
     loaded = keras.load_model(tmp_path / "encoder.safetensors")
     np.testing.assert_array_equal(loaded(data).numpy(), model(data).numpy())
+
+
+def test_time_distributed_applies_the_layer_per_step():
+    dense = keras.layers.Dense(2)
+    wrapped = keras.layers.TimeDistributed(dense)
+    x = np.random.default_rng(4).standard_normal((3, 4, 5)).astype(np.float32)
+    out = wrapped(x).numpy()
+    assert out.shape == (3, 4, 2)
+    for step in range(4):
+        np.testing.assert_allclose(out[:, step], dense(x[:, step]).numpy(), rtol=1e-6)
+    tokens = keras.Input(shape=(4, 5))
+    assert keras.layers.TimeDistributed(keras.layers.Dense(7))(tokens).shape == ef.TensorShape([None, 4, 7])
+
+
+@pytest.mark.parametrize("merge_mode", ["concat", "sum", "ave", "mul", None])
+def test_bidirectional_lstm_matches_pytorch(merge_mode, tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 3))
+    layer = keras.layers.Bidirectional(keras.layers.LSTM(4, return_sequences=True), merge_mode=merge_mode)
+    out = layer(x)
+    t = torch.nn.LSTM(3, 4, batch_first=True, bidirectional=True, dtype=torch.float64)
+    with torch.no_grad():
+        for suffix, rnn in (("", layer.forward_layer), ("_reverse", layer.backward_layer)):
+            kernel, recurrent, bias = (v.numpy() for v in rnn.variables)
+            # Keras gates i, f, c, o are torch's i, f, g, o.
+            getattr(t, f"weight_ih_l0{suffix}").copy_(torch.tensor(kernel.T))
+            getattr(t, f"weight_hh_l0{suffix}").copy_(torch.tensor(recurrent.T))
+            getattr(t, f"bias_ih_l0{suffix}").copy_(torch.tensor(bias))
+            getattr(t, f"bias_hh_l0{suffix}").zero_()
+    t_out = t(torch.tensor(x))[0].detach().numpy()
+    forward, backward = t_out[..., :4], t_out[..., 4:]
+    expected = {"concat": t_out, "sum": forward + backward, "ave": (forward + backward) / 2,
+                "mul": forward * backward}.get(merge_mode)
+    if merge_mode is None:
+        np.testing.assert_allclose(out[0].numpy(), forward, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(out[1].numpy(), backward, rtol=1e-10, atol=1e-12)
+        return
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10, atol=1e-12)
+    model = keras.Sequential([layer])
+    model(x)  # built: its input shape is saved
+    model.save(tmp_path / "birnn.safetensors")
+    np.testing.assert_array_equal(keras.load_model(tmp_path / "birnn.safetensors")(x).numpy(), out.numpy())

@@ -217,3 +217,12 @@ def test_more_metrics_against_numpy():
     model.compile(optimizer="adam", loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["sparse_top_k_categorical_accuracy"])
     assert "sparse_top_k_categorical_accuracy" in model.fit(x, yy, verbose=0).history
+
+
+def test_rmse_by_name_is_the_root_of_mse():
+    x = np.random.default_rng(0).standard_normal((32, 3)).astype(np.float32)
+    y = x.sum(1, keepdims=True)
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse", metrics=["rmse", "mse"])
+    logs = model.evaluate(x, y, batch_size=32, return_dict=True)
+    assert logs["rmse"] == pytest.approx(np.sqrt(logs["mse"]), rel=1e-5)

@@ -45,6 +45,8 @@ Minimum = _core.keras.Minimum
 MultiHeadAttention = _core.keras.MultiHeadAttention
 Attention = _core.keras.Attention
 CausalMask = _core.keras.CausalMask
+TimeDistributed = _core.keras.TimeDistributed
+Bidirectional = _core.keras.Bidirectional
 from eagerflow.keras._functional import Input, Lambda  # noqa: E402,F401
 Conv2DTranspose = _core.keras.Conv2DTranspose
 DepthwiseConv2D = _core.keras.DepthwiseConv2D

@@ -80,6 +80,7 @@ def _metric_of(metric, loss):
              "mae": _metrics.MeanAbsoluteError, "mean_absolute_error": _metrics.MeanAbsoluteError,
              "top_k_categorical_accuracy": _metrics.TopKCategoricalAccuracy,
              "sparse_top_k_categorical_accuracy": _metrics.SparseTopKCategoricalAccuracy,
+             "rmse": _metrics.RootMeanSquaredError, "root_mean_squared_error": _metrics.RootMeanSquaredError,
              "precision": _metrics.Precision, "recall": _metrics.Recall, "auc": _metrics.AUC}
     if isinstance(metric, str) and metric in named:
         return named[metric](name=metric)

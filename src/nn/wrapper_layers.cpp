@@ -1,0 +1,115 @@
+// TimeDistributed and Bidirectional (eagerflow/nn/wrapper_layers.h).
+#include "eagerflow/nn/wrapper_layers.h"
+
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+
+namespace ef::nn {
+namespace {
+
+Config layer_entry(const Layer& layer, const std::string& who) {
+  if (layer.class_name().empty())
+    fail(who, ": the wrapped layer '", layer.name(), "' has no registered class name, so it cannot be saved");
+  return Config().set("class_name", layer.class_name()).set("config", layer.get_config());
+}
+
+std::shared_ptr<Layer> layer_of_entry(const Config& config, const std::string& key, const std::string& who) {
+  const std::shared_ptr<Config> entry = config.nested(key, who);
+  if (!entry) fail(who, ": \"", key, "\" is missing");
+  const std::shared_ptr<Config> layer_config = entry->nested("config", who + " " + key);
+  return layer_from_config(entry->get<std::string>("class_name", who + " " + key),
+                           layer_config ? *layer_config : Config());
+}
+
+}  // namespace
+
+// ---- TimeDistributed ----
+
+TimeDistributed::TimeDistributed(std::shared_ptr<Layer> layer, std::string name)
+    : Layer(name.empty() ? "time_distributed" : std::move(name)), layer_(std::move(layer)) {
+  if (!layer_) fail("TimeDistributed: the wrapped layer is null");
+  track_module("layer", layer_);
+}
+
+Tensor TimeDistributed::call(const Tensor& inputs, bool training) {
+  const Shape& shape = inputs.shape();
+  if (shape.rank() < 3)
+    fail("layer '", name(), "' (TimeDistributed) takes [batch, steps, ...] inputs, got ", shape);
+  const int64_t batch = shape[0], steps = shape[1];
+  if (batch == kUnknownDim && steps == kUnknownDim)
+    fail("layer '", name(), "': the batch size or the number of steps must be known, got ", shape);
+  std::vector<int64_t> folded{batch == kUnknownDim || steps == kUnknownDim ? -1 : batch * steps};
+  for (int64_t i = 2; i < shape.rank(); ++i) folded.push_back(shape[i]);
+  const Tensor out = (*layer_)(reshape(inputs, Shape(folded)), training);
+  std::vector<int64_t> unfolded{batch == kUnknownDim ? -1 : batch, steps == kUnknownDim ? -1 : steps};
+  for (int64_t i = 1; i < out.shape().rank(); ++i) unfolded.push_back(out.shape()[i]);
+  return reshape(out, Shape(unfolded));
+}
+
+Config TimeDistributed::get_config() const {
+  return Layer::get_config().set("layer", layer_entry(*layer_, "TimeDistributed '" + name() + "'"));
+}
+
+std::shared_ptr<TimeDistributed> TimeDistributed::from_config(const Config& c) {
+  const std::string who = "TimeDistributed config";
+  return std::make_shared<TimeDistributed>(layer_of_entry(c, "layer", who),
+                                           c.get<std::string>("name", who, std::string("time_distributed")));
+}
+
+// ---- Bidirectional ----
+
+Bidirectional::Bidirectional(std::shared_ptr<Layer> layer, std::string merge_mode, std::string name)
+    : Layer(name.empty() ? "bidirectional" : std::move(name)),
+      forward_(std::move(layer)),
+      merge_mode_(std::move(merge_mode)) {
+  if (!forward_) fail("Bidirectional: the wrapped layer is null");
+  if (merge_mode_ != "concat" && merge_mode_ != "sum" && merge_mode_ != "mul" && merge_mode_ != "ave" &&
+      !merge_mode_.empty())
+    fail("Bidirectional: merge_mode must be \"concat\", \"sum\", \"mul\", \"ave\" or none, got \"",
+         merge_mode_, "\"");
+  Config config = forward_->get_config();
+  if (!config.has("go_backwards") || !config.has("return_sequences"))
+    fail("Bidirectional: layer '", forward_->name(),
+         "' is not a recurrent layer (its config has no go_backwards)");
+  return_sequences_ = config.get<bool>("return_sequences", "Bidirectional");
+  config.set("go_backwards", !config.get<bool>("go_backwards", "Bidirectional"));
+  config.set("name", "backward_" + forward_->name());
+  backward_ = layer_from_config(forward_->class_name(), config);
+  track_module("forward_layer", forward_);
+  track_module("backward_layer", backward_);
+}
+
+std::vector<Tensor> Bidirectional::call_inputs(const std::vector<Tensor>& inputs, bool training) {
+  if (inputs.size() != 1) fail("layer '", name(), "' (Bidirectional) takes one input, got ", inputs.size());
+  const Tensor forward = (*forward_)(inputs[0], training);
+  Tensor backward = (*backward_)(inputs[0], training);
+  if (return_sequences_) backward = reverse(backward, Axes{1});  // back into step order
+  if (merge_mode_.empty()) return {forward, backward};
+  if (merge_mode_ == "concat") return {concat({forward, backward}, -1)};
+  if (merge_mode_ == "sum") return {forward + backward};
+  if (merge_mode_ == "mul") return {forward * backward};
+  return {(forward + backward) * 0.5};
+}
+
+Tensor Bidirectional::call(const Tensor& inputs, bool training) {
+  std::vector<Tensor> outputs = call_inputs({inputs}, training);
+  if (outputs.size() != 1)
+    fail("layer '", name(), "' with merge_mode none gives two outputs; call_all returns them both");
+  return outputs[0];
+}
+
+Config Bidirectional::get_config() const {
+  return Layer::get_config()
+      .set("layer", layer_entry(*forward_, "Bidirectional '" + name() + "'"))
+      .set("merge_mode", merge_mode_.empty() ? ConfigValue(nullptr) : ConfigValue(merge_mode_));
+}
+
+std::shared_ptr<Bidirectional> Bidirectional::from_config(const Config& c) {
+  const std::string who = "Bidirectional config";
+  return std::make_shared<Bidirectional>(layer_of_entry(c, "layer", who),
+                                         c.get_optional<std::string>("merge_mode", who).value_or(""),
+                                         c.get<std::string>("name", who, std::string("bidirectional")));
+}
+
+}  // namespace ef::nn
