@@ -111,11 +111,14 @@ py::object attention_call(py::object self, py::object query, py::object value, p
     throw py::type_error(
         "layer '" + layer.name() +
         "': return_attention_scores works on tensors, not in a functional model's definition");
-  call_layer(layer, self, inputs, training);  // builds the layer and checks the inputs
   std::vector<ef::Tensor> args;
-  for (py::handle item : inputs) args.push_back(to_tensor(item));
-  auto [out, scores] = layer.attend(args[0], args[1], args.size() > 2 ? args[2] : args[1],
-                                    args.size() > 3 ? std::optional(args[3]) : std::nullopt, training);
+  std::vector<ef::Shape> shapes;
+  for (py::handle item : inputs) {
+    args.push_back(to_tensor(item));
+    shapes.push_back(args.back().shape());
+  }
+  layer.build_for(shapes, args[0].dtype());
+  auto [out, scores] = layer.attend(args, training);
   return py::make_tuple(out, scores);
 }
 

@@ -25,17 +25,7 @@ nn::Config architecture(const nn::Sequential& model) {
       .set("dtype", std::string(name(model.dtype())));
   if (const std::optional<Shape>& shape = model.built_input_shape())
     out.set("build_input_shape", std::vector<int64_t>(shape->dims().begin(), shape->dims().end()));
-  const auto& layers = model.layers();
-  out.set("layers", static_cast<int64_t>(layers.size()));
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const std::string class_name = layers[i]->class_name();
-    if (class_name.empty())
-      fail("save_model: layer '", layers[i]->name(),
-           "' has no registered class name, so it could not be made again; register it (C++: override "
-           "class_name() and get_config() and call ef::nn::register_layer; Python: define get_config)");
-    out.set("layer_" + std::to_string(i),
-            nn::Config().set("class_name", class_name).set("config", layers[i]->get_config()));
-  }
+  nn::set_layer_entries(out, model.layers(), "save_model");
   return out;
 }
 
@@ -57,16 +47,8 @@ std::shared_ptr<nn::Model> from_architecture(const nn::Config& arch, const std::
   auto model =
       std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Layer>>{},
                                        arch.get<std::string>("name", who, std::string("sequential")));
-  const int64_t count = arch.get<int64_t>("layers", who);
-  if (count < 0 || count > 100000) fail(who, ": \"layers\" is ", count);
-  for (int64_t i = 0; i < count; ++i) {
-    const std::string key = "layer_" + std::to_string(i);
-    const std::shared_ptr<nn::Config> entry = arch.nested(key, who);
-    if (!entry) fail(who, ": \"", key, "\" is missing");
-    const std::shared_ptr<nn::Config> config = entry->nested("config", who + " " + key);
-    model->add(nn::layer_from_config(entry->get<std::string>("class_name", who + " " + key),
-                                     config ? *config : nn::Config()));
-  }
+  for (const nn::LayerEntry& entry : nn::read_layer_entries(arch, who))
+    model->add(nn::layer_from_config(entry.class_name, entry.config));
   if (arch.has("build_input_shape")) {
     std::vector<int64_t> dims = arch.get<std::vector<int64_t>>("build_input_shape", who);
     for (int64_t& d : dims)

@@ -99,9 +99,14 @@ Tensor MultiHeadAttention::project(const Tensor& x, const Variable& kernel,
   return transpose(y, {0, 2, 1, 3});
 }
 
-std::pair<Tensor, Tensor> MultiHeadAttention::attend(const Tensor& query, const Tensor& value,
-                                                     const Tensor& key, const std::optional<Tensor>& mask,
-                                                     bool training) {
+std::pair<Tensor, Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& inputs, bool training) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape());
+  check_sequences(name(), shapes, 4);
+  const Tensor& query = inputs[0];
+  const Tensor& value = inputs[1];
+  const Tensor& key = inputs.size() > 2 ? inputs[2] : inputs[1];
+  const std::optional<Tensor> mask = inputs.size() > 3 ? std::optional(inputs[3]) : std::nullopt;
   const Variable qk = built_variable(query_kernel_, "query kernel");
   const Tensor q = project(query, qk, query_bias_) * (1.0 / std::sqrt(static_cast<double>(key_dim_)));
   const Tensor k = project(key, *key_kernel_, key_bias_);
@@ -134,13 +139,7 @@ Tensor MultiHeadAttention::call(const Tensor& inputs, bool) {
 }
 
 std::vector<Tensor> MultiHeadAttention::call_inputs(const std::vector<Tensor>& inputs, bool training) {
-  std::vector<Shape> shapes;
-  for (const Tensor& t : inputs) shapes.push_back(t.shape());
-  check_sequences(name(), shapes, 4);
-  const Tensor& key = inputs.size() > 2 ? inputs[2] : inputs[1];
-  return {
-      attend(inputs[0], inputs[1], key, inputs.size() > 3 ? std::optional(inputs[3]) : std::nullopt, training)
-          .first};
+  return {attend(inputs, training).first};
 }
 
 Config MultiHeadAttention::get_config() const {
@@ -243,18 +242,16 @@ std::shared_ptr<CausalMask> CausalMask::from_config(const Config& c) {
       c.get<std::string>("name", "CausalMask config", std::string("causal_mask")));
 }
 
-void CausalMask::build_inputs(const std::vector<Shape>& shapes) {
-  if (shapes.size() != 2 && shapes.size() != 3)
-    fail("layer '", name(), "' (CausalMask) takes [query, value] or [query, value, mask], got ",
-         shapes_text(shapes));
-}
-
 Tensor CausalMask::call(const Tensor& inputs, bool) {
   fail("layer '", name(), "' (CausalMask) takes [query, value], got one tensor ", inputs.shape());
 }
 
 std::vector<Tensor> CausalMask::call_inputs(const std::vector<Tensor>& inputs, bool) {
-  build_inputs(std::vector<Shape>(inputs.size()));
+  if ((inputs.size() != 2 && inputs.size() != 3) || inputs[0].shape().rank() < 2 ||
+      inputs[1].shape().rank() < 2)
+    fail("layer '", name(),
+         "' (CausalMask) takes [query, value] or [query, value, mask] of [batch, steps, ...], got ",
+         inputs.size(), " tensors");
   const int64_t query_steps = inputs[0].shape()[1], value_steps = inputs[1].shape()[1];
   if (query_steps == kUnknownDim || value_steps == kUnknownDim)
     fail("layer '", name(), "': a causal mask needs known numbers of steps, got ", inputs[0].shape(), " and ",

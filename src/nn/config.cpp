@@ -253,4 +253,38 @@ std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const Co
   return layer;
 }
 
+// ---- Layers inside configs ----
+
+Config layer_entry(const Layer& layer, const std::string& who) {
+  const std::string class_name = layer.class_name();
+  if (class_name.empty())
+    fail(who, ": layer '", layer.name(),
+         "' has no registered class name, so it could not be made again; register it (C++: override "
+         "class_name() and get_config() and call ef::nn::register_layer; Python: define get_config)");
+  return Config().set("class_name", class_name).set("config", layer.get_config());
+}
+
+LayerEntry read_layer_entry(const Config& parent, const std::string& key, const std::string& who) {
+  const std::shared_ptr<Config> entry = parent.nested(key, who);
+  if (!entry) fail(who, ": \"", key, "\" is missing");
+  const std::shared_ptr<Config> config = entry->nested("config", who + " " + key);
+  return {entry->get<std::string>("class_name", who + " " + key), config ? *config : Config()};
+}
+
+void set_layer_entries(Config& config, const std::vector<std::shared_ptr<Layer>>& layers,
+                       const std::string& who) {
+  config.set("layers", static_cast<int64_t>(layers.size()));
+  for (size_t i = 0; i < layers.size(); ++i)
+    config.set("layer_" + std::to_string(i), layer_entry(*layers[i], who));
+}
+
+std::vector<LayerEntry> read_layer_entries(const Config& config, const std::string& who) {
+  const int64_t count = config.get<int64_t>("layers", who);
+  if (count < 0 || count > 100000) fail(who, ": \"layers\" is ", count);
+  std::vector<LayerEntry> entries;
+  for (int64_t i = 0; i < count; ++i)
+    entries.push_back(read_layer_entry(config, "layer_" + std::to_string(i), who));
+  return entries;
+}
+
 }  // namespace ef::nn

@@ -72,6 +72,15 @@ Config InputLayer::get_config() const {
       .set("dtype", std::string(ef::name(input_dtype_)));
 }
 
+std::shared_ptr<InputLayer> InputLayer::from_config(const Config& c) {
+  const std::string who = "InputLayer config";
+  const std::string dtype_text = c.get<std::string>("dtype", who, std::string("float32"));
+  const std::optional<DType> dtype = dtype_named(dtype_text);
+  if (!dtype) fail(who, ": unknown dtype \"", dtype_text, "\"");
+  return std::make_shared<InputLayer>(Shape(c.get<std::vector<int64_t>>("shape", who)), *dtype,
+                                      c.get<std::string>("name", who, std::string("input_layer")));
+}
+
 Tensor InputLayer::call(const Tensor& inputs, bool /*training*/) { return check(inputs); }
 
 const Tensor& InputLayer::check(const Tensor& inputs) const {
@@ -127,14 +136,7 @@ std::vector<KerasTensor> Layer::call_all(const std::vector<KerasTensor>& inputs,
 }
 
 KerasTensor Layer::operator()(const std::vector<KerasTensor>& inputs, CallSite where) {
-  std::vector<KerasTensor> outputs = call_all(inputs, where);
-  if (outputs.size() != 1) {
-    InvalidArgumentError error(
-        detail::str("layer '", name(), "' gives ", outputs.size(), " outputs; call_all returns them all"));
-    error.add_call_site(where);
-    throw error;
-  }
-  return outputs[0];
+  return only_output(call_all(inputs, where), where);
 }
 
 KerasTensor Layer::operator()(const KerasTensor& input, CallSite where) {
@@ -215,11 +217,6 @@ Functional::Functional(std::vector<KerasTensor> inputs, std::vector<KerasTensor>
   }
 }
 
-void Functional::build_inputs(const std::vector<Shape>& input_shapes) {
-  if (input_shapes.size() != inputs_.size())
-    fail("Functional '", name(), "' takes ", inputs_.size(), " input(s), got ", input_shapes.size());
-}
-
 std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, bool training) {
   if (inputs.size() != inputs_.size())
     fail("Functional '", name(), "' takes ", inputs_.size(), " input(s), got ", inputs.size());
@@ -246,10 +243,7 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
 Tensor Functional::call(const Tensor& inputs, bool training) {
   if (inputs_.size() != 1)
     fail("Functional '", name(), "' takes ", inputs_.size(), " inputs; call it with a list of tensors");
-  std::vector<Tensor> outputs = call_inputs({inputs}, training);
-  if (outputs.size() != 1)
-    fail("Functional '", name(), "' gives ", outputs.size(), " outputs; call_all returns them all");
-  return outputs[0];
+  return only_output(call_inputs({inputs}, training));
 }
 
 std::optional<Shape> Functional::output_shape_of(const Layer& layer) const {
@@ -267,16 +261,7 @@ std::optional<Shape> Functional::output_shape_of(const Layer& layer) const {
 // a call refers only to calls before it, so the file is replayed in order.
 Config Functional::get_config() const {
   Config config = Layer::get_config();
-  config.set("layers", static_cast<int64_t>(layers_.size()));
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const std::string class_name = layers_[i]->class_name();
-    if (class_name.empty())
-      fail("Functional '", name(), "': layer '", layers_[i]->name(),
-           "' has no registered class name, so it could not be made again; register it (C++: override "
-           "class_name() and get_config() and call ef::nn::register_layer; Python: define get_config)");
-    config.set("layer_" + std::to_string(i),
-               Config().set("class_name", class_name).set("config", layers_[i]->get_config()));
-  }
+  set_layer_entries(config, layers_, "Functional '" + name() + "'");
   auto layer_index = [&](const std::shared_ptr<Layer>& layer) {
     return static_cast<int64_t>(std::find(layers_.begin(), layers_.end(), layer) - layers_.begin());
   };
@@ -297,30 +282,14 @@ Config Functional::get_config() const {
 
 std::shared_ptr<Functional> Functional::from_config(const Config& config) {
   const std::string who = "Functional config";
-  const int64_t layer_count = config.get<int64_t>("layers", who);
   const int64_t call_count = config.get<int64_t>("calls", who);
-  if (layer_count < 1 || layer_count > 100000) fail(who, ": \"layers\" is ", layer_count);
   if (call_count < 1 || call_count > 1000000) fail(who, ": \"calls\" is ", call_count);
   std::vector<std::shared_ptr<Layer>> layers;
-  for (int64_t i = 0; i < layer_count; ++i) {
-    const std::string key = "layer_" + std::to_string(i);
-    const std::shared_ptr<Config> entry = config.nested(key, who);
-    if (!entry) fail(who, ": \"", key, "\" is missing");
-    const std::shared_ptr<Config> layer_config = entry->nested("config", who + " " + key);
-    const std::string class_name = entry->get<std::string>("class_name", who + " " + key);
-    const Config empty;
-    const Config& c = layer_config ? *layer_config : empty;
-    if (class_name != "InputLayer") {
-      layers.push_back(layer_from_config(class_name, c));
-      continue;
-    }
-    const std::string dtype_text = c.get<std::string>("dtype", who + " " + key, std::string("float32"));
-    const std::optional<DType> dtype = dtype_named(dtype_text);
-    if (!dtype) fail(who, ": ", key, " has the unknown dtype \"", dtype_text, "\"");
-    layers.push_back(
-        std::make_shared<InputLayer>(Shape(c.get<std::vector<int64_t>>("shape", who + " " + key)), *dtype,
-                                     c.get<std::string>("name", who + " " + key, std::string("input"))));
-  }
+  for (const LayerEntry& entry : read_layer_entries(config, who))
+    layers.push_back(entry.class_name == "InputLayer" ? InputLayer::from_config(entry.config)
+                                                      : layer_from_config(entry.class_name, entry.config));
+  const auto layer_count = static_cast<int64_t>(layers.size());
+  if (layer_count < 1) fail(who, ": the model has no layers");
   // Replays the calls in order; each refers to earlier ones.
   std::vector<std::vector<KerasTensor>> outputs_of;
   auto pairs_of = [&](const std::vector<int64_t>& flat, const std::string& what) {

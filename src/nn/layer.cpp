@@ -6,44 +6,51 @@
 
 namespace ef::nn {
 
+namespace {
+
+// A floating input in the policy's compute dtype (Keras casts layer inputs so).
+Tensor in_compute_dtype(const Tensor& input, const Policy& policy) {
+  const DType compute = policy.compute_dtype();
+  return is_floating(input.dtype()) && input.dtype() != compute ? cast(input, compute) : input;
+}
+
+// The dtype a mixed policy's variables are read in during the call.
+std::optional<DType> autocast_of(const Policy& policy) {
+  return policy.is_mixed() ? std::optional(policy.compute_dtype()) : std::nullopt;
+}
+
+}  // namespace
+
+// The variables take the policy's variable dtype, else the input's when floating.
 void Layer::build_for(const Shape& input_shape, DType dtype) {
+  if (!built_) build_for(std::vector<Shape>{input_shape}, dtype);  // no vector on every call
+}
+
+void Layer::build_for(const std::vector<Shape>& input_shapes, DType dtype) {
   if (built_) return;
-  dtype_ = is_floating(dtype) ? dtype : DType::Float32;
-  build(input_shape);
-  built_input_shape_ = input_shape;
+  dtype_ = policy_ ? policy_->variable_dtype() : is_floating(dtype) ? dtype : DType::Float32;
+  build_inputs(input_shapes);
+  built_input_shape_ = input_shapes.at(0);
   built_ = true;  // only after build succeeded, so a failed build can be retried
 }
 
 Tensor Layer::operator()(const Tensor& inputs, bool training, CallSite where) {
   try {
     if (!inputs.defined()) fail("layer '", name(), "': called with an undefined tensor");
-    if (!policy_) {
-      build_for(inputs.shape(), inputs.dtype());
-      return call(inputs, training);
-    }
-    build_for(inputs.shape(), policy_->variable_dtype());
-    const DType compute = policy_->compute_dtype();
-    const bool cast_input = is_floating(inputs.dtype()) && inputs.dtype() != compute;
-    AutoCastScope autocast(policy_->is_mixed() ? std::optional(compute) : std::nullopt);
-    return call(cast_input ? cast(inputs, compute) : inputs, training);
+    build_for(inputs.shape(), inputs.dtype());
+    if (!policy_) return call(inputs, training);
+    AutoCastScope autocast(autocast_of(*policy_));
+    return call(in_compute_dtype(inputs, *policy_), training);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
 }
 
-void Layer::build_for_inputs(const std::vector<Shape>& input_shapes, DType dtype) {
-  if (built_) return;
-  dtype_ = is_floating(dtype) ? dtype : DType::Float32;
-  build_inputs(input_shapes);
-  built_input_shape_ = input_shapes.at(0);
-  built_ = true;
-}
-
 void Layer::build_inputs(const std::vector<Shape>& input_shapes) {
-  if (input_shapes.size() != 1)
-    fail("layer '", name(), "' takes one input tensor, got a list of ", input_shapes.size());
-  build(input_shapes[0]);
+  // Layers of several inputs that own variables build in their override; call_inputs
+  // refuses several inputs for the others.
+  if (input_shapes.size() == 1) build(input_shapes[0]);
 }
 
 std::vector<Tensor> Layer::call_inputs(const std::vector<Tensor>& inputs, bool training) {
@@ -60,17 +67,12 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool trai
       if (!inputs[i].defined()) fail("layer '", name(), "': input ", i, " is an undefined tensor");
       shapes.push_back(inputs[i].shape());
     }
-    if (!policy_) {
-      build_for_inputs(shapes, inputs[0].dtype());
-      return call_inputs(inputs, training);
-    }
-    build_for_inputs(shapes, policy_->variable_dtype());
-    const DType compute = policy_->compute_dtype();
+    build_for(shapes, inputs[0].dtype());
+    if (!policy_) return call_inputs(inputs, training);
     std::vector<Tensor> cast_inputs;
     cast_inputs.reserve(inputs.size());
-    for (const Tensor& t : inputs)
-      cast_inputs.push_back(is_floating(t.dtype()) && t.dtype() != compute ? cast(t, compute) : t);
-    AutoCastScope autocast(policy_->is_mixed() ? std::optional(compute) : std::nullopt);
+    for (const Tensor& t : inputs) cast_inputs.push_back(in_compute_dtype(t, *policy_));
+    AutoCastScope autocast(autocast_of(*policy_));
     return call_inputs(cast_inputs, training);
   } catch (Error& e) {
     e.add_call_site(where);
@@ -79,14 +81,7 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool trai
 }
 
 Tensor Layer::operator()(const std::vector<Tensor>& inputs, bool training, CallSite where) {
-  std::vector<Tensor> outputs = call_all(inputs, training, where);
-  if (outputs.size() != 1) {
-    InvalidArgumentError error(
-        detail::str("layer '", name(), "' gives ", outputs.size(), " outputs; call_all returns them all"));
-    error.add_call_site(where);
-    throw error;
-  }
-  return outputs[0];
+  return only_output(call_all(inputs, training, where), where);
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,

@@ -34,9 +34,9 @@ std::string default_name(Merge::Kind kind) {
   return name;
 }
 
-std::string shapes_text(const std::vector<Shape>& shapes) {
+std::string shapes_of(const std::vector<Tensor>& tensors) {
   std::string out;
-  for (const Shape& s : shapes) out += (out.empty() ? "" : ", ") + s.to_string();
+  for (const Tensor& t : tensors) out += (out.empty() ? "" : ", ") + t.shape().to_string();
   return out;
 }
 
@@ -52,20 +52,16 @@ std::shared_ptr<Merge> Merge::from_config(Kind kind, const Config& config) {
   return std::make_shared<Merge>(kind, config.get<std::string>("name", who, default_name(kind)));
 }
 
-void Merge::build_inputs(const std::vector<Shape>& input_shapes) {
-  if (kind_ == Kind::kSubtract ? input_shapes.size() != 2 : input_shapes.size() < 2)
-    fail("layer '", name(), "' (", keras_name(kind_), ") takes ",
-         kind_ == Kind::kSubtract ? "exactly" : "at least", " two input tensors, got ", input_shapes.size(),
-         " (", shapes_text(input_shapes), ")");
-}
-
 Tensor Merge::call(const Tensor& inputs, bool) {
   fail("layer '", name(), "' (", keras_name(kind_), ") merges a list of tensors, got one tensor of shape ",
        inputs.shape());
 }
 
 std::vector<Tensor> Merge::call_inputs(const std::vector<Tensor>& inputs, bool) {
-  build_inputs({inputs.size(), Shape()});  // the count, for a layer built by an earlier call
+  if (kind_ == Kind::kSubtract ? inputs.size() != 2 : inputs.size() < 2)
+    fail("layer '", name(), "' (", keras_name(kind_), ") takes ",
+         kind_ == Kind::kSubtract ? "exactly" : "at least", " two input tensors, got ", inputs.size(), " (",
+         shapes_of(inputs), ")");
   Tensor out = inputs[0];
   for (size_t i = 1; i < inputs.size(); ++i) {
     switch (kind_) {
@@ -101,18 +97,14 @@ std::shared_ptr<Concatenate> Concatenate::from_config(const Config& config) {
                                        config.get<std::string>("name", who, std::string("concatenate")));
 }
 
-void Concatenate::build_inputs(const std::vector<Shape>& input_shapes) {
-  if (input_shapes.size() < 2)
-    fail("layer '", name(), "' (Concatenate) takes at least two input tensors, got ", input_shapes.size());
-}
-
 Tensor Concatenate::call(const Tensor& inputs, bool) {
   fail("layer '", name(), "' (Concatenate) joins a list of tensors, got one tensor of shape ",
        inputs.shape());
 }
 
 std::vector<Tensor> Concatenate::call_inputs(const std::vector<Tensor>& inputs, bool) {
-  build_inputs({inputs.size(), Shape()});
+  if (inputs.size() < 2)
+    fail("layer '", name(), "' (Concatenate) takes at least two input tensors, got ", inputs.size());
   return {concat(inputs, axis_)};
 }
 

@@ -8,18 +8,9 @@
 namespace ef::nn {
 namespace {
 
-Config layer_entry(const Layer& layer, const std::string& who) {
-  if (layer.class_name().empty())
-    fail(who, ": the wrapped layer '", layer.name(), "' has no registered class name, so it cannot be saved");
-  return Config().set("class_name", layer.class_name()).set("config", layer.get_config());
-}
-
-std::shared_ptr<Layer> layer_of_entry(const Config& config, const std::string& key, const std::string& who) {
-  const std::shared_ptr<Config> entry = config.nested(key, who);
-  if (!entry) fail(who, ": \"", key, "\" is missing");
-  const std::shared_ptr<Config> layer_config = entry->nested("config", who + " " + key);
-  return layer_from_config(entry->get<std::string>("class_name", who + " " + key),
-                           layer_config ? *layer_config : Config());
+std::shared_ptr<Layer> wrapped_layer(const Config& config, const std::string& who) {
+  LayerEntry entry = read_layer_entry(config, "layer", who);
+  return layer_from_config(entry.class_name, entry.config);
 }
 
 }  // namespace
@@ -53,7 +44,7 @@ Config TimeDistributed::get_config() const {
 
 std::shared_ptr<TimeDistributed> TimeDistributed::from_config(const Config& c) {
   const std::string who = "TimeDistributed config";
-  return std::make_shared<TimeDistributed>(layer_of_entry(c, "layer", who),
+  return std::make_shared<TimeDistributed>(wrapped_layer(c, who),
                                            c.get<std::string>("name", who, std::string("time_distributed")));
 }
 
@@ -93,10 +84,7 @@ std::vector<Tensor> Bidirectional::call_inputs(const std::vector<Tensor>& inputs
 }
 
 Tensor Bidirectional::call(const Tensor& inputs, bool training) {
-  std::vector<Tensor> outputs = call_inputs({inputs}, training);
-  if (outputs.size() != 1)
-    fail("layer '", name(), "' with merge_mode none gives two outputs; call_all returns them both");
-  return outputs[0];
+  return only_output(call_inputs({inputs}, training));  // merge_mode none gives two
 }
 
 Config Bidirectional::get_config() const {
@@ -107,7 +95,7 @@ Config Bidirectional::get_config() const {
 
 std::shared_ptr<Bidirectional> Bidirectional::from_config(const Config& c) {
   const std::string who = "Bidirectional config";
-  return std::make_shared<Bidirectional>(layer_of_entry(c, "layer", who),
+  return std::make_shared<Bidirectional>(wrapped_layer(c, who),
                                          c.get_optional<std::string>("merge_mode", who).value_or(""),
                                          c.get<std::string>("name", who, std::string("bidirectional")));
 }

@@ -43,9 +43,9 @@ class MultiHeadAttention : public Layer {
   int64_t key_dim() const { return key_dim_; }
 
   // The output [batch, query steps, output features] and the attention probabilities
-  // [batch, heads, query steps, value steps] of a built layer (call it once first).
-  std::pair<Tensor, Tensor> attend(const Tensor& query, const Tensor& value, const Tensor& key,
-                                   const std::optional<Tensor>& mask, bool training);
+  // [batch, heads, query steps, value steps] for the inputs [query, value, (key,
+  // (mask))] of a built layer (build_for, or a first call).
+  std::pair<Tensor, Tensor> attend(const std::vector<Tensor>& inputs, bool training);
 
  protected:
   void build_inputs(const std::vector<Shape>& input_shapes) override;
@@ -97,7 +97,6 @@ class CausalMask : public Layer {
   static std::shared_ptr<CausalMask> from_config(const Config& config);
 
  protected:
-  void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;  // refuses one tensor
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
 };

@@ -73,4 +73,23 @@ void unregister_layer(const std::string& class_name);
 // the known ones.
 std::shared_ptr<Layer> layer_from_config(const std::string& class_name, const Config& config);
 
+// ---- Layers inside the config of a model or wrapper ----
+// A layer is saved as an entry {"class_name": ..., "config": {...}}; a list of layers as
+// entries under "layer_0", "layer_1", ... with their count under "layers" (a Config
+// holds no lists of configs).
+struct LayerEntry {
+  std::string class_name;
+  Config config;
+};
+// `layer`'s entry; InvalidArgumentError naming `who` for a layer without a registered
+// class name (it could not be made again).
+Config layer_entry(const Layer& layer, const std::string& who);
+// The entry under `key` of `parent`; InvalidArgumentError naming `who` when missing.
+LayerEntry read_layer_entry(const Config& parent, const std::string& key, const std::string& who);
+// Writes `layers` into `config` as numbered entries.
+void set_layer_entries(Config& config, const std::vector<std::shared_ptr<Layer>>& layers,
+                       const std::string& who);
+// Reads the numbered entries (at most 100,000) of `config`.
+std::vector<LayerEntry> read_layer_entries(const Config& config, const std::string& who);
+
 }  // namespace ef::nn

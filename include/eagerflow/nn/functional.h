@@ -66,6 +66,8 @@ class InputLayer : public Layer {
   DType input_dtype() const { return input_dtype_; }
   std::string class_name() const override { return "InputLayer"; }
   Config get_config() const override;
+  // Not in the layer registry: its "dtype" is the input's, not a dtype policy.
+  static std::shared_ptr<InputLayer> from_config(const Config& config);
   // `inputs` when it is a batch of the input's dtype and shape; InvalidArgumentError
   // naming the input and both shapes otherwise.
   const Tensor& check(const Tensor& inputs) const;
@@ -109,7 +111,6 @@ class Functional : public Model {
   std::optional<Shape> output_shape_of(const Layer& layer) const;
 
  protected:
-  void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
 

@@ -54,6 +54,8 @@ class Layer : public Module {
   // Builds now for inputs of `input_shape` (dimensions past the first must be known)
   // unless already built.
   void build_for(const Shape& input_shape, DType dtype = DType::Float32);
+  // The same for a layer of several inputs.
+  void build_for(const std::vector<Shape>& input_shapes, DType dtype = DType::Float32);
   bool built() const { return built_; }
   // The input shape the layer was built for (none before it was built).
   const std::optional<Shape>& built_input_shape() const { return built_input_shape_; }
@@ -84,18 +86,27 @@ class Layer : public Module {
   virtual void build(const Shape& input_shape) { (void)input_shape; }
   // The layer's computation.
   virtual Tensor call(const Tensor& inputs, bool training) = 0;
-  // Layers of several inputs or outputs override these two; the defaults take exactly
-  // one input and give build() and call() its shape and value.
+  // Layers of several inputs or outputs override these (build_inputs when they have
+  // variables); the defaults give one input's shape and value to build() and call().
   virtual void build_inputs(const std::vector<Shape>& input_shapes);
   virtual std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training);
   // `variable` as created by build(), for accessors such as Dense::kernel(); throws
   // FailedPreconditionError naming `what` before the first call.
   Variable built_variable(const std::optional<Variable>& variable, const char* what) const;
+  // The one element of `outputs`; InvalidArgumentError naming the layer when a call
+  // gave several (call_all returns them all).
+  template <class T>
+  T only_output(std::vector<T> outputs, CallSite where = CallSite::current()) const {
+    if (outputs.size() != 1) {
+      InvalidArgumentError error(
+          detail::str("layer '", name(), "' gives ", outputs.size(), " outputs; call_all returns them all"));
+      error.add_call_site(where);
+      throw error;
+    }
+    return std::move(outputs[0]);
+  }
 
  private:
-  // The build of the multi-input path (build_for's).
-  void build_for_inputs(const std::vector<Shape>& input_shapes, DType dtype);
-
   bool built_ = false;
   std::optional<Shape> built_input_shape_;
   DType dtype_ = DType::Float32;

@@ -25,7 +25,6 @@ class Merge : public Layer {
   static std::shared_ptr<Merge> from_config(Kind kind, const Config& config);
 
  protected:
-  void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;  // refuses one tensor
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
 
@@ -62,7 +61,6 @@ class Concatenate : public Layer {
   static std::shared_ptr<Concatenate> from_config(const Config& config);
 
  protected:
-  void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;  // refuses one tensor
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
 
