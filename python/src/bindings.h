@@ -16,8 +16,10 @@ void bind_tensor(py::module_& m);
 void bind_operators(py::class_<ef::Tensor>& tensor);
 void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor);
 void bind_math_ops(py::module_& m);
-void bind_unary_ops(py::module_& m);  // unary elementwise ops, activations (unary_ops.cpp)
+void bind_unary_ops(py::module_& m);       // unary elementwise ops (unary_ops.cpp)
+void bind_activation_ops(py::module_& m);  // activations (activation_ops.cpp)
 void bind_array_ops(py::module_& m);
+void bind_indexing_ops(py::module_& m);   // gather, scatter, where, one_hot, sorting (indexing_ops.cpp)
 void bind_other_ops(py::module_& m);      // creation, linalg
 void bind_reduction_ops(py::module_& m);  // reductions and scans (reduction_ops.cpp)
 void bind_nn_ops(py::module_& m);         // ef.nn ops (nn_ops.cpp)
