@@ -3,6 +3,7 @@
 //   ef::Tensor c = ef::matmul(a, b);                  // [..., m, k] x [..., k, n] -> [..., m, n]
 //   ef::Tensor g = ef::matmul(x, x, true, false);     // x^T x, without copying x
 //   ef::Tensor d = ef::tensordot(a, b, 1);            // contracts a's last axis with b's first
+//   ef::Tensor e = ef::einsum("bij,bjk->bik", {a, b}); // batched matmul, by subscripts
 //   ef::Tensor n = ef::linalg::norm(v, 1, -1);        // L1 norm over the last axis
 #pragma once
 
@@ -49,6 +50,14 @@ class TensordotAxes {
 // sizes, a bad count, repeated or out-of-range axes, or different dtypes.
 Tensor tensordot(const Tensor& a, const Tensor& b, const TensordotAxes& axes,
                  CallSite where = CallSite::current());
+
+// Einstein summation over `operands` as tf.einsum / np.einsum: "ij,jk->ik", implicit
+// output (the labels that appear once, sorted), "..." broadcasting, repeated labels
+// (diagonals), size-1 dimensions broadcasting; several operands are contracted pairwise
+// in a greedy order. Throws InvalidArgumentError for a malformed equation, a term that
+// does not match its operand's rank, inconsistent label sizes, or mixed or bool dtypes.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands,
+              CallSite where = CallSite::current());
 
 namespace linalg {
 
