@@ -31,7 +31,7 @@ from eagerflow._core import (  # noqa: F401
     reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
     reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh,
     # linalg
-    matmul, norm, tensordot,
+    einsum, matmul, norm, tensordot,
     # clipping
     clip_by_global_norm, clip_by_norm,
 )

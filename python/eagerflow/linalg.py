@@ -1,2 +1,2 @@
 """ef.linalg: matrix products and norms."""
-from eagerflow._core import eye, matmul, norm, tensordot  # noqa: F401
+from eagerflow._core import einsum, eye, matmul, norm, tensordot  # noqa: F401

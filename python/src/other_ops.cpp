@@ -417,6 +417,43 @@ Raises:
 )doc",
       "a"_a, "b"_a, "axes"_a, "name"_a = py::none());
   m.def(
+      "einsum",
+      [](const std::string& equation, py::args args, py::kwargs) {
+        std::vector<ef::Tensor> operands;
+        int64_t work = 0;
+        for (py::handle arg : args) {
+          operands.push_back(to_tensor(arg));
+          work += operands.back().num_elements();
+        }
+        return maybe_without_gil(work, [&] { return ef::einsum(equation, operands, kPython); });
+      },
+      R"doc(Einstein summation of the operands over the equation's subscripts (tf.einsum).
+
+Letters label dimensions; labels shared by operands and absent from the output
+are summed. Without '->' the output has the labels that appear once, sorted.
+'...' stands for broadcast dimensions, a repeated label in one operand takes its
+diagonal, and a size-1 dimension broadcasts. Several operands are contracted
+pairwise in a greedy order, each pair as one batched matrix product.
+
+>>> ef.einsum('ij,jk->ik', ef.ones([2, 3]), ef.ones([3, 4])).shape
+TensorShape([2, 4])
+>>> ef.einsum('ii->i', [[1., 2.], [3., 4.]]).numpy()
+array([1., 4.], dtype=float32)
+
+Args:
+  equation: A str such as 'bhqd,bhkd->bhqk'; spaces are ignored.
+  *operands: Tensor-likes of one numeric dtype, one per term of the equation.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of the operands' dtype.
+
+Raises:
+  InvalidArgumentError: a malformed equation, a term that does not match its
+    operand's rank, inconsistent sizes of a label, or mixed or bool dtypes.
+)doc",
+      "equation"_a);
+  m.def(
       "norm",
       [](TensorArg x, py::handle ord, AxesArg axis, bool keepdims, py::handle) {
         ef::linalg::NormOrd o = py::isinstance<py::str>(ord) ? ef::linalg::NormOrd(ord.cast<std::string>())

@@ -1,5 +1,5 @@
 // einsum: each part of the subscript grammar against hand-computed values or equivalent
-// op, several operands, dtypes, empty dimensions, graph mode, and bad equations.
+// ops, several operands, dtypes, empty dimensions, graph mode, and bad equations.
 #include <vector>
 
 #include "test_util.h"
