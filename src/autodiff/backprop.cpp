@@ -17,8 +17,13 @@ std::unordered_set<const OpDef*>*& gradient_functions_run() {
   return observed;
 }
 
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
-  if (grad.shape() == shape) return grad;
+Tensor sum_to_shape(const Tensor& grad, const Tensor& input) {
+  const Shape& shape = input.shape();
+  if (grad.shape() == shape && shape.is_fully_defined()) return grad;
+  // A partial shape (graph mode) cannot say which axes were broadcast: an unknown size
+  // may turn out to be 1 against the gradient's larger one. The sum then picks its axes
+  // from the shapes the graph runs with.
+  if (!shape.is_fully_defined() || !grad.shape().is_fully_defined()) return sum_to_shape_of(grad, input);
   // Broadcasting aligns shapes on the right: leading extra dimensions, and dimensions
   // where the input had size 1, were stretched.
   const int extra = grad.rank() - shape.rank();
@@ -110,7 +115,7 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const Tensor& input = entry.inputs[i];
       if (!needs[i] || !input_grads[i].defined()) continue;
-      Tensor g = sum_to_shape(input_grads[i], input.shape());
+      Tensor g = sum_to_shape(input_grads[i], input);
       accumulate(input, g.dtype() == input.dtype() ? g : cast(g, input.dtype()));
     }
     input_grads.clear();

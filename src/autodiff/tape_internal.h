@@ -83,7 +83,8 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
                              std::span<const Tensor> seeds, std::span<const Tensor> sources,
                              UnconnectedGradients unconnected, bool release_entries = false);
 
-// Sums `grad` over the dimensions that broadcasting added or stretched, giving `shape`.
-Tensor sum_to_shape(const Tensor& grad, const Shape& shape);
+// Sums `grad` over the dimensions that broadcasting added or stretched, giving `input`'s
+// shape (decided when the graph runs where a static shape is partial).
+Tensor sum_to_shape(const Tensor& grad, const Tensor& input);
 
 }  // namespace ef::detail

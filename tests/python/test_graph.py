@@ -1,6 +1,7 @@
 """Graph mode (ef.Graph, ef.placeholder, ef.Session, ef.gradients) and ef.function."""
 import numpy as np
 import pytest
+import torch
 
 import eagerflow as ef
 
@@ -250,3 +251,26 @@ def test_mean_like_reductions_with_unknown_dimensions_match_numpy(axis, keepdims
             got = reduce(x)
             assert got.shape == expected.shape, (name, batch)
             np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, err_msg=name)
+
+
+def test_gradients_of_broadcasts_over_unknown_dimensions_match_eager():
+    # An unknown size may be 1 when the function runs, against a larger size: x [None]
+    # times w [3] with x of shape [1] broadcasts x, so its gradient sums to shape [1]
+    # (it once came back with the broadcast shape [3]: the static shapes said nothing
+    # was broadcast).
+    @ef.function(input_signature=[ef.TensorSpec([None, None], ef.float64)] * 2)
+    def grads(a, b):
+        with ef.GradientTape() as tape:
+            tape.watch([a, b])
+            loss = ef.reduce_sum(a * b * b + ef.maximum(a, b) - ef.squared_difference(b, a))
+        return tape.gradient(loss, [a, b])
+
+    rng = np.random.default_rng(0)
+    for shape_a, shape_b in [((1, 1), (2, 3)), ((2, 1), (1, 3)), ((2, 3), (2, 3)), ((1, 3), (4, 1)), ((2, 3), (1, 1))]:
+        a, b = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+        ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        (ta * tb * tb + torch.maximum(ta, tb) - (tb - ta) ** 2).sum().backward()
+        got = grads(a, b)
+        for g, expected in zip(got, (ta.grad, tb.grad)):
+            assert g.shape == tuple(expected.shape), (shape_a, shape_b)
+            np.testing.assert_allclose(g.numpy(), expected.numpy(), rtol=1e-12, err_msg=str((shape_a, shape_b)))

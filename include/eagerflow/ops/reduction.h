@@ -43,6 +43,12 @@ Tensor reduce_any(const Tensor& x, const Axes& axis = {}, bool keepdims = false,
 Tensor reduce_all(const Tensor& x, const Axes& axis = {}, bool keepdims = false,
                   CallSite where = CallSite::current());
 
+// `x` summed over the axes along which a tensor of `like`'s shape was broadcast to x's
+// shape (leading extra axes, and axes where `like` has size 1): the gradient of a
+// broadcast, with the axes chosen from the actual shapes when the op runs, so it also
+// serves graphs whose static shapes are partial. Reads only `like`'s shape.
+Tensor sum_to_shape_of(const Tensor& x, const Tensor& like, CallSite where = CallSite::current());
+
 // Index of the largest value along `axis` (any dtype): first index on ties, the first
 // NaN counts as the largest (as NumPy). `output_type` is int64 or int32. A scalar, an
 // empty axis, or an axis too long for int32 output throws InvalidArgumentError.

@@ -241,6 +241,72 @@ const OpDef& kReduceMax =
     define_op(detail::with_gradient(reduction_op<MaxR, kNumericTypes, true>("reduce_max"), reduce_extreme_grad));
 const OpDef& kReduceMin =
     define_op(detail::with_gradient(reduction_op<MinR, kNumericTypes, true>("reduce_min"), reduce_extreme_grad));
+// ---- sum_to_shape_of(x, like) ----
+// The axes along which a tensor of `like`'s shape was broadcast to `x`'s: x's leading
+// extra axes, and the axes where `like` has size 1 and x does not.
+Dims broadcast_axes(const Shape& x, const Shape& like) {
+  const int extra = x.rank() - like.rank();
+  Dims axes;
+  for (int i = 0; i < x.rank(); ++i)
+    if (i < extra || (like[i - extra] == 1 && x[i] != 1)) axes.push_back(i);
+  return axes;
+}
+
+// The output has `like`'s shape. Where a size of `like` is unknown, x's size 1 says it is
+// 1 (`like` broadcasts to x); a definite size that does not broadcast is an error.
+void infer_sum_to_shape_of(const OpCall& call, OutputMetas& out) {
+  const Tensor& x = call.inputs[0];
+  const Shape& like = call.inputs[1].shape();
+  detail::check_dtype(call, x.dtype(), kNumericTypes, "x");
+  const int extra = x.rank() - like.rank();
+  bool ok = extra >= 0;
+  Dims dims;
+  for (int i = 0; ok && i < like.rank(); ++i) {
+    const int64_t l = like[i], d = x.shape()[i + extra];
+    ok = l == kUnknownDim || d == kUnknownDim || l == 1 || l == d;
+    dims.push_back(l == kUnknownDim && d == 1 ? 1 : l);
+  }
+  if (!ok)
+    fail(call.op.name, ": 'x' of shape ", x.shape(), " is not a broadcast of 'like' of shape ", like,
+         ", so it cannot be summed back to that shape");
+  out.add(x.dtype(), Shape(dims));
+}
+
+// Runs reduce_sum's kernel over the axes that the inputs' actual shapes give. Nothing to
+// sum (the shapes are equal, the usual case): the output is x itself, not a copy.
+template <KernelFn kernel>
+void sum_to_shape_of_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  const Shape& like = call.inputs[1].shape();
+  Dims axes = broadcast_axes(x.shape(), like);
+  if (axes.empty()) {
+    outputs[0] = detail::make_view(x, x.shape(), x.strides(), x.impl()->offset);
+    return;
+  }
+  outputs[0] = detail::empty_tensor(x.dtype(), like, x.device(), call.op.name);
+  const Attrs attrs{std::move(axes), true};
+  kernel(OpCall{kReduceSum, call.inputs.subspan(0, 1), attrs}, outputs);
+}
+
+// d/dx: the gradient (like's shape) broadcast back to x's shape, which x's value gives
+// where its static shape is partial. `like` only lends its shape: no gradient.
+std::vector<Tensor> sum_to_shape_of_grad(const GradCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const Tensor& dy = call.output_grads[0];
+  if (x.shape().is_fully_defined()) return {broadcast_to(dy, x.shape()), Tensor()};
+  return {add(dy, zeros_like(x)), Tensor()};
+}
+
+const OpDef& kSumToShapeOf = define_op({
+    .name = "sum_to_shape_of",
+    .infer = infer_sum_to_shape_of,
+    .kernels = {sum_to_shape_of_kernel<reduce_kernel<SumR, kNumericTypes>>,
+                sum_to_shape_of_kernel<cuda::reduce_kernel>},
+    .gradient = sum_to_shape_of_grad,
+    .gradient_uses = {.inputs = value_bit(0), .outputs = kNoValues},
+    .traits = {.view = true},  // aliases x when nothing is summed
+});
+
 OpDef bool_output(OpDef def) {
   def.not_differentiable = "its input and output are bool";
   return def;
@@ -271,6 +337,9 @@ Tensor reduce_any(const Tensor& x, const Axes& axis, bool keepdims, CallSite whe
 }
 Tensor reduce_all(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
   return run_reduction(kReduceAll, x, axis, keepdims, where);
+}
+Tensor sum_to_shape_of(const Tensor& x, const Tensor& like, CallSite where) {
+  return run_op(kSumToShapeOf, {x, like}, {}, where);
 }
 
 }  // namespace ef

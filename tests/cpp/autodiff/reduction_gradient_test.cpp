@@ -39,6 +39,13 @@ TEST(ReductionGradient, ReduceSum) {
   expect_gradients([](const std::vector<Tensor>& in) { return reduce_sum(in[0]); }, {constant(2.5)});
 }
 
+TEST(ReductionGradient, SumToShapeOf) {
+  const Tensor like = zeros({3, 1});
+  expect_gradients(
+      [&](const std::vector<Tensor>& in) { return weighted(sum_to_shape_of(square(in[0]), like)); },
+      {rand64({2, 3, 4}, -1, 1, 2)});
+}
+
 TEST(ReductionGradient, ReduceSumValues) {
   Tensor x = reshape(f64({1, 2, 3, 4, 5, 6}), {2, 3});
   GradientTape tape;

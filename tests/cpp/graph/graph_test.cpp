@@ -158,6 +158,41 @@ TEST(Graph, GradientsMatchTheTape) {
   expect_values(got[1], eager_d2x.to_vector<double>(), 1e-12);
 }
 
+// A size that is unknown while building may be 1 when the graph runs, against a larger
+// one: x [?] * w [3] fed x of shape [1] broadcasts x, so its gradient must be summed
+// back to [1]. The static shapes alone would have kept the gradient's [3].
+TEST(Graph, GradientsOfBroadcastsOverUnknownSizes) {
+  Graph g;
+  Tensor x, w, a, b, dx, dw, da, db;
+  {
+    Graph::Scope scope(g);
+    x = placeholder(DType::Float64, {-1}, "x");
+    w = placeholder(DType::Float64, {3}, "w");
+    a = placeholder(DType::Float64, {-1, -1}, "a");
+    b = placeholder(DType::Float64, {-1, -1}, "b");
+    std::vector<Tensor> d = gradients({reduce_sum(x * w)}, {x, w});
+    dx = d[0];
+    dw = d[1];
+    d = gradients({reduce_sum(a * b * b)}, {a, b});
+    da = d[0];
+    db = d[1];
+  }
+  Session sess(g);
+  std::vector<Tensor> got = sess.run({dx, dw}, {{x, constant({2.0})}, {w, constant({1.0, 2.0, 3.0})}});
+  EXPECT_EQ(got[0].shape(), (Shape{1}));
+  expect_values(got[0], {6}, 1e-12);
+  expect_values(got[1], {2, 2, 2}, 1e-12);
+  got = sess.run({dx, dw}, {{x, constant({2.0, 1.0, 0.5})}, {w, constant({1.0, 2.0, 3.0})}});
+  expect_values(got[0], {1, 2, 3}, 1e-12);
+  expect_values(got[1], {2, 1, 0.5}, 1e-12);
+  // a [2, 1] and b [1, 3]: both broadcast, along different axes.
+  got = sess.run({da, db}, {{a, constant({{2.0}, {1.0}})}, {b, constant({{1.0, 2.0, 3.0}})}});
+  EXPECT_EQ(got[0].shape(), (Shape{2, 1}));
+  EXPECT_EQ(got[1].shape(), (Shape{1, 3}));
+  expect_values(got[0], {14, 14}, 1e-12);
+  expect_values(got[1], {6, 12, 18}, 1e-12);
+}
+
 TEST(Graph, GradientsWithRespectToVariables) {
   Graph g;
   Tensor loss, dw, x;

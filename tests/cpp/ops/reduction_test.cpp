@@ -254,6 +254,24 @@ TEST(ReduceAnyAll, Values) {
   EXPECT_ERROR(reduce_any(constant({1.f})), InvalidArgumentError, "reduce_any", "float32", "bool");
 }
 
+// The sum of a broadcast gradient back to the input's shape: leading extra axes and the
+// axes where `like` has size 1; equal shapes give x itself (a view, no copy).
+TEST(SumToShapeOf, SumsTheBroadcastAxes) {
+  Tensor x = reshape(range(1, 13, 1, DType::Float64), {2, 2, 3});
+  expect_values(sum_to_shape_of(x, zeros({3})), {22, 26, 30});
+  Tensor kept = sum_to_shape_of(x, zeros({2, 1, 3}));
+  EXPECT_EQ(kept.shape(), (Shape{2, 1, 3}));
+  expect_values(kept, {5, 7, 9, 17, 19, 21});
+  expect_values(sum_to_shape_of(x, zeros({1, 1})), {78});
+  expect_values(sum_to_shape_of(transpose(x, {2, 1, 0}), zeros({1, 2, 1})), {30, 48});
+  Tensor same = sum_to_shape_of(x, zeros({2, 2, 3}));
+  EXPECT_EQ(same.impl()->storage.get(), x.impl()->storage.get());
+  EXPECT_EQ(sum_to_shape_of(zeros({0, 3}), zeros({1, 3})).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_ERROR(sum_to_shape_of(x, zeros({3, 3})), InvalidArgumentError, "sum_to_shape_of", "[2, 2, 3]",
+               "[3, 3]");
+  EXPECT_ERROR(sum_to_shape_of(zeros({3}), zeros({1, 3})), InvalidArgumentError, "sum_to_shape_of");
+}
+
 TEST(Reduction, BadArguments) {
   Tensor x = m23();
   EXPECT_ERROR(reduce_sum(x, 2), InvalidArgumentError, "reduce_sum", "axis", "2", "rank 2");
