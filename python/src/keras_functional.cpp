@@ -124,16 +124,38 @@ py::object attention_call(py::object self, py::object query, py::object value, p
 
 }  // namespace
 
-py::object call_layer(nn::Layer& self, py::handle layer, py::handle inputs, bool training) {
-  if (has_symbolic(inputs)) return symbolic_call(self, layer, inputs);
-  if (is_input_list(inputs)) {
-    std::vector<ef::Tensor> args;
-    for (py::handle item : inputs) args.push_back(to_tensor(item));
-    return outputs_of(self.call_all(args, training, kPython));
+py::object call_layer(nn::Layer& self, py::handle layer, py::handle inputs, bool training, py::handle mask) {
+  if (has_symbolic(inputs)) {
+    if (!mask.is_none())
+      throw py::type_error("layer '" + self.name() +
+                           "': mask= is for eager calls; in a functional model masks pass from layer to "
+                           "layer on their own (keras.layers.Masking, Embedding(mask_zero=True))");
+    return symbolic_call(self, layer, inputs);
   }
-  // Through call_all, so that a layer of several outputs (Bidirectional without a
-  // merge) gives them all.
-  return outputs_of(self.call_all(std::vector<ef::Tensor>{to_tensor(inputs)}, training, kPython));
+  const std::optional<ef::Tensor> mask_tensor =
+      mask.is_none() ? std::nullopt : std::optional(to_tensor(mask, ef::DType::Bool));
+  std::vector<ef::Tensor> args;
+  if (is_input_list(inputs)) {
+    for (py::handle item : inputs) args.push_back(to_tensor(item));
+  } else {
+    // Through call_all, so that a layer of several outputs (Bidirectional without a
+    // merge) gives them all.
+    args.push_back(to_tensor(inputs));
+  }
+  return outputs_of(self.call_all(args, mask_tensor, training, kPython));
+}
+
+py::object call_recurrent(py::object self, py::object inputs, py::object initial_state, py::object mask,
+                          bool training) {
+  if (initial_state.is_none()) return call_layer(self.cast<nn::Layer&>(), self, inputs, training, mask);
+  py::list all;
+  all.append(inputs);
+  if (py::isinstance<py::list>(initial_state) || py::isinstance<py::tuple>(initial_state)) {
+    for (py::handle state : initial_state) all.append(state);
+  } else {
+    all.append(initial_state);
+  }
+  return call_layer(self.cast<nn::Layer&>(), self, all, training, mask);
 }
 
 void bind_functional(py::module_& keras) {
@@ -328,6 +350,10 @@ TensorShape([2, 3, 8])
                  name_or(name, "bidirectional"));
            }),
            "layer"_a, "merge_mode"_a = "concat", "name"_a = py::none(), py::keep_alive<1, 2>())
+      .def("__call__", &call_recurrent,
+           "Applies both directions to `inputs` [batch, steps, features]; initial_state: the forward "
+           "then the backward layer's initial states; mask: a bool [batch, steps] tensor (eager calls).",
+           "inputs"_a, "initial_state"_a = py::none(), "mask"_a = py::none(), "training"_a = false)
       .def_property_readonly("forward_layer", &nn::Bidirectional::forward_layer, "The forward layer.")
       .def_property_readonly("backward_layer", &nn::Bidirectional::backward_layer,
                              "The backward copy (go_backwards flipped).");

@@ -313,7 +313,23 @@ Args:
            }),
            "size"_a = 2, "name"_a = py::none());
   layer_class<nn::Recurrent>(keras, "_Recurrent", "A recurrent layer (made by SimpleRNN, LSTM or GRU).")
-      .def_property_readonly("units", &nn::Recurrent::units, "The size of the state (and of each output).");
+      .def_property_readonly("units", &nn::Recurrent::units, "The size of the state (and of each output).")
+      .def("__call__", &call_recurrent,
+           R"doc(Runs the layer over `inputs` [batch, steps, features].
+
+Args:
+  inputs: A tensor, or a KerasTensor (the functional API).
+  initial_state: None (zeros), or the states to start from: [h, c] for LSTM,
+    [h] (or h) otherwise, each [batch, units].
+  mask: None, or a bool [batch, steps] tensor; masked steps keep the states
+    and repeat the previous output (eager calls; models pass masks on their own).
+  training: Unused (no dropout yet).
+
+Returns:
+  The output, or [output, final states...] with return_state.
+)doc",
+           "inputs"_a, "initial_state"_a = py::none(), "mask"_a = py::none(), "training"_a = false)
+      .def("reset_states", &nn::Recurrent::reset_states, "Zeroes a stateful layer's states.");
   using Cell = nn::Recurrent::Cell;
   struct RecurrentDef {
     const char* python_name;
@@ -344,7 +360,12 @@ Args:
   bias_initializer: The same forms (default "zeros").
   unit_forget_bias: Unused by SimpleRNN (default True).
   return_sequences: Whether to return every step's output (default False).
+  return_state: Whether to return [output, final states...] (default False).
   go_backwards: Whether to run over the steps in reverse (outputs too).
+  stateful: Whether each call starts from the last call's final states (fixed
+    batch size; reset_states() zeroes them) (default False).
+  zero_output_for_mask: Whether masked steps output zeros instead of the
+    previous output (default False).
   reset_after: Unused by SimpleRNN (default True).
   name: The layer's name (default "simple_rnn").
 )doc"},
@@ -372,7 +393,12 @@ Args:
   bias_initializer: The same forms (default "zeros").
   unit_forget_bias: Whether the forget gate's bias starts at 1 (default True).
   return_sequences: Whether to return every step's output (default False).
+  return_state: Whether to return [output, final states...] (default False).
   go_backwards: Whether to run over the steps in reverse (outputs too).
+  stateful: Whether each call starts from the last call's final states (fixed
+    batch size; reset_states() zeroes them) (default False).
+  zero_output_for_mask: Whether masked steps output zeros instead of the
+    previous output (default False).
   reset_after: Unused by LSTM (default True).
   name: The layer's name (default "lstm").
 )doc"},
@@ -400,7 +426,12 @@ Args:
   bias_initializer: The same forms (default "zeros").
   unit_forget_bias: Unused by GRU (default True).
   return_sequences: Whether to return every step's output (default False).
+  return_state: Whether to return [output, final states...] (default False).
   go_backwards: Whether to run over the steps in reverse (outputs too).
+  stateful: Whether each call starts from the last call's final states (fixed
+    batch size; reset_states() zeroes them) (default False).
+  zero_output_for_mask: Whether masked steps output zeros instead of the
+    previous output (default False).
   reset_after: Whether the reset gate multiplies h @ recurrent_kernel (True,
     Keras' default) or h before the matmul (False, the original GRU).
   name: The layer's name (default "gru").
@@ -410,7 +441,8 @@ Args:
         [cell, python_name](int64_t units, py::handle activation, py::handle recurrent_activation,
                             bool use_bias, py::handle kernel_initializer, py::handle recurrent_initializer,
                             py::handle bias_initializer, bool unit_forget_bias, bool return_sequences,
-                            bool go_backwards, bool reset_after, py::handle name) {
+                            bool return_state, bool go_backwards, bool stateful, bool reset_after,
+                            bool zero_output_for_mask, py::handle name) {
           nn::RecurrentOptions o;
           o.activation = activation_of(activation, python_name);
           o.recurrent_activation = activation_of(recurrent_activation, python_name, "recurrent_activation");
@@ -420,15 +452,19 @@ Args:
           o.bias_initializer = initializer_of(bias_initializer);
           o.unit_forget_bias = unit_forget_bias;
           o.return_sequences = return_sequences;
+          o.return_state = return_state;
           o.go_backwards = go_backwards;
+          o.stateful = stateful;
           o.reset_after = reset_after;
+          o.zero_output_for_mask = zero_output_for_mask;
           o.name = name_or(name, "");
           return std::make_shared<nn::Recurrent>(cell, units, std::move(o));
         },
         doc, "units"_a, "activation"_a = "tanh", "recurrent_activation"_a = "sigmoid", "use_bias"_a = true,
         "kernel_initializer"_a = "glorot_uniform", "recurrent_initializer"_a = "orthogonal",
         "bias_initializer"_a = "zeros", "unit_forget_bias"_a = true, "return_sequences"_a = false,
-        "go_backwards"_a = false, "reset_after"_a = true, "name"_a = py::none());
+        "return_state"_a = false, "go_backwards"_a = false, "stateful"_a = false, "reset_after"_a = true,
+        "zero_output_for_mask"_a = false, "name"_a = py::none());
   layer_class<nn::Conv1D>(
       keras, "Conv1D",
       R"doc(A 1-D convolution over [batch, steps, channels]: activation(conv1d(inputs, kernel) + bias).
@@ -526,6 +562,25 @@ Args:
              return std::make_shared<nn::GaussianNoise>(stddev, seed, name_or(name, "gaussian_noise"));
            }),
            "stddev"_a, "seed"_a = py::none(), "name"_a = py::none());
+  layer_class<nn::Masking>(
+      keras, "Masking",
+      R"doc(Masks the steps of [batch, steps, features] inputs whose features all equal mask_value.
+
+It zeroes those steps, and in a model the layers after it skip them: recurrent
+layers keep their states there, GlobalAveragePooling1D leaves them out.
+
+>>> x = ef.constant([[[1.0], [0.0], [2.0]]])
+>>> ef.keras.layers.Masking().compute_mask(x).numpy()
+array([[ True, False,  True]])
+
+Args:
+  mask_value: The value of padded steps (default 0.0).
+  name: The layer's name (default "masking").
+)doc")
+      .def(py::init([](double mask_value, py::handle name) {
+             return std::make_shared<nn::Masking>(mask_value, name_or(name, "masking"));
+           }),
+           "mask_value"_a = 0.0, "name"_a = py::none());
 }
 
 }  // namespace efpy

@@ -98,8 +98,8 @@ Args:
            "name"_a = py::none())
       .def(
           "__call__",
-          [](py::object self, py::handle inputs, bool training) {
-            return call_layer(self.cast<nn::Layer&>(), self, inputs, training);
+          [](py::object self, py::handle inputs, bool training, py::handle mask) {
+            return call_layer(self.cast<nn::Layer&>(), self, inputs, training, mask);
           },
           R"doc(Builds the layer on first use, then applies it to `inputs`.
 
@@ -109,12 +109,31 @@ Args:
     which record the call instead of computing.
   training: Whether to run in training mode (Dropout, BatchNormalization,
     GaussianNoise behave differently).
+  mask: None, or a bool [batch, steps] tensor saying which steps of the
+    first input are real (eager calls; models pass masks on their own).
 
 Returns:
   A Tensor (a list for layers of several outputs), or KerasTensors for
   symbolic inputs.
 )doc",
-          "inputs"_a, "training"_a = false)
+          "inputs"_a, "training"_a = false, "mask"_a = py::none())
+      .def(
+          "compute_mask",
+          [](const nn::Layer& self, py::handle inputs, py::handle mask) -> std::optional<ef::Tensor> {
+            std::vector<ef::Tensor> args;
+            if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
+              for (py::handle item : inputs) args.push_back(to_tensor(item));
+            } else {
+              args.push_back(to_tensor(inputs));
+            }
+            const std::optional<ef::Tensor> previous =
+                mask.is_none() ? std::nullopt : std::optional(to_tensor(mask, ef::DType::Bool));
+            return self.compute_mask(args, previous);
+          },
+          "The mask of the layer's output for `inputs` carrying `mask` (None: no mask).", "inputs"_a,
+          "mask"_a = py::none())
+      .def_property_readonly("supports_masking", &nn::Layer::supports_masking,
+                             "Whether the layer passes a mask on to the layers after it.")
       .def(
           "build",
           [](nn::Layer& self, ShapeArg input_shape) { (self.*(&LayerAccess::build))(input_shape.value); },
@@ -291,19 +310,22 @@ Args:
   output_dim: The size of each vector.
   embeddings_initializer: None (uniform in [-0.05, 0.05], as Keras), or a Keras name ("glorot_uniform", "zeros", ...), an
     Initializer, or a function (shape, dtype) -> tensor.
+  mask_zero: Whether id 0 is padding: the layers after it in a model then
+    skip those steps (Masking's mask).
   name: The layer's name (default "embedding").
 
 Raises (when called):
   InvalidArgumentError: an id outside [0, input_dim).
 )doc")
-      .def(py::init(
-               [](int64_t input_dim, int64_t output_dim, py::handle embeddings_initializer, py::handle name) {
-                 nn::EmbeddingOptions options{.name = name_or(name, "embedding")};
-                 if (!embeddings_initializer.is_none())
-                   options.embeddings_initializer = initializer_of(embeddings_initializer);
-                 return std::make_shared<nn::Embedding>(input_dim, output_dim, std::move(options));
-               }),
-           "input_dim"_a, "output_dim"_a, "embeddings_initializer"_a = py::none(), "name"_a = py::none())
+      .def(py::init([](int64_t input_dim, int64_t output_dim, py::handle embeddings_initializer,
+                       bool mask_zero, py::handle name) {
+             nn::EmbeddingOptions options{.mask_zero = mask_zero, .name = name_or(name, "embedding")};
+             if (!embeddings_initializer.is_none())
+               options.embeddings_initializer = initializer_of(embeddings_initializer);
+             return std::make_shared<nn::Embedding>(input_dim, output_dim, std::move(options));
+           }),
+           "input_dim"_a, "output_dim"_a, "embeddings_initializer"_a = py::none(), "mask_zero"_a = false,
+           "name"_a = py::none())
       .def_property_readonly("embeddings", &nn::Embedding::embeddings,
                              "The [input_dim, output_dim] table Variable (after the first call).");
   py::class_<nn::Conv2D, nn::Layer, std::shared_ptr<nn::Conv2D>>(

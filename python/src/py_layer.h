@@ -115,8 +115,14 @@ ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* 
 void bind_model(py::module_& keras);       // keras_model.cpp
 void bind_functional(py::module_& keras);  // keras_functional.cpp
 // Layer.__call__: `inputs` one tensor-like, a list of tensors, or KerasTensors
-// (keras_functional.cpp); `layer` is self's Python object.
-py::object call_layer(ef::nn::Layer& self, py::handle layer, py::handle inputs, bool training);
+// (keras_functional.cpp); `layer` is self's Python object; `mask` None or the first
+// input's [batch, steps] mask (eager calls only).
+py::object call_layer(ef::nn::Layer& self, py::handle layer, py::handle inputs, bool training,
+                      py::handle mask = py::none());
+// The recurrent layers' __call__(inputs, initial_state, mask, training): the initial
+// states follow the inputs in the list the layer takes.
+py::object call_recurrent(py::object self, py::object inputs, py::object initial_state, py::object mask,
+                          bool training);
 void bind_simple_layers(py::module_& keras);     // keras_layers.cpp
 void bind_conv_norm_layers(py::module_& keras);  // keras_conv_norm_layers.cpp
 

@@ -179,6 +179,7 @@ std::map<std::string, LayerFactory> builtin_layers() {
       {"SeparableConv2D", factory<SeparableConv2D>()},
       {"GroupNormalization", factory<GroupNormalization>()},
       {"PReLU", factory<PReLU>()},
+      {"Masking", factory<Masking>()},
   };
   layers["Conv1D"] = factory<Conv1D>();
   layers["Concatenate"] = factory<Concatenate>();

@@ -113,4 +113,10 @@ Tensor Embedding::call(const Tensor& inputs, bool) {
   return gather(*embeddings_, inputs);
 }
 
+std::optional<Tensor> Embedding::compute_mask(const std::vector<Tensor>& inputs,
+                                              const std::optional<Tensor>&) const {
+  if (!options_.mask_zero) return std::nullopt;
+  return not_equal(inputs.at(0), 0);
+}
+
 }  // namespace ef::nn

@@ -221,6 +221,7 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
   if (inputs.size() != inputs_.size())
     fail("Functional '", name(), "' takes ", inputs_.size(), " input(s), got ", inputs.size());
   std::vector<std::vector<Tensor>> values(calls_.size());
+  std::vector<std::optional<Tensor>> masks(calls_.size());  // of each call's first output (Note [masks])
   for (size_t i = 0; i < calls_.size(); ++i) {
     const LayerCall& call = *calls_[i];
     if (i < inputs.size()) {  // an Input: checked, not cast by a dtype policy
@@ -230,7 +231,10 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
     std::vector<Tensor> args;
     args.reserve(arguments_[i].size());
     for (auto [from, index] : arguments_[i]) args.push_back(values[from][index]);
-    values[i] = call.layer->call_all(args, training);
+    const auto [first_from, first_index] = arguments_[i].at(0);
+    const std::optional<Tensor> mask = first_index == 0 ? masks[first_from] : std::nullopt;
+    values[i] = call.layer->call_all(args, mask, training);
+    masks[i] = call.layer->compute_mask(args, mask);
     if (values[i].size() != call.outputs.size())
       fail("Functional '", name(), "': layer '", call.layer->name(), "' gave ", values[i].size(),
            " outputs where its symbolic call gave ", call.outputs.size());

@@ -59,6 +59,11 @@ std::vector<Tensor> Layer::call_inputs(const std::vector<Tensor>& inputs, bool t
 }
 
 std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool training, CallSite where) {
+  return call_all(inputs, std::nullopt, training, where);
+}
+
+std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, const std::optional<Tensor>& mask,
+                                    bool training, CallSite where) {
   try {
     if (inputs.empty()) fail("layer '", name(), "': called with an empty list of inputs");
     std::vector<Shape> shapes;
@@ -68,12 +73,15 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool trai
       shapes.push_back(inputs[i].shape());
     }
     build_for(shapes, inputs[0].dtype());
-    if (!policy_) return call_inputs(inputs, training);
+    auto run = [&](const std::vector<Tensor>& args) {
+      return mask ? call_masked(args, *mask, training) : call_inputs(args, training);
+    };
+    if (!policy_) return run(inputs);
     std::vector<Tensor> cast_inputs;
     cast_inputs.reserve(inputs.size());
     for (const Tensor& t : inputs) cast_inputs.push_back(in_compute_dtype(t, *policy_));
     AutoCastScope autocast(autocast_of(*policy_));
-    return call_inputs(cast_inputs, training);
+    return run(cast_inputs);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -82,6 +90,12 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool trai
 
 Tensor Layer::operator()(const std::vector<Tensor>& inputs, bool training, CallSite where) {
   return only_output(call_all(inputs, training, where), where);
+}
+
+std::optional<Tensor> Layer::compute_mask(const std::vector<Tensor>& inputs,
+                                          const std::optional<Tensor>& mask) const {
+  (void)inputs;
+  return supports_masking() ? mask : std::nullopt;
 }
 
 Variable Layer::add_weight(const std::string& name, const Shape& shape, const Initializer& initializer,

@@ -138,7 +138,8 @@ Config Embedding::get_config() const {
   return Layer::get_config()
       .set("input_dim", input_dim_)
       .set("output_dim", output_dim_)
-      .set("embeddings_initializer", options_.embeddings_initializer.get_config());
+      .set("embeddings_initializer", options_.embeddings_initializer.get_config())
+      .set("mask_zero", options_.mask_zero);
 }
 
 std::shared_ptr<Embedding> Embedding::from_config(const Config& c) {
@@ -146,6 +147,7 @@ std::shared_ptr<Embedding> Embedding::from_config(const Config& c) {
   EmbeddingOptions o;
   if (c.has("embeddings_initializer"))
     o.embeddings_initializer = Initializer::from_layer_config(c, "embeddings_initializer", who, "");
+  o.mask_zero = c.get<bool>("mask_zero", who, false);
   o.name = c.get<std::string>("name", who, std::string("embedding"));
   return std::make_shared<Embedding>(c.get<int64_t>("input_dim", who), c.get<int64_t>("output_dim", who),
                                      std::move(o));

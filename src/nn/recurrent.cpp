@@ -1,6 +1,8 @@
 // SimpleRNN, LSTM and GRU (eagerflow/nn/recurrent.h).
 #include "eagerflow/nn/recurrent.h"
 
+#include "eagerflow/graph/function.h"
+
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
@@ -58,13 +60,76 @@ void Recurrent::build(const Shape& input_shape) {
   }
 }
 
-Tensor Recurrent::call(const Tensor& inputs, bool) {
+void Recurrent::build_inputs(const std::vector<Shape>& input_shapes) {
+  const size_t states = static_cast<size_t>(state_count());
+  if (input_shapes.size() != 1 && input_shapes.size() != 1 + states)
+    fail("layer '", name(), "' takes [inputs] or [inputs, ", states == 2 ? "h, c" : "h",
+         "] (initial states), got ", input_shapes.size(), " tensors");
+  build(input_shapes[0]);
+  if (!options_.stateful) return;
+  const int64_t batch = input_shapes[0][0];
+  if (batch == kUnknownDim)
+    fail("layer '", name(), "' is stateful and needs a known batch size, got inputs of shape ",
+         input_shapes[0]);
+  InitScope init;  // built inside a function: on its first trace
+  for (size_t k = 0; k < states; ++k)
+    states_.emplace_back(zeros({batch, units_}, dtype()), name() + "/state_" + std::to_string(k), false);
+}
+
+void Recurrent::reset_states() {
+  if (!options_.stateful)
+    fail<FailedPreconditionError>("layer '", name(), "': reset_states() on a layer that is not stateful");
+  for (Variable& state : states_) state.assign(zeros_like(state.value()));
+}
+
+Tensor Recurrent::call(const Tensor& inputs, bool) { return only_output(run({inputs}, std::nullopt)); }
+
+std::vector<Tensor> Recurrent::call_inputs(const std::vector<Tensor>& inputs, bool) {
+  return run(inputs, std::nullopt);
+}
+
+std::vector<Tensor> Recurrent::call_masked(const std::vector<Tensor>& inputs, const Tensor& mask, bool) {
+  return run(inputs, mask);
+}
+
+std::optional<Tensor> Recurrent::compute_mask(const std::vector<Tensor>&,
+                                              const std::optional<Tensor>& mask) const {
+  return options_.return_sequences ? mask : std::nullopt;
+}
+
+std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::optional<Tensor>& mask) {
+  const Tensor& inputs = args.at(0);
   const Shape& s = inputs.shape();
   if (s.rank() != 3) fail("layer '", name(), "': expects inputs [batch, steps, features], got shape ", s);
   const int64_t batch = s[0], steps = s[1], width = gates() * units_;
   if (steps == 0) fail("layer '", name(), "': the inputs have no steps (shape ", s, ")");
+  // The steps are unrolled, so their number must be known (a symbolic batch may not be).
+  if (steps == kUnknownDim)
+    fail("layer '", name(), "': the number of steps must be known, got inputs of shape ", s,
+         " (give keras.Input a fixed sequence length)");
+  const size_t state_inputs = args.size() - 1;
+  if (state_inputs != 0 && state_inputs != static_cast<size_t>(state_count()))
+    fail("layer '", name(), "' takes ", state_count(), " initial state(s), got ", state_inputs);
+  for (size_t k = 1; k < args.size(); ++k) {
+    const Shape& state = args[k].shape();
+    if (state.rank() != 2 || state[1] != units_ ||
+        (state[0] != batch && state[0] != kUnknownDim && batch != kUnknownDim))
+      fail("layer '", name(), "': initial state ", k - 1, " must be [batch, units] = [", batch, ", ", units_,
+           "], got shape ", state);
+  }
+  if (mask) {
+    const Shape& m = mask->shape();
+    if (mask->dtype() != DType::Bool || m.rank() != 2 ||
+        (m[0] != batch && m[0] != kUnknownDim && batch != kUnknownDim) ||
+        (m[1] != steps && m[1] != kUnknownDim && steps != kUnknownDim))
+      fail("layer '", name(), "': the mask must be a bool [batch, steps] = [", batch, ", ", steps,
+           "] tensor, got ", mask->dtype(), " ", m);
+  }
+  if (options_.stateful && !states_.empty() && batch != kUnknownDim && states_[0].shape()[0] != batch)
+    fail("layer '", name(), "' is stateful with batch size ", states_[0].shape()[0],
+         " and got inputs of shape ", s);
   // Every step's input projection in one matmul: [batch * steps, features] x kernel.
-  Tensor projected = reshape(matmul(reshape(inputs, {batch * steps, s[2]}), *kernel_), {batch, steps, width});
+  Tensor projected = reshape(matmul(reshape(inputs, {-1, s[2]}), *kernel_), {batch, steps, width});
   Tensor input_bias, recurrent_bias;
   if (bias_) {
     if (cell_ == Cell::kGRU && options_.reset_after) {
@@ -77,7 +142,21 @@ Tensor Recurrent::call(const Tensor& inputs, bool) {
   }
   const Activation& act = options_.activation;
   const Activation& gate_act = options_.recurrent_activation;
-  Tensor h = zeros({batch, units_}, projected.dtype()), c = h;
+  Tensor h, c;
+  if (state_inputs != 0) {
+    h = args[1];
+    if (cell_ == Cell::kLSTM) c = args[2];
+  } else if (options_.stateful) {
+    h = states_[0].value();
+    if (cell_ == Cell::kLSTM) c = states_[1].value();
+  }
+  // Zero states [batch, units]; of a symbolic batch, shaped after the inputs.
+  const Tensor zero_state =
+      batch != kUnknownDim ? zeros({batch, units_}, projected.dtype())
+                           : zeros_like(reshape(slice(projected, {0, 0, 0}, {-1, 1, units_}), {-1, units_}));
+  if (!h.defined()) h = c = zero_state;
+  // With a mask: what a masked step outputs (the previous output, as Keras' rnn).
+  Tensor output = mask ? zero_state : Tensor();
   // GRU without reset_after: h meets the z and r columns of the recurrent kernel
   // directly, the candidate's columns only after the reset gate scaled it.
   const bool reset_before = cell_ == Cell::kGRU && !options_.reset_after;
@@ -90,40 +169,59 @@ Tensor Recurrent::call(const Tensor& inputs, bool) {
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = options_.go_backwards ? steps - 1 - i : i;
     const Tensor x = reshape(slice(projected, {0, t, 0}, {-1, 1, -1}), {batch, width});
+    Tensor new_h, new_c;
     if (reset_before) {
       const Tensor r = matmul(h, gates_kernel);
       const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
       const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
       const Tensor candidate = act(gate(x, 2, units_) + matmul(reset * h, candidate_kernel));
-      h = update * h + (1.0 - update) * candidate;
-      if (options_.return_sequences) outputs.push_back(h);
-      continue;
-    }
-    Tensor r = matmul(h, *recurrent_kernel_);
-    switch (cell_) {
-      case Cell::kSimpleRNN:
-        h = act(x + r);
-        break;
-      case Cell::kLSTM: {
-        const Tensor z = x + r;
-        const Tensor in = gate_act(gate(z, 0, units_)), forget = gate_act(gate(z, 1, units_));
-        const Tensor candidate = act(gate(z, 2, units_)), out = gate_act(gate(z, 3, units_));
-        c = forget * c + in * candidate;
-        h = out * act(c);
-        break;
+      new_h = update * h + (1.0 - update) * candidate;
+    } else {
+      Tensor r = matmul(h, *recurrent_kernel_);
+      switch (cell_) {
+        case Cell::kSimpleRNN:
+          new_h = act(x + r);
+          break;
+        case Cell::kLSTM: {
+          const Tensor z = x + r;
+          const Tensor in = gate_act(gate(z, 0, units_)), forget = gate_act(gate(z, 1, units_));
+          const Tensor candidate = act(gate(z, 2, units_)), out = gate_act(gate(z, 3, units_));
+          new_c = forget * c + in * candidate;
+          new_h = out * act(new_c);
+          break;
+        }
+        case Cell::kGRU: {
+          if (recurrent_bias.defined()) r = r + recurrent_bias;
+          const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
+          const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
+          const Tensor candidate = act(gate(x, 2, units_) + reset * gate(r, 2, units_));
+          new_h = update * h + (1.0 - update) * candidate;
+          break;
+        }
       }
-      case Cell::kGRU: {
-        if (recurrent_bias.defined()) r = r + recurrent_bias;
-        const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
-        const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
-        const Tensor candidate = act(gate(x, 2, units_) + reset * gate(r, 2, units_));
-        h = update * h + (1.0 - update) * candidate;
-        break;
-      }
     }
-    if (options_.return_sequences) outputs.push_back(h);
+    if (mask) {  // a masked step keeps the states and repeats the output
+      const Tensor real = reshape(slice(*mask, {0, t}, {-1, 1}), {batch, 1});
+      h = where(real, new_h, h);
+      if (new_c.defined()) c = where(real, new_c, c);
+      output = where(real, new_h, options_.zero_output_for_mask ? zeros_like(new_h) : output);
+    } else {
+      h = new_h;
+      if (new_c.defined()) c = new_c;
+      output = h;
+    }
+    if (options_.return_sequences) outputs.push_back(output);
   }
-  return options_.return_sequences ? stack(outputs, 1) : h;
+  if (options_.stateful) {
+    states_[0].assign(h);
+    if (cell_ == Cell::kLSTM) states_[1].assign(c);
+  }
+  std::vector<Tensor> results{options_.return_sequences ? stack(outputs, 1) : output};
+  if (options_.return_state) {
+    results.push_back(h);
+    if (cell_ == Cell::kLSTM) results.push_back(c);
+  }
+  return results;
 }
 
 Config Recurrent::get_config() const {
@@ -132,7 +230,10 @@ Config Recurrent::get_config() const {
       .set("activation", options_.activation.config_name(name()))
       .set("use_bias", options_.use_bias)
       .set("return_sequences", options_.return_sequences)
+      .set("return_state", options_.return_state)
       .set("go_backwards", options_.go_backwards)
+      .set("stateful", options_.stateful)
+      .set("zero_output_for_mask", options_.zero_output_for_mask)
       .set("kernel_initializer", options_.kernel_initializer.get_config())
       .set("recurrent_initializer", options_.recurrent_initializer.get_config())
       .set("bias_initializer", options_.bias_initializer.get_config());
@@ -151,7 +252,10 @@ std::shared_ptr<Recurrent> Recurrent::from_config(Cell cell, const Config& c) {
       Activation(c.get<std::string>("recurrent_activation", who, std::string("sigmoid")));
   o.use_bias = c.get<bool>("use_bias", who, true);
   o.return_sequences = c.get<bool>("return_sequences", who, false);
+  o.return_state = c.get<bool>("return_state", who, false);
   o.go_backwards = c.get<bool>("go_backwards", who, false);
+  o.stateful = c.get<bool>("stateful", who, false);
+  o.zero_output_for_mask = c.get<bool>("zero_output_for_mask", who, false);
   o.kernel_initializer = Initializer::from_layer_config(c, "kernel_initializer", who, "glorot_uniform");
   o.recurrent_initializer = Initializer::from_layer_config(c, "recurrent_initializer", who, "orthogonal");
   o.bias_initializer = Initializer::from_layer_config(c, "bias_initializer", who, "zeros");

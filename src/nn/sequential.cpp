@@ -30,7 +30,12 @@ Layer& Sequential::add(std::shared_ptr<Layer> layer) {
 Tensor Sequential::call(const Tensor& inputs, bool training) {
   if (layers_.empty()) fail("Sequential '", name(), "' has no layers");
   Tensor x = inputs;
-  for (auto& layer : layers_) x = (*layer)(x, training);
+  std::optional<Tensor> mask;  // Note [masks]
+  for (auto& layer : layers_) {
+    const Tensor layer_input = x;
+    x = mask ? only_output(layer->call_all({x}, mask, training)) : (*layer)(x, training);
+    mask = layer->compute_mask({layer_input}, mask);
+  }
   return x;
 }
 

@@ -191,6 +191,17 @@ Tensor GlobalPooling::call(const Tensor& x, bool) {
   const bool average = kind_ == Kind::kAverage1D || kind_ == Kind::kAverage2D;
   return average ? reduce_mean(x, axes, keepdims_) : reduce_max(x, axes, keepdims_);
 }
+std::vector<Tensor> GlobalPooling::call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                               bool training) {
+  if (kind_ != Kind::kAverage1D) return call_inputs(inputs, training);
+  const Tensor& x = inputs.at(0);
+  check_rank(name(), x, 3, "batch, steps, channels");
+  if (mask.rank() != 2)
+    fail("layer '", name(), "': the mask must be [batch, steps], got shape ", mask.shape());
+  const Tensor weights = expand_dims(cast(mask, x.dtype()), -1);  // [batch, steps, 1]
+  return {reduce_sum(x * weights, Axes{1}, keepdims_) / reduce_sum(weights, Axes{1}, keepdims_)};
+}
+
 Config GlobalPooling::get_config() const { return Layer::get_config().set("keepdims", keepdims_); }
 std::shared_ptr<GlobalPooling> GlobalPooling::from_config(Kind kind, const Config& c) {
   const std::string who = std::string(pooling_name(kind, true)) + " config";
@@ -296,6 +307,29 @@ std::shared_ptr<SpatialDropout2D> SpatialDropout2D::from_config(const Config& c)
   const std::string who = "SpatialDropout2D config";
   return std::make_shared<SpatialDropout2D>(c.get<double>("rate", who), c.get_optional<int64_t>("seed", who),
                                             name_in(c, who, "spatial_dropout2d"));
+}
+
+// ---- Masking ----
+
+Masking::Masking(double mask_value, std::string name) : Layer(std::move(name)), mask_value_(mask_value) {}
+
+std::optional<Tensor> Masking::compute_mask(const std::vector<Tensor>& inputs,
+                                            const std::optional<Tensor>&) const {
+  return reduce_any(not_equal(inputs.at(0), mask_value_), Axes{-1});
+}
+
+Tensor Masking::call(const Tensor& x, bool) {
+  if (x.rank() < 3)
+    fail("layer '", name(), "' (Masking) takes [batch, steps, features...] inputs, got ", x.shape());
+  const Tensor real = reduce_any(not_equal(x, mask_value_), Axes{-1}, /*keepdims=*/true);
+  return x * cast(real, x.dtype());
+}
+
+Config Masking::get_config() const { return Layer::get_config().set("mask_value", mask_value_); }
+
+std::shared_ptr<Masking> Masking::from_config(const Config& c) {
+  const std::string who = "Masking config";
+  return std::make_shared<Masking>(c.get<double>("mask_value", who, 0.0), name_in(c, who, "masking"));
 }
 
 }  // namespace ef::nn

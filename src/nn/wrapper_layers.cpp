@@ -1,6 +1,8 @@
 // TimeDistributed and Bidirectional (eagerflow/nn/wrapper_layers.h).
 #include "eagerflow/nn/wrapper_layers.h"
 
+#include "eagerflow/nn/recurrent.h"
+
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
@@ -64,6 +66,10 @@ Bidirectional::Bidirectional(std::shared_ptr<Layer> layer, std::string merge_mod
     fail("Bidirectional: layer '", forward_->name(),
          "' is not a recurrent layer (its config has no go_backwards)");
   return_sequences_ = config.get<bool>("return_sequences", "Bidirectional");
+  if (auto* recurrent = dynamic_cast<Recurrent*>(forward_.get())) {
+    recurrent->set_zero_output_for_mask(return_sequences_);
+    config.set("zero_output_for_mask", return_sequences_);
+  }
   config.set("go_backwards", !config.get<bool>("go_backwards", "Bidirectional"));
   config.set("name", "backward_" + forward_->name());
   backward_ = layer_from_config(forward_->class_name(), config);
@@ -72,15 +78,49 @@ Bidirectional::Bidirectional(std::shared_ptr<Layer> layer, std::string merge_mod
 }
 
 std::vector<Tensor> Bidirectional::call_inputs(const std::vector<Tensor>& inputs, bool training) {
-  if (inputs.size() != 1) fail("layer '", name(), "' (Bidirectional) takes one input, got ", inputs.size());
-  const Tensor forward = (*forward_)(inputs[0], training);
-  Tensor backward = (*backward_)(inputs[0], training);
-  if (return_sequences_) backward = reverse(backward, Axes{1});  // back into step order
-  if (merge_mode_.empty()) return {forward, backward};
-  if (merge_mode_ == "concat") return {concat({forward, backward}, -1)};
-  if (merge_mode_ == "sum") return {forward + backward};
-  if (merge_mode_ == "mul") return {forward * backward};
-  return {(forward + backward) * 0.5};
+  return run(inputs, std::nullopt, training);
+}
+
+std::vector<Tensor> Bidirectional::call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                               bool training) {
+  return run(inputs, mask, training);
+}
+
+std::optional<Tensor> Bidirectional::compute_mask(const std::vector<Tensor>&,
+                                                  const std::optional<Tensor>& mask) const {
+  return return_sequences_ ? mask : std::nullopt;
+}
+
+std::vector<Tensor> Bidirectional::run(const std::vector<Tensor>& inputs, const std::optional<Tensor>& mask,
+                                       bool training) {
+  // [inputs, forward states..., backward states...]: the states split evenly.
+  if (inputs.size() % 2 == 0)
+    fail("layer '", name(),
+         "' (Bidirectional) takes the inputs and as many initial states for each direction, got ",
+         inputs.size(), " tensors");
+  const size_t half = inputs.size() / 2;
+  std::vector<Tensor> forward_args{inputs[0]}, backward_args{inputs[0]};
+  forward_args.insert(forward_args.end(), inputs.begin() + 1, inputs.begin() + 1 + half);
+  backward_args.insert(backward_args.end(), inputs.begin() + 1 + half, inputs.end());
+  std::vector<Tensor> forward = forward_->call_all(forward_args, mask, training);
+  std::vector<Tensor> backward = backward_->call_all(backward_args, mask, training);
+  Tensor f = forward[0], b = backward[0];
+  if (return_sequences_) b = reverse(b, Axes{1});  // back into step order
+  std::vector<Tensor> results;
+  if (merge_mode_.empty()) {
+    results = {f, b};
+  } else if (merge_mode_ == "concat") {
+    results = {concat({f, b}, -1)};
+  } else if (merge_mode_ == "sum") {
+    results = {f + b};
+  } else if (merge_mode_ == "mul") {
+    results = {f * b};
+  } else {
+    results = {(f + b) * 0.5};
+  }
+  results.insert(results.end(), forward.begin() + 1, forward.end());  // return_state
+  results.insert(results.end(), backward.begin() + 1, backward.end());
+  return results;
 }
 
 Tensor Bidirectional::call(const Tensor& inputs, bool training) {

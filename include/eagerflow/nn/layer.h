@@ -42,6 +42,21 @@ class Layer : public Module {
   // Every output, for layers with several (a functional model with several outputs).
   std::vector<Tensor> call_all(const std::vector<Tensor>& inputs, bool training = false,
                                CallSite where = CallSite::current());
+  // The same with the mask of the first input (Note [masks]).
+  std::vector<Tensor> call_all(const std::vector<Tensor>& inputs, const std::optional<Tensor>& mask,
+                               bool training = false, CallSite where = CallSite::current());
+
+  // Note [masks]: a mask is a [batch, steps] bool tensor saying which steps of a padded
+  // sequence are real (Keras' masking). Masking and Embedding(mask_zero) make one;
+  // Sequential and Functional models hand it from layer to layer: each layer receives
+  // its first input's mask (call_masked) and gives its outputs' (compute_mask).
+  // Recurrent layers skip masked steps and GlobalAveragePooling1D leaves them out of
+  // its average; layers that work step by step (Dense, Dropout, ...) pass the mask on
+  // (supports_masking); any other layer ends it.
+  virtual bool supports_masking() const { return false; }
+  // The mask of this layer's first output for `inputs` carrying `mask`.
+  virtual std::optional<Tensor> compute_mask(const std::vector<Tensor>& inputs,
+                                             const std::optional<Tensor>& mask) const;
 
   // The functional API (eagerflow/nn/functional.h): on symbolic inputs the layer builds,
   // works out its outputs' shapes, and records the call for a Functional model. The
@@ -90,6 +105,13 @@ class Layer : public Module {
   // variables); the defaults give one input's shape and value to build() and call().
   virtual void build_inputs(const std::vector<Shape>& input_shapes);
   virtual std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training);
+  // A call whose first input carries `mask`; layers that use masks override it, the
+  // default ignores the mask.
+  virtual std::vector<Tensor> call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                          bool training) {
+    (void)mask;
+    return call_inputs(inputs, training);
+  }
   // `variable` as created by build(), for accessors such as Dense::kernel(); throws
   // FailedPreconditionError naming `what` before the first call.
   Variable built_variable(const std::optional<Variable>& variable, const char* what) const;

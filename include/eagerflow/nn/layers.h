@@ -30,6 +30,7 @@ struct DenseOptions {
 // layer was built for throws InvalidArgumentError naming both.
 class Dense : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step (Note [masks])
   std::string class_name() const override { return "Dense"; }
   Config get_config() const override;
   static std::shared_ptr<Dense> from_config(const Config& config);
@@ -65,6 +66,7 @@ class Flatten : public Layer {
 // 1 / (1 - rate) (ef::dropout); the identity otherwise.
 class Dropout : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step (Note [masks])
   std::string class_name() const override { return "Dropout"; }
   Config get_config() const override;
   static std::shared_ptr<Dropout> from_config(const Config& config);
@@ -92,6 +94,7 @@ struct LayerNormalizationOptions {
 // `axis` of each example; gamma and beta have the size of that axis.
 class LayerNormalization : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step (Note [masks])
   std::string class_name() const override { return "LayerNormalization"; }
   Config get_config() const override;
   static std::shared_ptr<LayerNormalization> from_config(const Config& config);
@@ -109,6 +112,9 @@ class LayerNormalization : public Layer {
 
 struct EmbeddingOptions {
   Initializer embeddings_initializer = initializers::random_uniform(-0.05, 0.05);
+  // Id 0 is padding: the layer gives the mask ids != 0 to the layers after it (Note
+  // [masks] in layer.h).
+  bool mask_zero = false;
   std::string name = "embedding";
 };
 
@@ -121,6 +127,8 @@ class Embedding : public Layer {
   static std::shared_ptr<Embedding> from_config(const Config& config);
   Embedding(int64_t input_dim, int64_t output_dim, EmbeddingOptions options = {});
   Variable embeddings() const;
+  std::optional<Tensor> compute_mask(const std::vector<Tensor>& inputs,
+                                     const std::optional<Tensor>& mask) const override;
 
  protected:
   void build(const Shape& input_shape) override;

@@ -26,6 +26,7 @@ namespace ef::nn {
 // An activation by name ("relu", "softmax", ...), as a layer.
 class ActivationLayer : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit ActivationLayer(Activation activation, std::string name = "activation");
   EF_LAYER_CONFIG(ActivationLayer, "Activation")
 
@@ -39,6 +40,7 @@ class ActivationLayer : public Layer {
 // min(max(x, 0), max_value) for x >= threshold, negative_slope * (x - threshold) below.
 class ReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit ReLU(std::optional<double> max_value = std::nullopt, double negative_slope = 0,
                 double threshold = 0, std::string name = "re_lu");
   EF_LAYER_CONFIG(ReLU, "ReLU")
@@ -54,6 +56,7 @@ class ReLU : public Layer {
 // x for x >= 0, negative_slope * x below (Keras 3's default slope 0.3).
 class LeakyReLU : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit LeakyReLU(double negative_slope = 0.3, std::string name = "leaky_re_lu");
   EF_LAYER_CONFIG(LeakyReLU, "LeakyReLU")
 
@@ -67,6 +70,7 @@ class LeakyReLU : public Layer {
 // x for x > 0, alpha * (exp(x) - 1) below.
 class ELU : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit ELU(double alpha = 1.0, std::string name = "elu");
   EF_LAYER_CONFIG(ELU, "ELU")
 
@@ -80,6 +84,7 @@ class ELU : public Layer {
 // softmax over `axis`.
 class Softmax : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit Softmax(int64_t axis = -1, std::string name = "softmax");
   EF_LAYER_CONFIG(Softmax, "Softmax")
 
@@ -141,6 +146,9 @@ class GlobalPooling : public Layer {
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
+  // GlobalAveragePooling1D averages the real steps only (Note [masks]).
+  std::vector<Tensor> call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                  bool training) override;
 
  private:
   Kind kind_;
@@ -190,6 +198,7 @@ class UpSampling2D : public Layer {
 // While training, adds normal noise of `stddev`; the identity otherwise.
 class GaussianNoise : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // step by step
   explicit GaussianNoise(double stddev, std::optional<int64_t> seed = std::nullopt,
                          std::string name = "gaussian_noise");
   EF_LAYER_CONFIG(GaussianNoise, "GaussianNoise")
@@ -217,6 +226,24 @@ class SpatialDropout2D : public Layer {
  private:
   double rate_;
   std::optional<int64_t> seed_;
+};
+
+// Masks the steps of [batch, steps, ...] inputs whose features all equal mask_value
+// (Note [masks] in layer.h): zeroes them and gives the mask [batch, steps] to the
+// layers after it, as Keras' Masking.
+class Masking : public Layer {
+ public:
+  explicit Masking(double mask_value = 0.0, std::string name = "masking");
+  EF_LAYER_CONFIG(Masking, "Masking")
+  bool supports_masking() const override { return true; }
+  std::optional<Tensor> compute_mask(const std::vector<Tensor>& inputs,
+                                     const std::optional<Tensor>& mask) const override;
+
+ protected:
+  Tensor call(const Tensor& inputs, bool training) override;
+
+ private:
+  double mask_value_;
 };
 
 #undef EF_LAYER_CONFIG

@@ -54,6 +54,7 @@ SeparableConv2D = _core.keras.SeparableConv2D
 GroupNormalization = _core.keras.GroupNormalization
 PReLU = _core.keras.PReLU
 SpatialDropout2D = _core.keras.SpatialDropout2D
+Masking = _core.keras.Masking
 
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
 # Python subclasses as Keras does it: cls(**config).
@@ -72,3 +73,36 @@ def _from_config(cls, config):
 
 
 Layer.from_config = classmethod(_from_config)
+
+
+def _get_weights(self):
+    """The values of the layer's variables (in layer.variables' order) as NumPy arrays."""
+    return [v.numpy() for v in self.variables]
+
+
+def _set_weights(self, weights):
+    """Sets the layer's variables from a list of arrays (get_weights' order and shapes).
+
+    Every array is checked before any variable changes, so a bad list leaves the
+    layer as it was.
+    """
+    import numpy as np
+
+    variables = self.variables
+    weights = list(weights)
+    if len(weights) != len(variables):
+        raise ValueError(f"layer '{self.name}': set_weights got {len(weights)} arrays for "
+                         f"{len(variables)} variables")
+    values = []
+    for i, (variable, weight) in enumerate(zip(variables, weights)):
+        array = np.asarray(weight)
+        if tuple(array.shape) != tuple(variable.shape):
+            raise ValueError(f"layer '{self.name}': weight {i} ('{variable.name}') has shape "
+                             f"{tuple(variable.shape)}, the array given for it {tuple(array.shape)}")
+        values.append(_core.constant(array, dtype=variable.dtype))
+    for variable, value in zip(variables, values):
+        variable.assign(value)
+
+
+Layer.get_weights = _get_weights
+Layer.set_weights = _set_weights

@@ -146,6 +146,13 @@ class _Training:
                               32 if batch_size is None else batch_size, int(verbose), list(callbacks or []))
         return logs if return_dict else self._ordered(logs)
 
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
+        """The model's outputs for x, computed in batches of batch_size (32 by default) and
+        concatenated. verbose, steps and callbacks are accepted for Keras' signature; no
+        progress is printed."""
+        del verbose, steps, callbacks
+        return _core.keras.Model.predict(self, x, 32 if batch_size is None else batch_size)
+
     def train_on_batch(self, x, y, sample_weight=None, return_dict=False):
         """Runs one training step on a single batch (no shuffling, no callbacks).
 
@@ -292,13 +299,25 @@ class Sequential(_Training, _core.keras.Sequential):
         super().__init__(name=name)
         # C++ holds the layers too; this list keeps Python subclasses of Layer alive.
         self._python_layers = []
+        self._symbolic_output = None  # after a keras.Input: the last layer's KerasTensor
         for layer in layers or []:
             self.add(layer)
 
     def add(self, layer):
-        """Appends `layer`; adding after the first call raises FailedPreconditionError."""
+        """Appends `layer`; adding after the first call raises FailedPreconditionError.
+
+        A keras.Input first (Sequential([keras.Input(shape), ...])) gives the input
+        shape: each layer added after it is built at once, as Keras does.
+        """
+        if isinstance(layer, _core.keras.KerasTensor):
+            if self._python_layers or self._symbolic_output is not None:
+                raise ValueError(f"Sequential '{self.name}': a keras.Input can only come first")
+            self._symbolic_output = layer
+            return
         self._add(layer)
         self._python_layers.append(layer)
+        if self._symbolic_output is not None:
+            self._symbolic_output = layer(self._symbolic_output)
 
 
 _SERIALIZABLE = {}  # class name -> class, from register_keras_serializable

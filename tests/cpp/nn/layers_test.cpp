@@ -135,5 +135,56 @@ TEST(Recurrent, GruWithoutResetAfterAppliesTheResetGateBeforeTheRecurrentMatmul)
   EXPECT_NO_THROW(nn::Recurrent(nn::Recurrent::Cell::kLSTM, 4, {.reset_after = false}));  // unused by LSTM
 }
 
+TEST(Recurrent, ReturnsStatesAndStartsFromGivenOnes) {
+  // SimpleRNN with every weight 1 and one unit: h = tanh(x + h + 1), by hand.
+  nn::RecurrentOptions options{.return_sequences = true,
+                               .return_state = true,
+                               .kernel_initializer = "ones",
+                               .recurrent_initializer = "ones",
+                               .bias_initializer = "ones"};
+  auto rnn = nn::SimpleRNN(1, options);
+  const Tensor x = constant({{{0.5}, {-1.0}}});  // [batch 1, steps 2, features 1]
+  const Tensor h0 = constant({{0.25}});
+  std::vector<Tensor> outputs = rnn->call_all({x, h0});
+  ASSERT_EQ(outputs.size(), 2u);
+  const double h1 = std::tanh(0.5 + 0.25 + 1), h2 = std::tanh(-1.0 + h1 + 1);
+  expect_values(outputs[0], {h1, h2}, 1e-6);
+  expect_values(outputs[1], {h2}, 1e-6);
+  EXPECT_ERROR((*rnn)(x), InvalidArgumentError, "gives 2 outputs");
+  EXPECT_ERROR(rnn->call_all({x, h0, h0}), InvalidArgumentError, "takes 1 initial state(s), got 2");
+  EXPECT_ERROR(rnn->call_all({x, constant({{1.0, 2.0}})}), InvalidArgumentError, "initial state 0", "[1, 2]");
+}
+
+TEST(Recurrent, MaskedStepsKeepTheStateInSequentialModels) {
+  // Masking zeroes and masks the second step; the RNN then skips it.
+  nn::RecurrentOptions options{
+      .kernel_initializer = "ones", .recurrent_initializer = "ones", .bias_initializer = "ones"};
+  nn::Sequential model({std::make_shared<nn::Masking>(), nn::SimpleRNN(1, options)});
+  const Tensor x = constant({{{0.5}, {0.0}, {-1.0}}});
+  const double h1 = std::tanh(0.5 + 1), h3 = std::tanh(-1.0 + h1 + 1);
+  expect_values(model(x), {h3}, 1e-6);
+  nn::Masking masking;
+  expect_values(cast(*masking.compute_mask({x}, std::nullopt), DType::Float32), {1, 0, 1});
+  EXPECT_ERROR(masking(constant({1.0, 2.0})), InvalidArgumentError, "Masking", "[2]");
+  // A mask of the wrong shape is refused, naming both shapes.
+  auto rnn = nn::SimpleRNN(1);
+  EXPECT_ERROR(rnn->call_all({x}, constant({{true, false}})), InvalidArgumentError, "mask", "[1, 3]",
+               "[1, 2]");
+}
+
+TEST(Recurrent, StatefulLayersCarryTheirStatesAcrossCalls) {
+  nn::RecurrentOptions options{.stateful = true,
+                               .kernel_initializer = "ones",
+                               .recurrent_initializer = "ones",
+                               .bias_initializer = "ones"};
+  auto rnn = nn::SimpleRNN(1, options);
+  const double h1 = std::tanh(0.5 + 1), h2 = std::tanh(-1.0 + h1 + 1);
+  expect_values((*rnn)(constant({{{0.5}}})), {h1}, 1e-6);
+  expect_values((*rnn)(constant({{{-1.0}}})), {h2}, 1e-6);
+  rnn->reset_states();
+  expect_values((*rnn)(constant({{{0.5}}})), {h1}, 1e-6);
+  EXPECT_ERROR((*rnn)(constant({{{0.5}}, {{0.5}}})), InvalidArgumentError, "stateful with batch size 1");
+}
+
 }  // namespace
 }  // namespace ef
