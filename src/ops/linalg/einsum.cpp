@@ -236,11 +236,13 @@ std::optional<std::pair<size_t, size_t>> repeated_label(const Labels& labels) {
   return std::nullopt;
 }
 
-// Diagonals taken, and size-1 axes that broadcast against a larger size dropped: the
-// label then lives on in the other operands only (broadcast_to restores it at the end).
-Operand prepare(Tensor value, Labels labels, const Equation& eq, CallSite where) {
+// Diagonals taken and, with known shapes, size-1 axes that broadcast against a larger
+// size dropped: the label then lives on in the other operands only (broadcast_to
+// restores it at the end). With unknown shapes the multiplies broadcast them instead.
+Operand prepare(Tensor value, Labels labels, const Equation& eq, bool shapes_known, CallSite where) {
   Operand x{std::move(value), std::move(labels)};
   while (auto axes = repeated_label(x.labels)) x = take_diagonal(x, axes->first, axes->second, where);
+  if (!shapes_known) return x;
   std::vector<int64_t> broadcast_axes;
   Labels kept;
   for (size_t axis = 0; axis < x.labels.size(); ++axis) {
@@ -271,11 +273,12 @@ int64_t product(const Shape& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
 }
 
-// a and b contracted over their shared labels not in `keep`. With known shapes, one
-// batched matmul: a as [batch, free_a, contracted], b as [batch, contracted, free_b],
-// each transposed (a view) only when its axes are not already in one of those orders.
-// Otherwise, or with nothing to contract, a broadcast multiply and a reduce_sum.
-Operand contract(Operand a, Operand b, const std::set<int>& keep, const Equation& eq, CallSite where) {
+// a and b contracted over their shared labels not in `keep`. With known shapes (of
+// every operand, so that prepare dropped the size-1 broadcasts), one batched matmul: a as [batch, free_a,
+// contracted], b as [batch, contracted, free_b], each transposed (a view) only when its axes are not already
+// in one of those orders. Otherwise, or with nothing to contract, a broadcast multiply and a reduce_sum.
+Operand contract(Operand a, Operand b, const std::set<int>& keep, const Equation& eq, bool shapes_known,
+                 CallSite where) {
   std::set<int> keep_a = keep, keep_b = keep;
   keep_a.insert(b.labels.begin(), b.labels.end());
   keep_b.insert(a.labels.begin(), a.labels.end());
@@ -293,8 +296,7 @@ Operand contract(Operand a, Operand b, const std::set<int>& keep, const Equation
   for (int label : b.labels)
     if (!contains(a.labels, label)) free_b.push_back(label);
 
-  const bool known = a.value.shape().is_fully_defined() && b.value.shape().is_fully_defined();
-  if (!known || contracted.empty() || (free_a.empty() && free_b.empty())) {
+  if (!shapes_known || contracted.empty() || (free_a.empty() && free_b.empty())) {
     Labels order = a.labels;
     for (int label : free_b) order.push_back(label);
     Operand product_ab{multiply(aligned(a, order, where), aligned(b, order, where), where), order};
@@ -375,9 +377,11 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
              operands[0].dtype(), " (shapes ", shapes_of(operands), "); all must have the same dtype");
     }
     const Equation eq = parse(equation, operands);
+    const bool shapes_known = std::all_of(operands.begin(), operands.end(),
+                                          [](const Tensor& x) { return x.shape().is_fully_defined(); });
     std::vector<Operand> pending;
     for (size_t i = 0; i < operands.size(); ++i)
-      pending.push_back(prepare(operands[i], eq.inputs[i], eq, where));
+      pending.push_back(prepare(operands[i], eq.inputs[i], eq, shapes_known, where));
     const std::set<int> output(eq.output.begin(), eq.output.end());
     while (pending.size() > 1) {
       auto [i, j] = cheapest_pair(pending, eq);
@@ -386,7 +390,7 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands, 
       pending.erase(pending.begin() + static_cast<long>(i));
       std::set<int> keep = output;
       for (const Operand& other : pending) keep.insert(other.labels.begin(), other.labels.end());
-      pending.push_back(contract(std::move(a), std::move(b), keep, eq, where));
+      pending.push_back(contract(std::move(a), std::move(b), keep, eq, shapes_known, where));
     }
     Operand result = pending[0];
     sum_unneeded(result, output, where);

@@ -122,7 +122,7 @@ TEST(Einsum, EmptyDimensions) {
 
 TEST(Einsum, GraphModeWithUnknownDimensions) {
   Graph g;
-  Tensor a, b, x, y, batched, outer, diagonal, chain;
+  Tensor a, b, x, y, column, batched, outer, diagonal, chain, broadcast;
   {
     Graph::Scope scope(g);
     a = placeholder(DType::Float64, {kUnknownDim, 3, 4}, "a");
@@ -135,6 +135,9 @@ TEST(Einsum, GraphModeWithUnknownDimensions) {
     EXPECT_EQ(diagonal.shape(), (Shape{kUnknownDim, 3}));
     outer = einsum("i,j->ij", {y, y});
     chain = einsum("bij,bjk,k->bi", {a, b, y});
+    // A size-1 j broadcasts against a known size 3 (the sum then runs over 3 copies).
+    column = placeholder(DType::Float64, {kUnknownDim, 1}, "column");
+    broadcast = einsum("ij,jk->ik", {column, iota_tensor(Shape{3, 2})});
     // A diagonal of unknown size cannot be sliced: a clear error, not a wrong answer.
     EXPECT_ERROR(einsum("ii->i", {placeholder(DType::Float64, {kUnknownDim, kUnknownDim})}),
                  UnimplementedError, "einsum", "diagonal", "'i'");
@@ -149,6 +152,7 @@ TEST(Einsum, GraphModeWithUnknownDimensions) {
   expect_values(sess.run(outer, {{y, constant({1.0, 2.0})}}), {1, 2, 2, 4});
   expect_values(sess.run(chain, {{a, va}, {b, vb}, {y, vy}}),
                 einsum("bij,bjk,k->bi", {va, vb, vy}).to_vector<double>(), 1e-9);
+  expect_values(sess.run(broadcast, {{column, constant({{1.0}, {2.0}})}}), {6, 9, 12, 18});
 }
 
 TEST(Einsum, BadEquations) {
