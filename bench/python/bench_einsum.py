@@ -2,8 +2,9 @@
 """ef.einsum against torch.einsum on float32 contractions with sides of 512 to 2048.
 
 Prints JSON: {"einsum/<case>/<n>": {"eagerflow": seconds per call, "pytorch": ...}},
-each the median of `--repetitions` timed runs after a warm-up call. Both libraries use
-EF_NUM_THREADS threads (default: every core). Cases (one table, below):
+each the median of `--repetitions` timed runs (of enough calls to take ~0.1 s) after a
+warm-up call; the two libraries take turns, so that a change in the machine's load
+falls on both. Both use EF_NUM_THREADS threads (default: every core). Cases (one table, below):
   matmul      ij,jk->ik             [n, n] x [n, n]
   transposed  ji,kj->ik             both operands need a transpose
   attention   bhqd,bhkd->bhqk       [2, 8, n, 64] x [2, 8, n, 64] (attention scores)
@@ -15,12 +16,13 @@ EF_NUM_THREADS threads (default: every core). Cases (one table, below):
 import argparse
 import json
 import os
+import statistics
+import time
 
 import numpy as np
 import torch
 
 import eagerflow as ef
-from bench_function import median_time  # warm-up call, then the median of `repetitions`
 
 # (case, equation, operand shapes for side n, sides)
 CASES = [
@@ -31,6 +33,23 @@ CASES = [
     ("chain", "ij,jk,kl->il", lambda n: [(n, 64), (64, n), (n, 64)], (512, 1024, 2048)),
     ("inner", "ij,ij->", lambda n: [(n, n), (n, n)], (512, 1024, 2048)),
 ]
+
+
+def seconds_per_call(fn, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def interleaved_medians(fns, repetitions):
+    """The median seconds per call of each fn, the fns timed in turn in each repetition."""
+    calls = [max(1, round(0.1 / seconds_per_call(fn, 1))) for fn in fns]  # also the warm-up
+    times = [[] for _ in fns]
+    for _ in range(repetitions):
+        for fn, n, t in zip(fns, calls, times):
+            t.append(seconds_per_call(fn, n))
+    return [statistics.median(t) for t in times]
 
 
 def main():
@@ -50,10 +69,9 @@ def main():
             ours = [ef.constant(a) for a in arrays]
             theirs = [torch.from_numpy(a) for a in arrays]
             with torch.inference_mode():  # no autograd bookkeeping, as eagerflow outside a tape
-                results[name] = {
-                    "eagerflow": median_time(lambda: ef.einsum(equation, *ours), args.repetitions, inner=1),
-                    "pytorch": median_time(lambda: torch.einsum(equation, *theirs), args.repetitions, inner=1),
-                }
+                ef_seconds, torch_seconds = interleaved_medians(
+                    [lambda: ef.einsum(equation, *ours), lambda: torch.einsum(equation, *theirs)], args.repetitions)
+            results[name] = {"eagerflow": ef_seconds, "pytorch": torch_seconds}
     print(json.dumps(results, indent=1))
 
 
