@@ -21,6 +21,7 @@ void bind_activation_ops(py::module_& m);  // activations (activation_ops.cpp)
 void bind_array_ops(py::module_& m);
 void bind_indexing_ops(py::module_& m);   // gather, scatter, where, one_hot, sorting (indexing_ops.cpp)
 void bind_other_ops(py::module_& m);      // creation, linalg
+void bind_linalg_ops(py::module_& m);     // ef.linalg's matrix functions (linalg_ops.cpp)
 void bind_reduction_ops(py::module_& m);  // reductions and scans (reduction_ops.cpp)
 void bind_nn_ops(py::module_& m);         // ef.nn ops (nn_ops.cpp)
 void bind_random_ops(py::module_& m);     // ef.random ops (random_ops.cpp)

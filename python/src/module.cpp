@@ -74,6 +74,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_array_ops(m);
   efpy::bind_indexing_ops(m);
   efpy::bind_other_ops(m);
+  efpy::bind_linalg_ops(m);
   efpy::bind_reduction_ops(m);
   efpy::bind_nn_ops(m);
   efpy::bind_random_ops(m);

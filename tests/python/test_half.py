@@ -224,6 +224,27 @@ def test_reductions(rng, op, dtype):
 
 
 @halves
+def test_mean_and_variance_divide_the_float32_sum(rng, dtype):
+    # The mean of half values is the float32 sum divided in float32, rounded once (as
+    # torch and NumPy). Rounding the sum to the half dtype first overflowed float16 (the
+    # mean of 5000 values of 30 was inf) and shifted the mean, and so the variance (that
+    # of [1000, 1001, 1002] was 0.92).
+    big = ef.cast(ef.fill([5000], 30.0), dtype)
+    assert ef.reduce_mean(big).dtype == dtype
+    assert float(ef.reduce_mean(big)) == 30.0
+    x, x64 = half_input([[1000.0, 1001.0, 1002.0], [-3.0, 0.5, 7.25]], dtype)
+    t = torch.tensor(x64)
+    for name, want in [("reduce_mean", t.mean(1)), ("reduce_variance", t.var(1, unbiased=False)),
+                       ("reduce_std", t.std(1, unbiased=False))]:
+        np.testing.assert_allclose(getattr(ef, name)(x, axis=1).numpy(dtype=np.float64), want.numpy(),
+                                   rtol=EPS[dtype], err_msg=name)
+    mean, variance = ef.nn.moments(x, axes=[1])
+    np.testing.assert_allclose(variance.numpy(dtype=np.float64), t.var(1, unbiased=False).numpy(), rtol=EPS[dtype])
+    # The gradient still flows, in the half dtype.
+    check_half(rng, dtype, lambda u: ef.reduce_mean(u, axis=0), lambda u: u.mean(0), rand(rng, (300, 3), np.float32))
+
+
+@halves
 def test_softmax_and_cross_entropy(rng, dtype):
     logits = rand(rng, (4, 10), np.float32, -4, 4)
     check_half(rng, dtype, ef.nn.softmax, lambda t: torch.softmax(t, -1), logits)

@@ -86,5 +86,63 @@ class NormOrd {
 Tensor norm(const Tensor& x, const NormOrd& ord = "euclidean", const Axes& axis = {}, bool keepdims = false,
             CallSite where = CallSite::current());
 
+// Matrix functions of batches of matrices [..., m, n] (the leading dimensions are the
+// batch), as tf.linalg, float32/float64 on LAPACK. Ill-shaped inputs or other dtypes
+// throw InvalidArgumentError naming the op, argument and shape.
+
+// The lower-triangular L with L L^T = A for each symmetric positive definite matrix A
+// (only A's lower triangle is read). Throws InvalidArgumentError when A is not
+// positive definite. Its gradient is symmetric.
+Tensor cholesky(const Tensor& input, CallSite where = CallSite::current());
+
+// X with A X = rhs for each A = L L^T given its Cholesky factor `chol` = L. Batch
+// dimensions broadcast.
+Tensor cholesky_solve(const Tensor& chol, const Tensor& rhs, CallSite where = CallSite::current());
+
+// X with op(A) X = rhs for triangular A = `matrix` (only its lower triangle is read
+// when `lower`, else its upper), op(A) = A^T when `adjoint`. Batch dimensions
+// broadcast. Throws InvalidArgumentError for a zero on A's diagonal.
+Tensor triangular_solve(const Tensor& matrix, const Tensor& rhs, bool lower = true, bool adjoint = false,
+                        CallSite where = CallSite::current());
+
+// X with op(A) X = rhs for square A = `matrix` (LU with partial pivoting), op(A) = A^T
+// when `adjoint`. Batch dimensions broadcast. Throws InvalidArgumentError ("not
+// invertible") for a singular A.
+Tensor solve(const Tensor& matrix, const Tensor& rhs, bool adjoint = false, CallSite where = CallSite::current());
+
+// The inverse of each square matrix (its transpose's when `adjoint`). Throws
+// InvalidArgumentError ("not invertible") for a singular matrix.
+Tensor inv(const Tensor& input, bool adjoint = false, CallSite where = CallSite::current());
+
+// The determinant of each square matrix, shape [...] (1 for a 0 x 0 matrix, 0 for a
+// singular one; the gradient at a singular matrix throws, as the inverse does).
+Tensor det(const Tensor& input, CallSite where = CallSite::current());
+
+// (sign, log |det|) of each square matrix, each of shape [...]: a singular matrix gives
+// (0, -inf). The gradient flows through log |det| (A^-T).
+std::pair<Tensor, Tensor> slogdet(const Tensor& input, CallSite where = CallSite::current());
+
+// log det A of each symmetric positive definite matrix (through its Cholesky factor:
+// throws InvalidArgumentError when A is not positive definite).
+Tensor logdet(const Tensor& matrix, CallSite where = CallSite::current());
+
+// Keeps, of each matrix, the `num_lower` subdiagonals and `num_upper` superdiagonals
+// (negative: all of them) and zeroes the rest: band_part(x, -1, 0) is the lower
+// triangle, band_part(x, 0, 0) the diagonal. Any dtype.
+Tensor band_part(const Tensor& input, int64_t num_lower, int64_t num_upper, CallSite where = CallSite::current());
+
+// Each matrix transposed ([..., m, n] -> [..., n, m]), a view.
+Tensor matrix_transpose(const Tensor& a, CallSite where = CallSite::current());
+
+// The sum of the diagonal of each matrix, shape [...].
+Tensor trace(const Tensor& x, CallSite where = CallSite::current());
+
+// The diagonal of each matrix, [..., m, n] -> [..., min(m, n)]. With unknown matrix
+// dimensions (graph mode) the matrices are taken to have no more rows than columns.
+Tensor diag_part(const Tensor& input, CallSite where = CallSite::current());
+
+// The diagonal matrices with `diagonal` [..., n] on their diagonal, [..., n, n].
+Tensor diag(const Tensor& diagonal, CallSite where = CallSite::current());
+
 }  // namespace linalg
 }  // namespace ef

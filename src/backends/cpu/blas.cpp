@@ -10,13 +10,14 @@
 extern "C" void openblas_set_num_threads(int);
 
 namespace ef::cpu {
-namespace {
 
-// Note [one thread pool]: done lazily, before the first GEMM.
+// Note [one thread pool]: done lazily, before the first BLAS or LAPACK call.
 void init_blas_threads() {
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
+
+namespace {
 
 int to_blas_int(int64_t v) { return static_cast<int>(v); }
 

@@ -13,6 +13,10 @@
 
 namespace ef::cpu {
 
+// Tells OpenBLAS, once, to run single-threaded (Note [one thread pool]); every caller
+// of BLAS or LAPACK routines calls it first.
+void init_blas_threads();
+
 // How BLAS reads a logical rows x cols matrix with element strides (row_stride,
 // col_stride): row-major with leading dimension `ld`, transposed when `trans`.
 struct BlasMatrix {

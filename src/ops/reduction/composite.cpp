@@ -50,6 +50,13 @@ Tensor reduce_mean(const Tensor& x, const Axes& axis, bool keepdims, CallSite wh
   return with_call_site(where, [&] {
     if (x.defined() && x.dtype() == DType::Bool)
       fail("reduce_mean: argument 'input_tensor' has dtype bool, which this op does not support (cast it first)");
+    // Half dtypes: the sum is taken and divided in float32, then rounded once (as NumPy
+    // and PyTorch; TensorFlow's mean accumulates half in float32 too). A float16 sum
+    // rounded before the division overflows past 65504 (the mean of 5000 values of 30
+    // was inf) and loses the mean's low bits (the variance of [1000, 1001, 1002] was
+    // 0.92, not 0.67).
+    if (x.defined() && is_half(x.dtype()))
+      return cast(reduce_mean(cast(x, DType::Float32, where), axis, keepdims, where), x.dtype(), where);
     Tensor sum = reduce_sum(x, axis, keepdims, where);  // validates dtype and axes first
     Tensor count = reduced_count(x, axis, keepdims, where);
     if (is_integer(x.dtype()) && count.shape().is_fully_defined() && count.item<int64_t>() == 0)
