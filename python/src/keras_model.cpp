@@ -194,11 +194,18 @@ void bind_model(py::module_& keras) {
           "_compile",
           [](nn::Model& self, std::shared_ptr<ef::optim::Optimizer> optimizer,
              std::shared_ptr<nn::losses::Loss> loss,
-             std::vector<std::shared_ptr<nn::metrics::Metric>> metrics, bool run_eagerly, bool jit_compile) {
-            self.compile(
-                {std::move(optimizer), std::move(loss), std::move(metrics), run_eagerly, jit_compile});
+             std::vector<std::shared_ptr<nn::metrics::Metric>> metrics, bool run_eagerly, bool jit_compile,
+             std::vector<std::shared_ptr<nn::losses::Loss>> output_losses, std::vector<double> loss_weights,
+             std::vector<std::vector<std::shared_ptr<nn::metrics::Metric>>> output_metrics) {
+            self.compile({std::move(optimizer), std::move(loss), std::move(metrics), run_eagerly, jit_compile,
+                          std::move(output_losses), std::move(loss_weights), std::move(output_metrics)});
           },
-          "optimizer"_a, "loss"_a, "metrics"_a, "run_eagerly"_a, "jit_compile"_a)
+          "optimizer"_a, "loss"_a, "metrics"_a, "run_eagerly"_a, "jit_compile"_a, "output_losses"_a,
+          "loss_weights"_a, "output_metrics"_a)
+      .def_property_readonly("_input_count", &nn::Model::input_count)
+      .def_property_readonly("_output_count", &nn::Model::output_count)
+      .def_property_readonly("output_names", &nn::Model::output_names,
+                             "The outputs' names in the logs (the layers that give them).")
       .def_property_readonly(
           "optimizer",
           [](const nn::Model& self) -> py::object {
@@ -244,7 +251,7 @@ void bind_model(py::module_& keras) {
             o.sample_weight = optional_tensor(sample_weight);
             o.class_weight = std::move(class_weight);
             if (!dataset.is_none()) return self.fit(dataset.cast<ef::data::Dataset>(), std::move(o), kPython);
-            return self.fit(to_tensor(x), to_tensor(y), std::move(o), kPython);
+            return self.fit(tensors_or_empty(x), tensors_or_empty(y), std::move(o), kPython);
           },
           "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "epochs"_a, "verbose"_a, "callbacks"_a,
           "validation_split"_a, "validation_data"_a, "validation_dataset"_a, "shuffle"_a, "seed"_a,
@@ -255,8 +262,8 @@ void bind_model(py::module_& keras) {
              std::vector<std::shared_ptr<cb::Callback>> callbacks) {
             if (!dataset.is_none())
               return dict_of(self.evaluate(dataset.cast<ef::data::Dataset>(), verbose, callbacks, kPython));
-            return dict_of(
-                self.evaluate(to_tensor(x), to_tensor(y), batch_size, verbose, callbacks, kPython));
+            return dict_of(self.evaluate(tensors_or_empty(x), tensors_or_empty(y), batch_size, verbose,
+                                         callbacks, kPython));
           },
           "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "verbose"_a, "callbacks"_a)
       .def(
@@ -278,6 +285,12 @@ Returns:
   A Tensor [samples, ...] of the model's outputs.
 )doc",
           "x"_a, "batch_size"_a = 32)
+      .def(
+          "_predict_all",
+          [](nn::Model& self, py::handle x, int64_t batch_size) {
+            return self.predict_all(tensors_or_empty(x), batch_size, kPython);
+          },
+          "x"_a, "batch_size"_a)
       .def(
           "_on_batch",
           [](nn::Model& self, bool training, TensorArg x, TensorArg y, py::handle sample_weight) {

@@ -244,6 +244,18 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
   return outputs;
 }
 
+std::vector<std::string> Functional::output_names() const {
+  std::vector<std::string> names;
+  for (auto [from, index] : results_) {
+    std::string name = calls_[from]->layer->name();
+    if (calls_[from]->outputs.size() > 1) name += "_" + std::to_string(index);
+    for (int suffix = 1; std::find(names.begin(), names.end(), name) != names.end(); ++suffix)
+      name = calls_[from]->layer->name() + "_" + std::to_string(suffix);
+    names.push_back(name);
+  }
+  return names;
+}
+
 Tensor Functional::call(const Tensor& inputs, bool training) {
   if (inputs_.size() != 1)
     fail("Functional '", name(), "' takes ", inputs_.size(), " inputs; call it with a list of tensors");

@@ -97,13 +97,37 @@ std::string demangled(const std::type_info& type) {
 
 void Model::compile(CompileOptions options) {
   if (!options.optimizer) fail("Model.compile: no optimizer given");
-  if (!options.loss) fail("Model.compile: no loss given");
+  const size_t outputs = output_count();
+  auto check_count = [&](size_t given, const char* what) {
+    if (given != 0 && given != outputs)
+      fail("Model.compile: ", given, " ", what, " for model '", name(), "' of ", outputs, " output(s)");
+  };
+  check_count(options.output_losses.size(), "losses");
+  check_count(options.loss_weights.size(), "loss weights");
+  check_count(options.output_metrics.size(), "metric lists");
+  for (const auto& loss : options.output_losses)
+    if (!loss) fail("Model.compile: a loss is null");
+  if (!options.loss && options.output_losses.empty()) fail("Model.compile: no loss given");
+  if (outputs > 1 && !options.metrics.empty())
+    fail("Model.compile: model '", name(), "' has ", outputs,
+         " outputs; give its metrics per output (output_metrics), not one list");
+  const std::vector<std::string> output_names =
+      outputs > 1 ? this->output_names() : std::vector<std::string>{};
   std::vector<std::string> names = {"loss"};
+  auto add_name = [&](const std::string& metric_name) {
+    if (std::find(names.begin(), names.end(), metric_name) != names.end())
+      fail("Model.compile: two metrics are named '", metric_name, "'");
+    names.push_back(metric_name);
+  };
   for (const auto& metric : options.metrics) {
     if (!metric) fail("Model.compile: a metric is null");
-    if (std::find(names.begin(), names.end(), metric->name()) != names.end())
-      fail("Model.compile: two metrics are named '", metric->name(), "'");
-    names.push_back(metric->name());
+    add_name(metric->name());
+  }
+  for (size_t i = 0; i < options.output_metrics.size(); ++i) {
+    for (const auto& metric : options.output_metrics[i]) {
+      if (!metric) fail("Model.compile: a metric is null");
+      add_name(outputs > 1 ? output_names[i] + "_" + metric->name() : metric->name());
+    }
   }
   // As Keras: under mixed_float16 the optimizer gets dynamic loss scaling (float16
   // gradients underflow without it).
@@ -114,6 +138,9 @@ void Model::compile(CompileOptions options) {
   Compiled c;
   c.options = std::move(options);
   c.loss_tracker = std::make_shared<metrics::Mean>("loss");
+  c.output_names = output_names;
+  for (const std::string& output : output_names)
+    c.output_loss_trackers.push_back(std::make_shared<metrics::Mean>(output + "_loss"));
   compiled_ = std::move(c);
 }
 
@@ -133,19 +160,44 @@ Model::Compiled& Model::compiled(const char* what) {
 
 Tensor Model::compute_loss(const Tensor& y_true, const Tensor& y_pred,
                            const std::optional<Tensor>& sample_weight) {
-  return (*compiled("compute_loss").options.loss)(y_true, y_pred, sample_weight);
+  return compute_loss(std::vector<Tensor>{y_true}, std::vector<Tensor>{y_pred}, sample_weight);
+}
+
+Tensor Model::compute_loss(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
+                           const std::optional<Tensor>& sample_weight, std::vector<Tensor>* output_losses) {
+  const CompileOptions& o = compiled("compute_loss").options;
+  if (y_true.size() != y_pred.size() || y_pred.empty())
+    fail("Model.compute_loss: ", y_true.size(), " targets for ", y_pred.size(), " outputs");
+  if (!o.output_losses.empty() && o.output_losses.size() != y_pred.size())
+    fail("Model.compute_loss: ", y_pred.size(), " outputs for ", o.output_losses.size(), " compiled losses");
+  Tensor total;
+  for (size_t i = 0; i < y_pred.size(); ++i) {
+    const losses::Loss& loss = o.output_losses.empty() ? *o.loss : *o.output_losses[i];
+    const Tensor value = loss(y_true[i], y_pred[i], sample_weight);
+    if (output_losses) output_losses->push_back(value);
+    const Tensor term = o.loss_weights.empty() ? value : value * o.loss_weights[i];
+    total = i == 0 ? term : total + term;
+  }
+  return total;
 }
 
 void Model::reset_metrics() {
   Compiled& c = compiled("reset_metrics");
   c.loss_tracker->reset_state();
+  for (const auto& tracker : c.output_loss_trackers) tracker->reset_state();
   for (const auto& m : c.options.metrics) m->reset_state();
+  for (const auto& list : c.options.output_metrics)
+    for (const auto& m : list) m->reset_state();
 }
 
 std::map<std::string, Tensor> Model::metric_results() const {
   const Compiled& c = *compiled_;
   std::map<std::string, Tensor> out{{"loss", c.loss_tracker->result()}};
+  for (const auto& tracker : c.output_loss_trackers) out[tracker->name()] = tracker->result();
   for (const auto& m : c.options.metrics) out[m->name()] = m->result();
+  for (size_t i = 0; i < c.options.output_metrics.size(); ++i)
+    for (const auto& m : c.options.output_metrics[i])
+      out[c.output_names.empty() ? m->name() : c.output_names[i] + "_" + m->name()] = m->result();
   return out;
 }
 
@@ -158,44 +210,76 @@ void track_loss(metrics::Mean& tracker, const Tensor& loss, const Tensor& y_pred
   tracker.update_state(loss, scalar_tensor(examples, loss.dtype()));
 }
 
-// The batch's sample weights, after checking that it is (x, y) or (x, y, sample_weight).
-std::optional<Tensor> sample_weights(const data::Element& batch, const char* step) {
-  if (batch.size() < 2 || batch.size() > 3)
-    fail("Model.", step, ": a batch must be (x, y) or (x, y, sample_weight), got ", batch.size(), " tensors");
-  return batch.size() > 2 ? std::optional<Tensor>(batch[2]) : std::nullopt;
-}
 }  // namespace
 
 void Model::update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss) {
+  update_all_metrics(split_batch(batch, "update_metrics"), {y_pred}, loss, {});
+}
+
+Model::BatchParts Model::split_batch(const data::Element& batch, const char* step) const {
+  const size_t k = input_count(), m = output_count();
+  if (batch.size() != k + m && batch.size() != k + m + 1) {
+    if (k == 1 && m == 1)
+      fail("Model.", step, ": a batch must be (x, y) or (x, y, sample_weight), got ", batch.size(),
+           " tensors");
+    fail("Model.", step, ": a batch of model '", name(), "' must be its ", k, " input(s), ", m,
+         " target(s) and optionally sample_weight (", k + m, " or ", k + m + 1, " tensors), got ",
+         batch.size());
+  }
+  BatchParts parts;
+  parts.x.assign(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(k));
+  parts.y.assign(batch.begin() + static_cast<std::ptrdiff_t>(k),
+                 batch.begin() + static_cast<std::ptrdiff_t>(k + m));
+  if (batch.size() > k + m) parts.sample_weight = batch.back();
+  return parts;
+}
+
+std::vector<Tensor> Model::forward(const std::vector<Tensor>& x, bool training) {
+  if (x.size() == 1 && output_count() == 1) return {(*this)(x[0], training)};
+  std::vector<Tensor> outputs = call_all(x, training);
+  if (outputs.size() != output_count())
+    fail("model '", name(), "' gave ", outputs.size(), " outputs where it has ", output_count());
+  return outputs;
+}
+
+void Model::update_all_metrics(const BatchParts& parts, const std::vector<Tensor>& y_pred, const Tensor& loss,
+                               const std::vector<Tensor>& output_losses) {
   Compiled& c = compiled("update_metrics");
-  track_loss(*c.loss_tracker, loss, y_pred);
-  const std::optional<Tensor> weights = sample_weights(batch, "update_metrics");
-  for (const auto& m : c.options.metrics) m->update(batch[1], y_pred, weights, CallSite::current());
+  track_loss(*c.loss_tracker, loss, y_pred[0]);
+  for (size_t i = 0; i < c.output_loss_trackers.size() && i < output_losses.size(); ++i)
+    track_loss(*c.output_loss_trackers[i], output_losses[i], y_pred[i]);
+  for (const auto& m : c.options.metrics)
+    m->update(parts.y[0], y_pred[0], parts.sample_weight, CallSite::current());
+  for (size_t i = 0; i < c.options.output_metrics.size(); ++i)
+    for (const auto& m : c.options.output_metrics[i])
+      m->update(parts.y[i], y_pred[i], parts.sample_weight, CallSite::current());
 }
 
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
-  const std::optional<Tensor> weights = sample_weights(batch, "train_step");
-  Tensor y_pred, loss;
-  std::vector<Tensor> grads;
+  const BatchParts parts = split_batch(batch, "train_step");
+  std::vector<Tensor> y_pred, output_losses, grads;
+  Tensor loss;
   std::vector<Variable> variables;
   optim::Optimizer& optimizer = *compiled("train_step").options.optimizer;
   {
     GradientTape tape;
-    y_pred = (*this)(batch[0], /*training=*/true);
-    loss = compute_loss(batch[1], y_pred, weights);
+    y_pred = forward(parts.x, /*training=*/true);
+    loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses);
     variables = trainable_variables();
     // Identities unless the optimizer scales the loss (Note [dynamic loss scaling]).
     grads = optimizer.get_unscaled_gradients(tape.gradient(optimizer.get_scaled_loss(loss), variables));
   }
   optimizer.apply_gradients(grads, variables);
-  update_metrics(batch, y_pred, loss);
+  update_all_metrics(parts, y_pred, loss, output_losses);
   return metric_results();
 }
 
 std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
-  const std::optional<Tensor> weights = sample_weights(batch, "test_step");
-  const Tensor y_pred = (*this)(batch[0], /*training=*/false);
-  update_metrics(batch, y_pred, compute_loss(batch[1], y_pred, weights));
+  const BatchParts parts = split_batch(batch, "test_step");
+  const std::vector<Tensor> y_pred = forward(parts.x, /*training=*/false);
+  std::vector<Tensor> output_losses;
+  const Tensor loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses);
+  update_all_metrics(parts, y_pred, loss, output_losses);
   return metric_results();
 }
 
@@ -228,25 +312,54 @@ std::map<std::string, Tensor> Model::run_step(bool training, const data::Element
 
 // ---- fit ----
 
+namespace {
+// x and y of fit / evaluate: as many as the model takes and gives, each with the same
+// number of examples. Returns that number.
+int64_t check_examples(const Model& model, const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+                       const char* what) {
+  if (x.size() != model.input_count() || y.size() != model.output_count())
+    fail("Model.", what, ": model '", model.name(), "' takes ", model.input_count(), " input(s) and gives ",
+         model.output_count(), " output(s), got ", x.size(), " x and ", y.size(), " y tensors");
+  auto label = [](const char* side, size_t i, size_t n) {
+    return n == 1 ? std::string(side) : std::string(side) + "[" + std::to_string(i) + "]";
+  };
+  std::vector<std::pair<std::string, Tensor>> all;
+  for (size_t i = 0; i < x.size(); ++i) all.emplace_back(label("x", i, x.size()), x[i]);
+  for (size_t i = 0; i < y.size(); ++i) all.emplace_back(label("y", i, y.size()), y[i]);
+  for (const auto& [name, t] : all) {
+    if (!t.defined()) fail("Model.", what, ": ", name, " is an undefined tensor");
+    if (t.rank() == 0) fail("Model.", what, ": ", name, " needs a first dimension indexing the examples");
+  }
+  const auto& [first_name, first] = all[0];
+  for (const auto& [name, t] : all)
+    if (t.shape()[0] != first.shape()[0])
+      fail("Model.", what, ": ", first_name, " has ", first.shape()[0], " examples (shape ", first.shape(),
+           ") but ", name, " has ", t.shape()[0], " (shape ", t.shape(), ")");
+  return first.shape()[0];
+}
+}  // namespace
+
 std::shared_ptr<callbacks::History> Model::fit(const Tensor& x, const Tensor& y, FitOptions options,
                                                CallSite where) {
+  return fit(std::vector<Tensor>{x}, std::vector<Tensor>{y}, std::move(options), where);
+}
+
+std::shared_ptr<callbacks::History> Model::fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+                                               FitOptions options, CallSite where) {
   try {
-    if (!x.defined() || !y.defined()) fail("Model.fit: x or y is an undefined tensor");
-    if (x.rank() == 0 || y.rank() == 0)
-      fail("Model.fit: x and y need a first dimension indexing the examples");
-    if (x.shape()[0] != y.shape()[0])
-      fail("Model.fit: x has ", x.shape()[0], " examples (shape ", x.shape(), ") but y has ", y.shape()[0],
-           " (shape ", y.shape(), ")");
+    const int64_t n = check_examples(*this, x, y, "fit");
     if (options.batch_size <= 0) fail("Model.fit: batch_size must be positive, got ", options.batch_size);
+    if (!options.class_weight.empty() && y.size() > 1)
+      fail("Model.fit: class_weight is for models of one output; model '", name(), "' has ", y.size());
     if (!(options.validation_split >= 0 && options.validation_split < 1))
       fail("Model.fit: validation_split must be in [0, 1), got ", options.validation_split);
     if (options.sample_weight &&
-        (options.sample_weight->rank() == 0 || options.sample_weight->shape()[0] != x.shape()[0]))
-      fail("Model.fit: sample_weight has shape ", options.sample_weight->shape(), " but x has ", x.shape()[0],
+        (options.sample_weight->rank() == 0 || options.sample_weight->shape()[0] != n))
+      fail("Model.fit: sample_weight has shape ", options.sample_weight->shape(), " but x has ", n,
            " examples");
-    std::vector<Tensor> train = {x, y};
-    if (std::optional<Tensor> weights = example_weights(y, options)) train.push_back(*weights);
-    const int64_t n = x.shape()[0];
+    std::vector<Tensor> train = x;
+    train.insert(train.end(), y.begin(), y.end());
+    if (std::optional<Tensor> weights = example_weights(y[0], options)) train.push_back(*weights);
     if (options.validation_split > 0) {
       const int64_t kept = n - static_cast<int64_t>(static_cast<double>(n) * options.validation_split);
       if (kept <= 0 || kept == n)
@@ -284,9 +397,7 @@ std::shared_ptr<callbacks::History> Model::fit(const data::Dataset& dataset, Fit
       fail("Model.fit: the dataset repeats forever; give steps_per_epoch");
     std::optional<data::Dataset> validation = options.validation_dataset;
     if (!options.validation_data.empty()) {
-      if (options.validation_data.size() < 2 || options.validation_data.size() > 3)
-        fail("Model.fit: validation_data must be (x, y) or (x, y, sample_weight), got ",
-             options.validation_data.size(), " tensors");
+      split_batch(options.validation_data, "fit (validation_data)");  // checks the count
       validation = data::Dataset::from_tensor_slices(options.validation_data)
                        .batch(std::max<int64_t>(options.batch_size, 1));
     }
@@ -375,13 +486,18 @@ Logs Model::run_evaluation(const data::Dataset& dataset, int verbose,
 
 Logs Model::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, int verbose,
                      const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, CallSite where) {
+  return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, batch_size, verbose, callbacks, where);
+}
+
+Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, int64_t batch_size,
+                     int verbose, const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks,
+                     CallSite where) {
   try {
-    if (!x.defined() || !y.defined()) fail("Model.evaluate: x or y is an undefined tensor");
-    if (x.rank() == 0 || y.rank() == 0 || x.shape()[0] != y.shape()[0])
-      fail("Model.evaluate: x (shape ", x.shape(), ") and y (shape ", y.shape(),
-           ") must have the same examples");
+    check_examples(*this, x, y, "evaluate");
     if (batch_size <= 0) fail("Model.evaluate: batch_size must be positive, got ", batch_size);
-    return evaluate(data::Dataset::from_tensor_slices({x, y}).batch(batch_size), verbose, callbacks, where);
+    std::vector<Tensor> all = x;
+    all.insert(all.end(), y.begin(), y.end());
+    return evaluate(data::Dataset::from_tensor_slices(all).batch(batch_size), verbose, callbacks, where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
@@ -400,14 +516,26 @@ Logs Model::evaluate(const data::Dataset& dataset, int verbose,
 }
 
 Tensor Model::predict(const Tensor& x, int64_t batch_size, CallSite where) {
+  return only_output(predict_all({x}, batch_size, where), where);
+}
+
+std::vector<Tensor> Model::predict_all(const std::vector<Tensor>& x, int64_t batch_size, CallSite where) {
   try {
-    if (!x.defined() || x.rank() == 0) fail("Model.predict: x needs a first dimension indexing the examples");
+    if (x.size() != input_count())
+      fail("Model.predict: model '", name(), "' takes ", input_count(), " input(s), got ", x.size());
+    for (const Tensor& t : x)
+      if (!t.defined() || t.rank() == 0 || t.shape()[0] != x[0].shape()[0])
+        fail("Model.predict: every x needs a first dimension indexing the same examples");
     if (batch_size <= 0) fail("Model.predict: batch_size must be positive, got ", batch_size);
-    std::vector<Tensor> outputs;
-    for (const data::Element& batch : data::Dataset::from_tensor_slices({x}).batch(batch_size))
-      outputs.push_back((*this)(batch[0], /*training=*/false));
-    if (outputs.empty()) fail("Model.predict: x has no examples");
-    return outputs.size() == 1 ? outputs[0] : concat(outputs, 0);
+    std::vector<std::vector<Tensor>> batches(output_count());
+    for (const data::Element& batch : data::Dataset::from_tensor_slices(x).batch(batch_size)) {
+      const std::vector<Tensor> outputs = forward(batch, /*training=*/false);
+      for (size_t i = 0; i < outputs.size(); ++i) batches[i].push_back(outputs[i]);
+    }
+    if (batches[0].empty()) fail("Model.predict: x has no examples");
+    std::vector<Tensor> results;
+    for (const auto& parts : batches) results.push_back(parts.size() == 1 ? parts[0] : concat(parts, 0));
+    return results;
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -19,7 +19,8 @@ def test_guide_examples_run(guide, capsys):
         "autodiff": ["[[66. 88.]]", "12.0 12.0", "1.0"],
         "eager": ["InvalidArgumentError"],
         "functions": ["1\n"],
-        "keras": ["True", "TensorShape([2, 3])"],
+        "keras": ["True", "TensorShape([2, 3])", "['label_accuracy', 'label_loss', 'loss', 'score_loss']",
+                  "TensorShape([2, 4, 8])"],
         "checkpoints": ["2 ckpt-3", "True"],
         "performance": ["matmul"],
     }.get(guide.stem, [])

@@ -149,3 +149,71 @@ def test_python_layer_with_two_inputs_saved_and_loaded(tmp_path):
     model.save(path)
     loaded = keras.load_model(path, custom_objects={"Gate": Gate})
     np.testing.assert_allclose(loaded([xs, gs]).numpy(), model([xs, gs]).numpy())
+
+
+def _two_in_two_out(seed=0):
+    ef.random.set_seed(seed)
+    image = keras.Input(shape=(3,), name="image")
+    meta = keras.Input(shape=(2,), name="meta")
+    h = keras.layers.Dense(4, activation="tanh", name="trunk")(keras.layers.Concatenate()([image, meta]))
+    label = keras.layers.Dense(3, name="label")(h)
+    score = keras.layers.Dense(1, name="score")(h)
+    return keras.Model([image, meta], [label, score])
+
+
+def test_fit_with_several_inputs_and_outputs_matches_a_custom_loop():
+    rng = np.random.default_rng(2)
+    xa, xb = rng.standard_normal((16, 3)).astype(np.float32), rng.standard_normal((16, 2)).astype(np.float32)
+    ya, yb = rng.integers(0, 3, 16), rng.standard_normal((16, 1)).astype(np.float32)
+    model = _two_in_two_out()
+    assert model.output_names == ["label", "score"]
+    reference = _two_in_two_out()
+    reference.set_weights(model.get_weights())
+    model.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss={"label": keras.losses.SparseCategoricalCrossentropy(from_logits=True), "score": "mse"},
+                  loss_weights=[1.0, 0.5], metrics={"label": ["accuracy"]})
+    history = model.fit({"image": xa, "meta": xb}, [ya, yb], batch_size=8, epochs=1, shuffle=False, verbose=0)
+    assert set(history.history) == {"loss", "label_loss", "score_loss", "label_accuracy"}
+    # The same two steps by hand: loss = CE(label) + 0.5 * MSE(score).
+    ce, mse = keras.losses.SparseCategoricalCrossentropy(from_logits=True), keras.losses.MeanSquaredError()
+    sgd = keras.optimizers.SGD(0.1)
+    losses = []
+    for i in (0, 8):
+        with ef.GradientTape() as tape:
+            label, score = reference([xa[i:i + 8], xb[i:i + 8]])
+            parts = ce(ya[i:i + 8], label), mse(yb[i:i + 8], score)
+            loss = parts[0] + 0.5 * parts[1]
+        sgd.apply_gradients(zip(tape.gradient(loss, reference.trainable_variables), reference.trainable_variables))
+        losses.append([float(loss), float(parts[0]), float(parts[1])])
+    for got, want in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    means = np.mean(losses, axis=0)
+    assert history.history["loss"][0] == pytest.approx(means[0], rel=1e-5)
+    assert history.history["label_loss"][0] == pytest.approx(means[1], rel=1e-5)
+    assert history.history["score_loss"][0] == pytest.approx(means[2], rel=1e-5)
+    logs = model.evaluate([xa, xb], {"label": ya, "score": yb}, return_dict=True)
+    assert model.metrics_names == ["loss", "label_loss", "score_loss", "label_accuracy"]
+    label, score = model.predict([xa, xb], batch_size=5)
+    assert label.shape == ef.TensorShape([16, 3]) and score.shape == ef.TensorShape([16, 1])
+    np.testing.assert_allclose(logs["score_loss"], float(mse(yb, score)), rtol=1e-5)
+    # validation_data in the same structure.
+    history = model.fit([xa, xb], [ya, yb], validation_data=([xa, xb], [ya, yb]), epochs=1, verbose=0)
+    assert "val_score_loss" in history.history
+
+
+def test_several_outputs_bad_arguments_are_clear_errors():
+    model = _two_in_two_out()
+    x, y = [np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)], [np.zeros(4, np.int64), np.ones((4, 1))]
+    with pytest.raises(ef.errors.InvalidArgumentError, match="3 losses for the 2 outputs"):
+        model.compile(loss=["mse", "mse", "mse"])
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"unknown outputs \['nope'\]"):
+        model.compile(loss={"nope": "mse"})
+    with pytest.raises(ef.errors.InvalidArgumentError, match="cannot serve several outputs"):
+        model.compile(loss="mse", metrics=[keras.metrics.MeanSquaredError()])
+    model.compile(loss=[keras.losses.SparseCategoricalCrossentropy(from_logits=True), "mse"])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="takes 2 x tensors"):
+        model.fit(x[0], y, verbose=0)
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"x\[0\] has 4 examples .* but y\[1\] has 3"):
+        model.fit(x, [y[0], np.ones((3, 1))], verbose=0)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="class_weight is for models of one output"):
+        model.fit(x, y, class_weight={0: 2.0}, verbose=0)

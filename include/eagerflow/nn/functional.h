@@ -102,6 +102,10 @@ class Functional : public Model {
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
 
   std::string class_name() const override { return "Functional"; }
+  size_t input_count() const override { return inputs_.size(); }
+  size_t output_count() const override { return outputs_.size(); }
+  // The names of the layers that give the outputs ("<name>_1", ... for repeats).
+  std::vector<std::string> output_names() const override;
   // The layers' configs and the graph of calls (Note [functional configs]).
   Config get_config() const override;
   // The model `config` describes, its layers made by layer_from_config.

@@ -42,7 +42,20 @@ struct CompileOptions {
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   bool run_eagerly = false;  // train and test steps run eagerly instead of as functions
   bool jit_compile = false;  // the step functions compile their fused kernels
+  // Models of several outputs (Note [several inputs and outputs]): a loss per output
+  // (empty: `loss` for each), the weights of their sum (empty: 1 each), and metrics per
+  // output (empty: none; `metrics` is for single-output models).
+  std::vector<std::shared_ptr<losses::Loss>> output_losses;
+  std::vector<double> loss_weights;
+  std::vector<std::vector<std::shared_ptr<metrics::Metric>>> output_metrics;
 };
+
+// Note [several inputs and outputs]: a model of k inputs and m outputs (a Functional)
+// trains on batches (x_1, ..., x_k, y_1, ..., y_m[, sample_weight]): fit and evaluate
+// take lists, a Dataset gives such flat elements. Its loss is the weighted sum of the
+// outputs' losses; the logs hold "loss", "<output>_loss" for each output and
+// "<output>_<metric>" for each output's metrics, <output> naming the layer that gives
+// it (Keras' names).
 
 struct FitOptions {
   int64_t batch_size = 32;  // for tensors; a Dataset is already batched
@@ -80,6 +93,9 @@ class Model : public Layer {
                                           CallSite where = CallSite::current());
   std::shared_ptr<callbacks::History> fit(const data::Dataset& dataset, FitOptions options = {},
                                           CallSite where = CallSite::current());
+  // A model of several inputs or outputs (Note [several inputs and outputs]).
+  std::shared_ptr<callbacks::History> fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
+                                          FitOptions options = {}, CallSite where = CallSite::current());
   // The loss and metrics over the data (batches of batch_size), training off.
   Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32, int verbose = 0,
                 const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
@@ -87,8 +103,20 @@ class Model : public Layer {
   Logs evaluate(const data::Dataset& dataset, int verbose = 0,
                 const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
                 CallSite where = CallSite::current());
+  Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, int64_t batch_size = 32,
+                int verbose = 0, const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
+                CallSite where = CallSite::current());
   // The model's outputs for x, computed batch by batch and concatenated.
   Tensor predict(const Tensor& x, int64_t batch_size = 32, CallSite where = CallSite::current());
+  // Every output, for models of several inputs or outputs.
+  std::vector<Tensor> predict_all(const std::vector<Tensor>& x, int64_t batch_size = 32,
+                                  CallSite where = CallSite::current());
+
+  // How many tensors the model takes and gives: 1 and 1 unless it says otherwise
+  // (Functional), and the outputs' names in logs (Note [several inputs and outputs]).
+  virtual size_t input_count() const { return 1; }
+  virtual size_t output_count() const { return 1; }
+  virtual std::vector<std::string> output_names() const { return {name()}; }
   // One step on one batch; returns the step's loss and metrics (the metrics are reset
   // first, as Keras' reset_metrics=True).
   Logs train_on_batch(const Tensor& x, const Tensor& y,
@@ -114,6 +142,11 @@ class Model : public Layer {
 
   // The compiled loss of one batch: the loss plus the model's regularization (none yet).
   Tensor compute_loss(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight);
+  // The same for several outputs: the weighted sum, and each output's loss in
+  // `output_losses` when given.
+  Tensor compute_loss(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
+                      const std::optional<Tensor>& sample_weight,
+                      std::vector<Tensor>* output_losses = nullptr);
   // The compiled metrics: reset, and their current results (with "loss").
   void reset_metrics();
   std::map<std::string, Tensor> metric_results() const;
@@ -136,10 +169,22 @@ class Model : public Layer {
   struct Compiled {
     CompileOptions options;
     std::shared_ptr<metrics::Mean> loss_tracker;
+    std::vector<std::shared_ptr<metrics::Mean>> output_loss_trackers;  // several outputs only
+    std::vector<std::string> output_names;
     std::optional<StepFunction> train_function, test_function;
   };
   // The loss tracker and the metrics, updated with one batch's results.
   void update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss);
+  // The parts of a batch (Note [several inputs and outputs]), checked.
+  struct BatchParts {
+    std::vector<Tensor> x, y;
+    std::optional<Tensor> sample_weight;
+  };
+  BatchParts split_batch(const data::Element& batch, const char* step) const;
+  // The forward pass on a batch's inputs: every output.
+  std::vector<Tensor> forward(const std::vector<Tensor>& x, bool training);
+  void update_all_metrics(const BatchParts& parts, const std::vector<Tensor>& y_pred, const Tensor& loss,
+                          const std::vector<Tensor>& output_losses);
   std::map<std::string, Tensor> run_step(bool training, const data::Element& batch);
   Logs on_batch(bool training, const Tensor& x, const Tensor& y, const std::optional<Tensor>& sample_weight,
                 CallSite where);

@@ -104,17 +104,113 @@ def _dataset_parts(x):
     return x._raw if isinstance(x, data.Dataset) else None
 
 
+def _per_output(value, names, what):
+    """A compile argument given per output (a list in order, or a dict by output name)
+    as a list; None when it is one value for every output."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise errors.InvalidArgumentError(f"compile: {what} for unknown outputs {unknown}; the outputs are {names}")
+        missing = [n for n in names if n not in value]
+        if missing and what == "losses":
+            raise errors.InvalidArgumentError(f"compile: no loss for the outputs {missing}")
+        return [value.get(n) for n in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise errors.InvalidArgumentError(
+                f"compile: {len(value)} {what} for the {len(names)} outputs {names}")
+        return list(value)
+    return None
+
+
+def _output_metrics(metrics, losses, names):
+    """The metrics of each output: a dict by output name or a list of lists as given; a flat
+    list of names applies to every output (a fresh metric each, as Keras)."""
+    if not metrics:
+        return [[] for _ in names]
+    if isinstance(metrics, dict) or any(isinstance(m, (list, tuple)) for m in metrics):
+        per = _per_output(metrics, names, "metric lists")
+        lists = [[] if m is None else list(m) if isinstance(m, (list, tuple)) else [m] for m in per]
+    else:
+        for m in metrics:
+            if isinstance(m, _core.keras.metrics.Metric):
+                raise errors.InvalidArgumentError(
+                    "compile: a metric object cannot serve several outputs (it keeps one state); give "
+                    "metrics by name, or per output as a dict {output_name: [...]} or a list of lists")
+        lists = [list(metrics) for _ in names]
+    return [[_metric_of(m, loss) for m in ms] for ms, loss in zip(lists, losses)]
+
+
 class _Training:
     """compile / fit / evaluate / predict for Model and Sequential."""
 
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, jit_compile=None):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, run_eagerly=None,
+                jit_compile=None):
         """Sets the optimizer, loss and metrics (names or objects). The training step runs
-        as an ef.function unless run_eagerly."""
+        as an ef.function unless run_eagerly.
+
+        A model of several outputs takes a loss for all or one per output (a list, or a
+        dict by output name: model.output_names), loss_weights the same way, and metrics
+        as a list for every output or per output (a dict or a list of lists); its logs
+        name them "<output>_loss", "<output>_<metric>"."""
         if loss is None:
             raise errors.InvalidArgumentError("compile: no loss given")
-        loss = _loss_of(loss)
-        self._compile(_optimizer_of(optimizer), loss, [_metric_of(m, loss) for m in (metrics or [])],
-                      bool(run_eagerly), bool(jit_compile))
+        names = self.output_names if self._output_count > 1 else None
+        per_output = names is not None or isinstance(loss, (list, tuple, dict)) or isinstance(metrics, dict) \
+            or loss_weights is not None
+        if not per_output:
+            loss = _loss_of(loss)
+            metric_objects = [_metric_of(m, loss) for m in (metrics or [])]
+            self._compile(_optimizer_of(optimizer), loss, metric_objects, bool(run_eagerly), bool(jit_compile),
+                          [], [], [])
+            self._metrics_names = ["loss"] + [m.name for m in metric_objects]
+            return
+        names = self.output_names
+        losses = _per_output(loss, names, "losses")
+        losses = [_loss_of(x) for x in losses] if losses is not None else [_loss_of(loss)] * len(names)
+        weights = _per_output(loss_weights, names, "loss weights") if loss_weights is not None else []
+        if weights is None:
+            raise errors.InvalidArgumentError("compile: loss_weights must be a list or a dict by output name")
+        weights = [1.0 if w is None else float(w) for w in weights]
+        output_metrics = _output_metrics(metrics, losses, names)
+        if len(names) == 1:  # one output: its metrics keep their own names
+            self._compile(_optimizer_of(optimizer), losses[0], output_metrics[0], bool(run_eagerly),
+                          bool(jit_compile), [], weights, [])
+            self._metrics_names = ["loss"] + [m.name for m in output_metrics[0]]
+            return
+        self._compile(_optimizer_of(optimizer), None, [], bool(run_eagerly), bool(jit_compile), losses, weights,
+                      output_metrics)
+        self._metrics_names = ["loss"] + [f"{n}_loss" for n in names] + [
+            f"{n}_{m.name}" for n, ms in zip(names, output_metrics) for m in ms]
+
+    def _flat(self, value, count, names, what):
+        """x or y as the list of tensors the C++ model takes: one value for a model of one
+        input (output), else a list in order or a dict by name."""
+        if count == 1:
+            if isinstance(value, dict) and len(value) == 1:
+                return list(value.values())
+            # [x] with x an array or tensor (Keras takes it); any other list is the data itself.
+            if isinstance(value, (list, tuple)) and len(value) == 1 and hasattr(value[0], "shape"):
+                return [value[0]]
+            return [value]
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - set(names))
+            if unknown or len(value) != len(names):
+                raise errors.InvalidArgumentError(
+                    f"model '{self.name}': {what} by name must give exactly {names}, got {sorted(value)}")
+            return [value[n] for n in names]
+        if not isinstance(value, (list, tuple)) or len(value) != count:
+            got = len(value) if isinstance(value, (list, tuple)) else 1
+            raise errors.InvalidArgumentError(
+                f"model '{self.name}' takes {count} {what} tensors (a list, or a dict by {names}), got {got}")
+        return list(value)
+
+    def _input_names(self):
+        return [t.name for t in self._inputs] if hasattr(self, "_inputs") else ["input"]
+
+    def _flat_xy(self, x, y):
+        return (self._flat(x, self._input_count, self._input_names(), "x"),
+                self._flat(y, self._output_count, self.output_names, "y"))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
@@ -128,7 +224,14 @@ class _Training:
         if validation_dataset is not None:
             validation_data = None
         elif validation_data is not None:
-            validation_data = list(validation_data)
+            parts = list(validation_data)
+            if len(parts) not in (2, 3):
+                raise errors.InvalidArgumentError(
+                    f"fit: validation_data must be (x, y) or (x, y, sample_weight), got {len(parts)} items")
+            vx, vy = self._flat_xy(parts[0], parts[1])
+            validation_data = vx + vy + parts[2:]
+        if dataset is None:
+            x, y = self._flat_xy(x, y)
         sys.stdout.flush()
         core = self._fit(x if dataset is None else None, y if dataset is None else None, dataset,
                          32 if batch_size is None else batch_size, epochs, -1 if verbose == "auto" else int(verbose),
@@ -141,6 +244,10 @@ class _Training:
         """The loss and metrics over the data; a list [loss, metric, ...] in compile's order,
         or a dict with return_dict."""
         dataset = _dataset_parts(x)
+        if dataset is None:
+            if x is None or y is None:
+                raise errors.InvalidArgumentError("evaluate: give x and y, or a Dataset as x")
+            x, y = self._flat_xy(x, y)
         sys.stdout.flush()
         logs = self._evaluate(x if dataset is None else None, y if dataset is None else None, dataset,
                               32 if batch_size is None else batch_size, int(verbose), list(callbacks or []))
@@ -151,7 +258,11 @@ class _Training:
         concatenated. verbose, steps and callbacks are accepted for Keras' signature; no
         progress is printed."""
         del verbose, steps, callbacks
-        return _core.keras.Model.predict(self, x, 32 if batch_size is None else batch_size)
+        batch_size = 32 if batch_size is None else batch_size
+        if self._input_count == 1 and self._output_count == 1:
+            return _core.keras.Model.predict(self, x, batch_size)
+        outputs = self._predict_all(self._flat(x, self._input_count, self._input_names(), "x"), batch_size)
+        return outputs[0] if len(outputs) == 1 else outputs
 
     def train_on_batch(self, x, y, sample_weight=None, return_dict=False):
         """Runs one training step on a single batch (no shuffling, no callbacks).
@@ -185,8 +296,10 @@ class _Training:
 
     @property
     def metrics_names(self):
-        """The names evaluate and train_on_batch report, in order: "loss", then the metrics'."""
-        return ["loss"] + [m.name for m in self.metrics]
+        """The names evaluate and train_on_batch report, in order: "loss", then the metrics'
+        (with several outputs: each output's loss, then each output's metrics)."""
+        names = getattr(self, "_metrics_names", None)
+        return names if names is not None else ["loss"] + [m.name for m in self.metrics]
 
     def _ordered(self, logs):
         values = [logs[name] for name in self.metrics_names]

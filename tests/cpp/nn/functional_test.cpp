@@ -191,5 +191,42 @@ TEST(Functional, FitTrainsIt) {
   EXPECT_LT(losses.back(), losses.front() * 0.3);
 }
 
+TEST(Functional, FitsSeveralInputsAndOutputsWithWeightedLosses) {
+  KerasTensor a = nn::Input({3}, DType::Float32, "a"), b = nn::Input({3}, DType::Float32, "b");
+  auto shared = dense(2, "shared");
+  auto subtract = std::make_shared<nn::Subtract>("difference");
+  auto add = std::make_shared<nn::Add>("sum");
+  auto model = std::make_shared<nn::Functional>(
+      std::vector{a, b},
+      std::vector{(*subtract)({(*shared)(a), (*shared)(b)}), (*add)({(*shared)(a), (*shared)(b)})});
+  EXPECT_EQ(model->output_names(), (std::vector<std::string>{"difference", "sum"}));
+  const Tensor xa = random::uniform({8, 3}, -1, 1, DType::Float32, 1);
+  const Tensor xb = random::uniform({8, 3}, -1, 1, DType::Float32, 2);
+  const Tensor ya = zeros({8, 2}), yb = ones({8, 2});
+  auto mse = std::make_shared<nn::losses::MeanSquaredError>();
+  auto mae = std::make_shared<nn::metrics::MeanAbsoluteError>();
+  model->compile({.optimizer = std::make_shared<optim::SGD>(0.0),  // no update: the logs are the loss
+                  .output_losses = {mse, mse},
+                  .loss_weights = {2.0, 0.5},
+                  .output_metrics = {{}, {mae}}});
+  const std::vector<Tensor> pred = model->predict_all({xa, xb});
+  const double difference = (*mse)(ya, pred[0]).item<float>(), sum = (*mse)(yb, pred[1]).item<float>();
+  nn::Logs logs = model->evaluate({xa, xb}, {ya, yb}, 8);
+  EXPECT_NEAR(logs.at("difference_loss"), difference, 1e-6);
+  EXPECT_NEAR(logs.at("sum_loss"), sum, 1e-6);
+  EXPECT_NEAR(logs.at("loss"), 2.0 * difference + 0.5 * sum, 1e-5);
+  EXPECT_TRUE(logs.count("sum_mean_absolute_error"));
+  auto history = model->fit({xa, xb}, {ya, yb}, {.batch_size = 4, .epochs = 1, .verbose = 0});
+  EXPECT_NEAR(history->history().at("loss").back(), 2.0 * difference + 0.5 * sum, 1e-5);
+  EXPECT_ERROR(model->fit(xa, ya), InvalidArgumentError, "takes 2 input(s) and gives 2 output(s)",
+               "1 x and 1 y");
+  EXPECT_ERROR(
+      model->compile({.optimizer = std::make_shared<optim::SGD>(0.1), .loss = mse, .loss_weights = {1.0}}),
+      InvalidArgumentError, "1 loss weights", "2 output(s)");
+  EXPECT_ERROR(
+      model->compile({.optimizer = std::make_shared<optim::SGD>(0.1), .loss = mse, .metrics = {mae}}),
+      InvalidArgumentError, "give its metrics per output");
+}
+
 }  // namespace
 }  // namespace ef
