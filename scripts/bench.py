@@ -11,7 +11,8 @@ bench/python/bench_training.py the seconds per epoch and peak memory of the Fash
 examples' training loop, and bench/python/bench_function.py traced functions against eager
 code (elementwise chains, the L-BFGS two-loop recursion), and bench/python/bench_half.py
 bfloat16/float16 matmuls and a training step per mixed-precision policy, and
-bench/python/bench_einsum.py einsum contractions with sides of 512 to 2048.
+bench/python/bench_einsum.py einsum contractions with sides of 512 to 2048, and
+bench/python/bench_linalg.py linalg.solve and cholesky with sides of 512 to 2048.
 """
 import argparse
 import json
@@ -41,6 +42,7 @@ FAMILIES = {
     "branches": ("us/call", None),
     "pass": ("us/call", None),
     "einsum": ("us/op", None),  # bench/python/bench_einsum.py: einsum contractions
+    "linalg": ("us/op", None),  # bench/python/bench_linalg.py: solve and cholesky
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}
@@ -59,7 +61,8 @@ def run_python(args):
                  script.replace("bench_python.py", "bench_training.py"),
                  script.replace("bench_python.py", "bench_function.py"),
                  script.replace("bench_python.py", "bench_half.py"),
-                 script.replace("bench_python.py", "bench_einsum.py")):
+                 script.replace("bench_python.py", "bench_einsum.py"),
+                 script.replace("bench_python.py", "bench_linalg.py")):
         out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
                              stdout=subprocess.PIPE, text=True, env=env).stdout
         results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})

@@ -20,7 +20,9 @@ auto large(const ef::Tensor& x, F&& f) {
 void bind_linalg_ops(py::module_& m) {
   m.def(
       "cholesky",
-      [](TensorArg input, py::handle) { return large(input, [&] { return ef::linalg::cholesky(input, kPython); }); },
+      [](TensorArg input, py::handle) {
+        return large(input, [&] { return ef::linalg::cholesky(input, kPython); });
+      },
       R"doc(Computes the Cholesky factor of each symmetric positive definite matrix (tf.linalg.cholesky).
 
 Returns the lower-triangular L with L @ L^T = input; only input's lower
@@ -148,7 +150,9 @@ Raises:
       "input"_a, "adjoint"_a = false, "name"_a = py::none());
   m.def(
       "det",
-      [](TensorArg input, py::handle) { return large(input, [&] { return ef::linalg::det(input, kPython); }); },
+      [](TensorArg input, py::handle) {
+        return large(input, [&] { return ef::linalg::det(input, kPython); });
+      },
       R"doc(Computes the determinant of each square matrix (tf.linalg.det).
 
 0 for a singular matrix, 1 for a 0 x 0 one. The gradient at a singular matrix
@@ -197,7 +201,9 @@ Raises:
       "input"_a, "name"_a = py::none());
   m.def(
       "logdet",
-      [](TensorArg matrix, py::handle) { return large(matrix, [&] { return ef::linalg::logdet(matrix, kPython); }); },
+      [](TensorArg matrix, py::handle) {
+        return large(matrix, [&] { return ef::linalg::logdet(matrix, kPython); });
+      },
       R"doc(Computes log det of each symmetric positive definite matrix (tf.linalg.logdet), via Cholesky.
 
 >>> round(float(ef.linalg.logdet([[4., 2.], [2., 3.]])), 4)

@@ -129,6 +129,18 @@ void computed_on_host(const OpCall& call, std::span<Tensor> outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = host[i].to(outputs[i].device());
 }
 
+// Runs a composite op's body, adding the user's call site to an error it raises (before
+// or between the ops it runs), as dispatch does for primitive ops.
+template <class Body>
+Tensor with_call_site(CallSite where, Body&& body) {
+  try {
+    return body();
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
 // `def` with its gradient function set (for OpDefs made by the builders above), and
 // the forward values it reads (Note [gradient uses] in op_def.h).
 inline OpDef with_gradient(OpDef def, GradFn gradient, GradientUses uses = {}) {

@@ -41,15 +41,17 @@ void cholesky_typed(const OpCall& call, Tensor& out) {
       const int info = potrf('U', static_cast<int>(n), l, static_cast<int>(n));
       if (info > 0)
         fail(call.op.name, ": the input is not positive definite (the leading minor of order ", info,
-             " of matrix ", b, " of the batch is not positive); the Cholesky decomposition was not successful");
+             " of matrix ", b,
+             " of the batch is not positive); the Cholesky decomposition was not successful");
       for (int64_t i = 0; i < n; ++i) std::fill(l + i * n + i + 1, l + (i + 1) * n, T(0));
     }
   });
 }
 
 void cholesky_cpu(const OpCall& call, std::span<Tensor> outputs) {
-  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name,
-                                 [&](auto tag) { cholesky_typed<typename decltype(tag)::type>(call, outputs[0]); });
+  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
+    cholesky_typed<typename decltype(tag)::type>(call, outputs[0]);
+  });
 }
 
 // dA = sym(L^-T Phi(L^T dL) L^-1), Phi taking the lower triangle with the diagonal
@@ -61,7 +63,8 @@ std::vector<Tensor> cholesky_grad(const GradCall& call) {
   p = subtract(p, multiply(linalg::band_part(p, 0, 0), 0.5));
   // L^-T P L^-1 = (L^-T (L^-T P)^T)^T: two solves against L^T.
   Tensor left = linalg::triangular_solve(l, p, true, true);
-  Tensor both = linalg::matrix_transpose(linalg::triangular_solve(l, linalg::matrix_transpose(left), true, true));
+  Tensor both =
+      linalg::matrix_transpose(linalg::triangular_solve(l, linalg::matrix_transpose(left), true, true));
   return {multiply(add(both, linalg::matrix_transpose(both)), 0.5)};
 }
 

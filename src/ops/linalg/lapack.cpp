@@ -5,11 +5,12 @@
 
 namespace ef::linalg_detail {
 
-void check_matrices(std::string_view op, const Tensor& x, std::string_view arg, bool square, DTypeSet dtypes) {
+void check_matrices(std::string_view op, const Tensor& x, std::string_view arg, bool square,
+                    DTypeSet dtypes) {
   if (!x.defined()) fail(op, ": argument '", arg, "' is undefined");
   if (!cpu::contains(dtypes, x.dtype()))
-    fail(op, ": argument '", arg, "' has dtype ", x.dtype(), ", which this op does not support (supported: ",
-         detail::dtype_set_names(dtypes), ")");
+    fail(op, ": argument '", arg, "' has dtype ", x.dtype(),
+         ", which this op does not support (supported: ", detail::dtype_set_names(dtypes), ")");
   if (x.rank() < 2)
     fail(op, ": argument '", arg, "' must have rank >= 2 (a matrix, or a batch of them), got shape ",
          x.shape());
@@ -22,7 +23,8 @@ Shape batch_shape(const Shape& shape) {
   return Shape(std::span<const int64_t>(shape.begin(), shape.end() - 2));
 }
 
-Shape broadcast_batch(const OpCall& call, size_t i, size_t j, std::string_view arg_i, std::string_view arg_j) {
+Shape broadcast_batch(const OpCall& call, size_t i, size_t j, std::string_view arg_i,
+                      std::string_view arg_j) {
   const Shape &a = call.inputs[i].shape(), &b = call.inputs[j].shape();
   try {
     return broadcast_shapes(batch_shape(a), batch_shape(b), call.op.name);
@@ -40,8 +42,8 @@ int64_t columns_per_item(int64_t batches, int64_t cols) {
 
 void check_lapack_size(const OpCall& call, int64_t dim) {
   if (dim > INT_MAX)
-    fail<ResourceExhaustedError>(call.op.name, ": matrix dimension ", dim, " is too large for LAPACK (at most ",
-                                 INT_MAX, ")");
+    fail<ResourceExhaustedError>(call.op.name, ": matrix dimension ", dim,
+                                 " is too large for LAPACK (at most ", INT_MAX, ")");
 }
 
 BatchOffsets::BatchOffsets(const Tensor& input, const Shape& out_batch) : out_batch_(out_batch.dims()) {

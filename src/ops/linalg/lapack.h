@@ -64,13 +64,15 @@ inline int getrf(int n, double* a, int* ipiv) {
 // n x n row-major matrix A (BLAS trsm, from the left).
 inline void trsm(bool lower, bool transpose, bool unit, int rows, int cols, const float* a, int lda, float* b,
                  int ldb) {
-  cblas_strsm(CblasRowMajor, CblasLeft, lower ? CblasLower : CblasUpper, transpose ? CblasTrans : CblasNoTrans,
-              unit ? CblasUnit : CblasNonUnit, rows, cols, 1.0f, a, lda, b, ldb);
+  cblas_strsm(CblasRowMajor, CblasLeft, lower ? CblasLower : CblasUpper,
+              transpose ? CblasTrans : CblasNoTrans, unit ? CblasUnit : CblasNonUnit, rows, cols, 1.0f, a,
+              lda, b, ldb);
 }
-inline void trsm(bool lower, bool transpose, bool unit, int rows, int cols, const double* a, int lda, double* b,
-                 int ldb) {
-  cblas_dtrsm(CblasRowMajor, CblasLeft, lower ? CblasLower : CblasUpper, transpose ? CblasTrans : CblasNoTrans,
-              unit ? CblasUnit : CblasNonUnit, rows, cols, 1.0, a, lda, b, ldb);
+inline void trsm(bool lower, bool transpose, bool unit, int rows, int cols, const double* a, int lda,
+                 double* b, int ldb) {
+  cblas_dtrsm(CblasRowMajor, CblasLeft, lower ? CblasLower : CblasUpper,
+              transpose ? CblasTrans : CblasNoTrans, unit ? CblasUnit : CblasNonUnit, rows, cols, 1.0, a, lda,
+              b, ldb);
 }
 
 // Checks that `x` (argument `arg` of `op`) is a batch of matrices [..., m, n] (square
@@ -126,7 +128,8 @@ void copy_matrix(const T* src, int64_t rs, int64_t cs, int64_t rows, int64_t col
   for (int64_t i = 0; i < rows; ++i) {
     const T* s = src + i * rs;
     T* d = dst + i * ld;
-    if (cs == 1) std::copy(s, s + cols, d);
+    if (cs == 1)
+      std::copy(s, s + cols, d);
     else
       for (int64_t j = 0; j < cols; ++j) d[j] = s[j * cs];
   }

@@ -12,6 +12,7 @@
 namespace ef::linalg {
 namespace {
 
+using detail::with_call_site;
 using linalg_detail::check_matrices;
 
 constexpr cpu::DTypeSet kAnyNumeric = cpu::kNumericTypes;
@@ -19,17 +20,6 @@ constexpr cpu::DTypeSet kAnyNumeric = cpu::kNumericTypes;
 // A batch of identity matrices shaped like the square matrices `a`; band_part of ones
 // rather than eye, so that it also works for dimensions unknown until run time.
 Tensor identity_like(const Tensor& a, CallSite where) { return band_part(ones_like(a, where), 0, 0, where); }
-
-// Runs body, adding the caller's site to an error (as ops do in dispatch).
-template <class Body>
-Tensor with_call_site(CallSite where, Body&& body) {
-  try {
-    return body();
-  } catch (Error& e) {
-    e.add_call_site(where);
-    throw;
-  }
-}
 
 }  // namespace
 

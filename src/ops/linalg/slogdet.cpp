@@ -54,8 +54,9 @@ void slogdet_typed(const OpCall& call, std::span<Tensor> outputs) {
 }
 
 void slogdet_cpu(const OpCall& call, std::span<Tensor> outputs) {
-  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name,
-                                 [&](auto tag) { slogdet_typed<typename decltype(tag)::type>(call, outputs); });
+  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
+    slogdet_typed<typename decltype(tag)::type>(call, outputs);
+  });
 }
 
 // d log|det A| = tr(A^-1 dA): the gradient is A^-T times the incoming gradient of

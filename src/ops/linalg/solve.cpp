@@ -55,26 +55,29 @@ void solve_typed(const OpCall& call, Tensor& out) {
   parallel_for(factors, nd * nd * nd * 0.2 + 50, [&](int64_t begin, int64_t end) {
     for (int64_t f = begin; f < end; ++f)
       if (lu_factor(a_data, a_own, f, n, lu.data() + f * n * n, ipiv.data() + f * n) > 0)
-        fail(call.op.name, ": input matrix is not invertible (matrix ", f, " of the batch of shape ", a_in.shape(),
-             " is singular)");
+        fail(call.op.name, ": input matrix is not invertible (matrix ", f, " of the batch of shape ",
+             a_in.shape(), " is singular)");
   });
   T* x_data = cpu::typed_output<T>(out);
   const int64_t cols = columns_per_item(batches, k), chunks = (k + cols - 1) / cols;
-  parallel_for(batches * chunks, nd * nd * static_cast<double>(cols) * 0.3 + 50, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t b = item / chunks, c0 = (item % chunks) * cols, c1 = std::min(k, c0 + cols), f = a_at.index(b);
-      T* x = x_data + b * n * k + c0;
-      copy_matrix(b_data + b_at(b) + c0 * b_at.col_stride(), b_at.row_stride(), b_at.col_stride(), n, c1 - c0, x,
-                  k);
-      lu_solve(lu.data() + f * n * n, ipiv.data() + f * n, adjoint, static_cast<int>(n), static_cast<int>(c1 - c0),
-               x, static_cast<int>(k));
-    }
-  });
+  parallel_for(batches * chunks, nd * nd * static_cast<double>(cols) * 0.3 + 50,
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t item = begin; item < end; ++item) {
+                   const int64_t b = item / chunks, c0 = (item % chunks) * cols, c1 = std::min(k, c0 + cols),
+                                 f = a_at.index(b);
+                   T* x = x_data + b * n * k + c0;
+                   copy_matrix(b_data + b_at(b) + c0 * b_at.col_stride(), b_at.row_stride(),
+                               b_at.col_stride(), n, c1 - c0, x, k);
+                   lu_solve(lu.data() + f * n * n, ipiv.data() + f * n, adjoint, static_cast<int>(n),
+                            static_cast<int>(c1 - c0), x, static_cast<int>(k));
+                 }
+               });
 }
 
 void solve_cpu(const OpCall& call, std::span<Tensor> outputs) {
-  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name,
-                                 [&](auto tag) { solve_typed<typename decltype(tag)::type>(call, outputs[0]); });
+  cpu::dispatch_in<kLapackTypes>(outputs[0].dtype(), call.op.name, [&](auto tag) {
+    solve_typed<typename decltype(tag)::type>(call, outputs[0]);
+  });
 }
 
 // X = op(A)^-1 B: dB = op(A)^-T dX, and dA = -dB X^T (or -X dB^T when adjoint) (Giles
@@ -84,7 +87,8 @@ std::vector<Tensor> solve_grad(const GradCall& call) {
   const bool adjoint = call.forward.attrs.get_bool(kAdjoint);
   Tensor grad_b = linalg::solve(a, g, !adjoint);
   Tensor grad_a;
-  if (call.needs(0)) grad_a = negative(adjoint ? matmul(x, grad_b, false, true) : matmul(grad_b, x, false, true));
+  if (call.needs(0))
+    grad_a = negative(adjoint ? matmul(x, grad_b, false, true) : matmul(grad_b, x, false, true));
   return {grad_a, call.needs(1) ? grad_b : Tensor()};
 }
 

@@ -30,8 +30,8 @@ void triangular_solve_typed(const OpCall& call, Tensor& out) {
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t i = 0; i < n; ++i)
       if (a_data[a_at(b) + i * (a_at.row_stride() + a_at.col_stride())] == T(0))
-        fail(call.op.name, ": input matrix is not invertible (matrix ", b, " of the batch has a zero at (", i, ", ",
-             i, ") of its diagonal)");
+        fail(call.op.name, ": input matrix is not invertible (matrix ", b, " of the batch has a zero at (", i,
+             ", ", i, ") of its diagonal)");
   cpu::init_blas_threads();
   const int64_t cols = columns_per_item(batches, k), chunks = (k + cols - 1) / cols;
   const double ns = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(cols) * 0.3 + 50;
@@ -49,8 +49,8 @@ void triangular_solve_typed(const OpCall& call, Tensor& out) {
         lda = n;
       }
       T* x = x_data + b * n * k + c0;
-      copy_matrix(b_data + b_at(b) + c0 * b_at.col_stride(), b_at.row_stride(), b_at.col_stride(), n, c1 - c0, x,
-                  k);
+      copy_matrix(b_data + b_at(b) + c0 * b_at.col_stride(), b_at.row_stride(), b_at.col_stride(), n, c1 - c0,
+                  x, k);
       trsm(lower, adjoint, false, static_cast<int>(n), static_cast<int>(c1 - c0), a, static_cast<int>(lda), x,
            static_cast<int>(k));
     }

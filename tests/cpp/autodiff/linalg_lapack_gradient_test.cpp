@@ -35,12 +35,15 @@ Tensor spd_of(const Tensor& x) {
 }
 
 TEST(LinalgLapackGradient, Cholesky) {
-  expect_gradients([](In in) { return weighted_square(linalg::cholesky(spd_of(in[0]))); }, {rand64({3, 3}, 1)});
-  expect_gradients([](In in) { return weighted_square(linalg::cholesky(spd_of(in[0]))); }, {rand64({2, 4, 4}, 2)});
+  expect_gradients([](In in) { return weighted_square(linalg::cholesky(spd_of(in[0]))); },
+                   {rand64({3, 3}, 1)});
+  expect_gradients([](In in) { return weighted_square(linalg::cholesky(spd_of(in[0]))); },
+                   {rand64({2, 4, 4}, 2)});
   // A symmetrized input directly.
   expect_gradients(
       [](In in) {
-        Tensor a = add(multiply(add(in[0], linalg::matrix_transpose(in[0])), 0.5), multiply(eye(3, 3, DType::Float64), 3.0));
+        Tensor a = add(multiply(add(in[0], linalg::matrix_transpose(in[0])), 0.5),
+                       multiply(eye(3, 3, DType::Float64), 3.0));
         return weighted_square(linalg::cholesky(a));
       },
       {rand64({3, 3}, 3)});
@@ -74,14 +77,16 @@ TEST(LinalgLapackGradient, InvDetSlogdet) {
   expect_gradients([](In in) { return weighted_square(linalg::det(in[0])); }, {near_identity({3}, 15, -2)});
   expect_gradients([](In in) { return weighted_square(linalg::slogdet(in[0]).second); },
                    {near_identity({2, 3}, 16, -1.5)});
-  expect_gradients([](In in) { return weighted_square(linalg::logdet(spd_of(in[0]))); }, {rand64({2, 3, 3}, 17)});
+  expect_gradients([](In in) { return weighted_square(linalg::logdet(spd_of(in[0]))); },
+                   {rand64({2, 3, 3}, 17)});
 }
 
 TEST(LinalgLapackGradient, CholeskySolveAndBands) {
   expect_gradients(
       [](In in) { return weighted_square(linalg::cholesky_solve(linalg::cholesky(spd_of(in[0])), in[1])); },
       {rand64({3, 3}, 18), rand64({3, 2}, 19)});
-  expect_gradients([](In in) { return weighted_square(linalg::band_part(in[0], 1, 0)); }, {rand64({2, 3, 4}, 20)});
+  expect_gradients([](In in) { return weighted_square(linalg::band_part(in[0], 1, 0)); },
+                   {rand64({2, 3, 4}, 20)});
   expect_gradients([](In in) { return weighted_square(linalg::trace(in[0])); }, {rand64({2, 3, 4}, 21)});
   expect_gradients([](In in) { return weighted_square(linalg::diag_part(in[0])); }, {rand64({4, 3}, 22)});
   expect_gradients([](In in) { return weighted_square(linalg::diag(in[0])); }, {rand64({2, 3}, 23)});

@@ -51,7 +51,8 @@ TEST(LinalgCholesky, Empty) {
 }
 
 TEST(LinalgCholesky, BadInputs) {
-  EXPECT_ERROR(linalg::cholesky(m64({1, 2, 2, 1}, {2, 2})), InvalidArgumentError, "cholesky", "not positive definite");
+  EXPECT_ERROR(linalg::cholesky(m64({1, 2, 2, 1}, {2, 2})), InvalidArgumentError, "cholesky",
+               "not positive definite");
   EXPECT_ERROR(linalg::cholesky(zeros({2, 3})), InvalidArgumentError, "cholesky", "square", "[2, 3]");
   EXPECT_ERROR(linalg::cholesky(zeros({3})), InvalidArgumentError, "cholesky", "rank >= 2", "[3]");
   EXPECT_ERROR(linalg::cholesky(zeros({2, 2}, DType::Int32)), InvalidArgumentError, "cholesky", "int32");
@@ -76,16 +77,17 @@ TEST(LinalgTriangularSolve, BroadcastAndViews) {
   expect_values(matmul(l, x), broadcast_to(b, {2, 3, 4, 6}).to_vector<double>(), 1e-12);
   // An upper-triangular transposed view, and adjoint.
   Tensor u = linalg::matrix_transpose(l);
-  expect_values(linalg::triangular_solve(u, b, false), linalg::triangular_solve(l, b, true, true).to_vector<double>(),
-                1e-12);
+  expect_values(linalg::triangular_solve(u, b, false),
+                linalg::triangular_solve(l, b, true, true).to_vector<double>(), 1e-12);
   expect_meta(linalg::triangular_solve(l, zeros({3, 4, 0}, DType::Float64)), {3, 4, 0}, DType::Float64);
 }
 
 TEST(LinalgTriangularSolve, BadInputs) {
   Tensor l = m64({2, 0, 1, 1}, {2, 2});
-  EXPECT_ERROR(linalg::triangular_solve(l, zeros({3, 1}, DType::Float64)), InvalidArgumentError, "triangular_solve",
-               "[2, 2]", "[3, 1]");
-  EXPECT_ERROR(linalg::triangular_solve(l, zeros({2, 1})), InvalidArgumentError, "triangular_solve", "float32");
+  EXPECT_ERROR(linalg::triangular_solve(l, zeros({3, 1}, DType::Float64)), InvalidArgumentError,
+               "triangular_solve", "[2, 2]", "[3, 1]");
+  EXPECT_ERROR(linalg::triangular_solve(l, zeros({2, 1})), InvalidArgumentError, "triangular_solve",
+               "float32");
   EXPECT_ERROR(linalg::triangular_solve(zeros({2, 2, 3}, DType::Float64), zeros({2, 1}, DType::Float64)),
                InvalidArgumentError, "triangular_solve", "square");
   EXPECT_ERROR(linalg::triangular_solve(zeros({2, 2, 2}, DType::Float64), zeros({3, 2, 1}, DType::Float64)),
@@ -125,19 +127,20 @@ TEST(LinalgSolve, Empty) {
 TEST(LinalgSolve, BadInputs) {
   EXPECT_ERROR(linalg::solve(m64({1, 2, 2, 4}, {2, 2}), m64({1, 1}, {2, 1})), InvalidArgumentError, "solve",
                "not invertible");
-  EXPECT_ERROR(linalg::solve(zeros({2, 2}), zeros({3, 2})), InvalidArgumentError, "solve", "[2, 2]", "[3, 2]");
+  EXPECT_ERROR(linalg::solve(zeros({2, 2}), zeros({3, 2})), InvalidArgumentError, "solve", "[2, 2]",
+               "[3, 2]");
   EXPECT_ERROR(linalg::solve(zeros({2, 2}), zeros({2}, DType::Float32)), InvalidArgumentError, "solve", "rhs",
                "rank >= 2");
-  EXPECT_ERROR(linalg::solve(zeros({2, 2}, DType::Int64), zeros({2, 1}, DType::Int64)), InvalidArgumentError, "solve",
-               "int64");
+  EXPECT_ERROR(linalg::solve(zeros({2, 2}, DType::Int64), zeros({2, 1}, DType::Int64)), InvalidArgumentError,
+               "solve", "int64");
 }
 
 TEST(LinalgInv, ValuesAndErrors) {
   expect_values(linalg::inv(m64({1, 2, 3, 4}, {2, 2})), {-2, 1, 1.5, -0.5}, 1e-12);
   expect_values(linalg::inv(m64({1, 2, 3, 4}, {2, 2}), true), {-2, 1.5, 1, -0.5}, 1e-12);
   Tensor a = testing::rand64({2, 6, 6}, 8);
-  expect_values(matmul(a, linalg::inv(a)), broadcast_to(eye(6, 6, DType::Float64), {2, 6, 6}).to_vector<double>(),
-                1e-10);
+  expect_values(matmul(a, linalg::inv(a)),
+                broadcast_to(eye(6, 6, DType::Float64), {2, 6, 6}).to_vector<double>(), 1e-10);
   expect_meta(linalg::inv(zeros({0, 0})), {0, 0}, DType::Float32);
   EXPECT_ERROR(linalg::inv(m32({1, 1, 1, 1}, {2, 2})), InvalidArgumentError, "not invertible");
   EXPECT_ERROR(linalg::inv(zeros({2, 3})), InvalidArgumentError, "inv", "square", "[2, 3]");
@@ -176,11 +179,13 @@ TEST(LinalgCholeskySolve, ValuesAndErrors) {
   Tensor l = linalg::cholesky(m64({4, 2, 2, 3}, {2, 2}));
   expect_values(linalg::cholesky_solve(l, m64({1, 2}, {2, 1})), {-0.125, 0.75}, 1e-12);
   Tensor a = spd({2, 5}, 10), b = testing::rand64({5, 3}, 11);
-  expect_values(linalg::cholesky_solve(linalg::cholesky(a), b), linalg::solve(a, b).to_vector<double>(), 1e-12);
+  expect_values(linalg::cholesky_solve(linalg::cholesky(a), b), linalg::solve(a, b).to_vector<double>(),
+                1e-12);
   EXPECT_ERROR(linalg::cholesky_solve(l, zeros({3, 1}, DType::Float64)), InvalidArgumentError, "[3, 1]");
   EXPECT_ERROR(linalg::cholesky_solve(zeros({2, 3}), zeros({2, 1})), InvalidArgumentError, "cholesky_solve",
                "square");
-  EXPECT_ERROR(linalg::cholesky_solve(l, zeros({2})), InvalidArgumentError, "cholesky_solve", "rhs", "rank >= 2");
+  EXPECT_ERROR(linalg::cholesky_solve(l, zeros({2})), InvalidArgumentError, "cholesky_solve", "rhs",
+               "rank >= 2");
 }
 
 TEST(LinalgBands, Values) {
