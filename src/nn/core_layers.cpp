@@ -40,7 +40,25 @@ Tensor Dense::call(const Tensor& inputs, bool) {
   if (inputs.dtype() != compute_dtype())
     fail("layer '", name(), "' (Dense) computes in dtype ", compute_dtype(), ", got inputs of dtype ",
          inputs.dtype());
-  Tensor y = inputs.rank() == 2 ? matmul(inputs, *kernel_) : tensordot(inputs, *kernel_, 1);
+  Tensor y;
+  if (inputs.rank() == 2) {
+    y = matmul(inputs, *kernel_);
+  } else if (inputs.shape().is_fully_defined()) {
+    y = tensordot(inputs, *kernel_, 1);
+  } else {
+    // A symbolic input ([?, steps, features] in a functional model): with one unknown
+    // dimension, one matrix product over the rows and a reshape back (-1 for it);
+    // with several, the broadcasting matmul.
+    std::vector<int64_t> out_dims;
+    int unknown = 0;
+    for (int d = 0; d < inputs.rank() - 1; ++d) {
+      out_dims.push_back(inputs.shape()[d] == kUnknownDim ? -1 : inputs.shape()[d]);
+      if (inputs.shape()[d] == kUnknownDim) ++unknown;
+    }
+    out_dims.push_back(units_);
+    y = unknown == 1 ? reshape(matmul(reshape(inputs, {-1, kernel_shape[0]}), *kernel_), Shape(out_dims))
+                     : matmul(inputs, *kernel_);
+  }
   if (bias_) y = y + *bias_;
   return options_.activation(y);
 }

@@ -192,6 +192,14 @@ def test_the_lstm_example_learns():
     assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5
 
 
+def test_the_transformer_example_learns():
+    import re
+    out = _run_example("fashion_mnist_transformer.py", "--epochs", "1", "--train-examples", "2000",
+                       "--learning-rate", "0.003")
+    assert "multi_head_attention" in out and "position_embedding" in out
+    assert float(re.search(r"test accuracy ([0-9.]+)", out).group(1)) > 0.5
+
+
 def test_more_metrics_against_numpy():
     rng = np.random.default_rng(5)
     scores = rng.standard_normal((50, 6))

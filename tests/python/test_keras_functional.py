@@ -217,3 +217,15 @@ def test_several_outputs_bad_arguments_are_clear_errors():
         model.fit(x, [y[0], np.ones((3, 1))], verbose=0)
     with pytest.raises(ef.errors.InvalidArgumentError, match="class_weight is for models of one output"):
         model.fit(x, y, class_weight={0: 2.0}, verbose=0)
+
+
+def test_dense_on_symbolic_sequences():
+    # [?, steps, features] and [?, ?, features] (one and two unknown dimensions) give the
+    # per-step products, the same as the layer's eager call.
+    dense = keras.layers.Dense(3, name="per_step")
+    data = np.random.default_rng(7).standard_normal((2, 4, 5)).astype(np.float32)
+    for shape in ((4, 5), (None, 5)):
+        tokens = keras.Input(shape=shape)
+        out = dense(tokens)
+        assert out.shape == ef.TensorShape([None, *shape[:-1], 3])
+        np.testing.assert_allclose(keras.Model(tokens, out)(data).numpy(), dense(data).numpy(), rtol=1e-6)
