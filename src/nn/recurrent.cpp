@@ -24,8 +24,9 @@ const char* cell_name(Recurrent::Cell cell, bool keras) {
   return "";
 }
 
-// Columns [k * units, (k + 1) * units) of a [batch, n * units] tensor: gate k.
-Tensor gate(const Tensor& z, int k, int64_t units) { return slice(z, {0, k * units}, {-1, units}); }
+// A [batch, n * units] tensor as its n gates [batch, units]. One split, not n slices:
+// its gradient is one concat, where slices' would be n zero-padded copies summed.
+std::vector<Tensor> gates_of(const Tensor& z, int64_t n) { return split(z, n, 1); }
 
 }  // namespace
 
@@ -165,16 +166,19 @@ std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::o
     gates_kernel = slice(*recurrent_kernel_, {0, 0}, {-1, 2 * units_});
     candidate_kernel = slice(*recurrent_kernel_, {0, 2 * units_}, {-1, units_});
   }
+  // The steps' projections [batch, width] by one unstack (its gradient one stack, where
+  // a slice per step would pad each step's gradient to the whole sequence).
+  const std::vector<Tensor> step_inputs = unstack(projected, 1);
   std::vector<Tensor> outputs;
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = options_.go_backwards ? steps - 1 - i : i;
-    const Tensor x = reshape(slice(projected, {0, t, 0}, {-1, 1, -1}), {batch, width});
+    const Tensor& x = step_inputs[static_cast<size_t>(t)];
     Tensor new_h, new_c;
     if (reset_before) {
-      const Tensor r = matmul(h, gates_kernel);
-      const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
-      const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
-      const Tensor candidate = act(gate(x, 2, units_) + matmul(reset * h, candidate_kernel));
+      const std::vector<Tensor> xg = gates_of(x, 3), rg = gates_of(matmul(h, gates_kernel), 2);
+      const Tensor update = gate_act(xg[0] + rg[0]);
+      const Tensor reset = gate_act(xg[1] + rg[1]);
+      const Tensor candidate = act(xg[2] + matmul(reset * h, candidate_kernel));
       new_h = update * h + (1.0 - update) * candidate;
     } else {
       Tensor r = matmul(h, *recurrent_kernel_);
@@ -183,18 +187,19 @@ std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::o
           new_h = act(x + r);
           break;
         case Cell::kLSTM: {
-          const Tensor z = x + r;
-          const Tensor in = gate_act(gate(z, 0, units_)), forget = gate_act(gate(z, 1, units_));
-          const Tensor candidate = act(gate(z, 2, units_)), out = gate_act(gate(z, 3, units_));
+          const std::vector<Tensor> z = gates_of(x + r, 4);
+          const Tensor in = gate_act(z[0]), forget = gate_act(z[1]);
+          const Tensor candidate = act(z[2]), out = gate_act(z[3]);
           new_c = forget * c + in * candidate;
           new_h = out * act(new_c);
           break;
         }
         case Cell::kGRU: {
           if (recurrent_bias.defined()) r = r + recurrent_bias;
-          const Tensor update = gate_act(gate(x, 0, units_) + gate(r, 0, units_));
-          const Tensor reset = gate_act(gate(x, 1, units_) + gate(r, 1, units_));
-          const Tensor candidate = act(gate(x, 2, units_) + reset * gate(r, 2, units_));
+          const std::vector<Tensor> xg = gates_of(x, 3), rg = gates_of(r, 3);
+          const Tensor update = gate_act(xg[0] + rg[0]);
+          const Tensor reset = gate_act(xg[1] + rg[1]);
+          const Tensor candidate = act(xg[2] + reset * rg[2]);
           new_h = update * h + (1.0 - update) * candidate;
           break;
         }
