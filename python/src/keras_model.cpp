@@ -202,6 +202,14 @@ void bind_model(py::module_& keras) {
           },
           "optimizer"_a, "loss"_a, "metrics"_a, "run_eagerly"_a, "jit_compile"_a, "output_losses"_a,
           "loss_weights"_a, "output_metrics"_a)
+      .def_property_readonly("_compile_settings",
+                             [](const nn::Model& self) -> py::object {
+                               if (!self.compiled()) return py::none();
+                               const nn::CompileOptions& o = self.compile_options();
+                               return py::make_tuple(o.optimizer, o.loss, o.metrics, o.run_eagerly,
+                                                     o.jit_compile, o.output_losses, o.loss_weights,
+                                                     o.output_metrics);
+                             })
       .def_property_readonly("_input_count", &nn::Model::input_count)
       .def_property_readonly("_output_count", &nn::Model::output_count)
       .def_property_readonly("output_names", &nn::Model::output_names,
@@ -385,7 +393,9 @@ Returns:
       [](const nn::Model& model, const std::string& path) { ef::io::save_model(model, path, kPython); },
       "model"_a, "path"_a);
   keras.def(
-      "_load_model", [](const std::string& path) { return ef::io::load_model(path, kPython); }, "path"_a);
+      "_load_model",
+      [](const std::string& path, bool compile) { return ef::io::load_model(path, compile, kPython); },
+      "path"_a, "compile"_a = true);
 
   py::module_ sub = keras.def_submodule("callbacks");
   py::class_<cb::Callback, PyCallback, std::shared_ptr<cb::Callback>>(

@@ -4,8 +4,11 @@
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/nn/functional.h"
+#include "eagerflow/nn/losses.h"
+#include "eagerflow/nn/metrics.h"
 #include "eagerflow/nn/sequential.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/optim/optimizers.h"
 
 namespace ef::io {
 namespace {
@@ -13,6 +16,7 @@ namespace {
 // Metadata entries: what the file is, and the architecture as JSON.
 constexpr const char* kFormat = "eagerflow.io.Model";
 constexpr const char* kArchitectureKey = "architecture";
+constexpr const char* kCompileKey = "compile_config";
 
 // The architecture as one config: {"class_name": "Sequential", "name": ..., "dtype": ...,
 // "build_input_shape": [-1, 28, 28] (-1: unknown), "layers": n, "layer_0": {"class_name":
@@ -59,6 +63,126 @@ std::shared_ptr<nn::Model> from_architecture(const nn::Config& arch, const std::
   return model;
 }
 
+// ---- compile settings ----
+// {"optimizer": entry, "loss": entry or null, "output_losses": list, "loss_weights":
+// {"count": n, "0": w0, ...}, "metrics": list, "output_metrics": {"count": m, "0": list,
+// ...}, "run_eagerly", "jit_compile"}; an entry is {"class_name": ..., "config": {...}}
+// and a list {"count": n, "0": entry, ...}.
+
+nn::Config entry(const std::string& class_name, nn::Config config) {
+  return nn::Config().set("class_name", class_name).set("config", std::move(config));
+}
+
+template <class T>
+std::optional<nn::Config> list_of(const std::vector<std::shared_ptr<T>>& items) {
+  nn::Config list;
+  list.set("count", static_cast<int64_t>(items.size()));
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i]->class_name().empty()) return std::nullopt;
+    list.set(std::to_string(i), entry(items[i]->class_name(), items[i]->get_config()));
+  }
+  return list;
+}
+
+// The settings, or nothing when one of them cannot be made again.
+std::optional<nn::Config> compile_config(const nn::CompileOptions& o) {
+  nn::Config optimizer = o.optimizer->get_config();
+  if (!optimizer.has("learning_rate")) return std::nullopt;  // a schedule
+  nn::Config c;
+  c.set("optimizer", entry(o.optimizer->name(), std::move(optimizer)));
+  if (o.loss) {
+    if (o.loss->class_name().empty()) return std::nullopt;
+    c.set("loss", entry(o.loss->class_name(), o.loss->get_config()));
+  }
+  std::optional<nn::Config> losses = list_of(o.output_losses), metrics = list_of(o.metrics);
+  if (!losses || !metrics) return std::nullopt;
+  c.set("output_losses", *losses).set("metrics", *metrics);
+  nn::Config weights, output_metrics;
+  weights.set("count", static_cast<int64_t>(o.loss_weights.size()));
+  for (size_t i = 0; i < o.loss_weights.size(); ++i) weights.set(std::to_string(i), o.loss_weights[i]);
+  output_metrics.set("count", static_cast<int64_t>(o.output_metrics.size()));
+  for (size_t i = 0; i < o.output_metrics.size(); ++i) {
+    std::optional<nn::Config> list = list_of(o.output_metrics[i]);
+    if (!list) return std::nullopt;
+    output_metrics.set(std::to_string(i), *list);
+  }
+  return c.set("loss_weights", weights)
+      .set("output_metrics", output_metrics)
+      .set("run_eagerly", o.run_eagerly)
+      .set("jit_compile", o.jit_compile);
+}
+
+// The numbered items of a list config, each read by `read`.
+template <class T>
+std::vector<T> read_list(const nn::Config& c, const std::string& key, const std::string& who,
+                         const std::function<T(const nn::Config&, const std::string&)>& read) {
+  std::vector<T> out;
+  const std::shared_ptr<nn::Config> list = c.nested(key, who);
+  if (!list) return out;
+  const int64_t n = list->get<int64_t>("count", who + " " + key);
+  if (n < 0 || n > 10000) fail(who, ": \"", key, "\" has ", n, " items");
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string item = who + " " + key + "[" + std::to_string(i) + "]";
+    const std::shared_ptr<nn::Config> value = list->nested(std::to_string(i), item);
+    if (!value) fail(item, ": missing");
+    out.push_back(read(*value, item));
+  }
+  return out;
+}
+
+std::pair<std::string, nn::Config> read_entry(const nn::Config& c, const std::string& who) {
+  const std::shared_ptr<nn::Config> config = c.nested("config", who);
+  if (!config) fail(who, ": no \"config\"");
+  return {c.get<std::string>("class_name", who), *config};
+}
+
+nn::CompileOptions compile_options_from(const nn::Config& c, const std::string& who) {
+  nn::CompileOptions o;
+  const std::shared_ptr<nn::Config> optimizer = c.nested("optimizer", who);
+  if (!optimizer) fail(who, ": no \"optimizer\"");
+  auto [optimizer_class, optimizer_config] = read_entry(*optimizer, who + " optimizer");
+  o.optimizer = optim::optimizer_from_config(optimizer_class, optimizer_config);
+  if (const std::shared_ptr<nn::Config> loss = c.nested("loss", who)) {
+    auto [loss_class, loss_config] = read_entry(*loss, who + " loss");
+    o.loss = nn::losses::loss_from_config(loss_class, loss_config);
+  }
+  auto loss_of = [](const nn::Config& e, const std::string& item) {
+    auto [class_name, config] = read_entry(e, item);
+    return nn::losses::loss_from_config(class_name, config);
+  };
+  auto metric_of = [](const nn::Config& e, const std::string& item) {
+    auto [class_name, config] = read_entry(e, item);
+    return nn::metrics::metric_from_config(class_name, config);
+  };
+  using LossPtr = std::shared_ptr<nn::losses::Loss>;
+  using MetricPtr = std::shared_ptr<nn::metrics::Metric>;
+  o.output_losses = read_list<LossPtr>(c, "output_losses", who, loss_of);
+  o.metrics = read_list<MetricPtr>(c, "metrics", who, metric_of);
+  if (const std::shared_ptr<nn::Config> weights = c.nested("loss_weights", who)) {
+    const int64_t n = weights->get<int64_t>("count", who + " loss_weights");
+    if (n < 0 || n > 10000) fail(who, ": \"loss_weights\" has ", n, " items");
+    for (int64_t i = 0; i < n; ++i) o.loss_weights.push_back(weights->get<double>(std::to_string(i), who));
+  }
+  if (const std::shared_ptr<nn::Config> lists = c.nested("output_metrics", who)) {
+    const int64_t n = lists->get<int64_t>("count", who + " output_metrics");
+    if (n < 0 || n > 10000) fail(who, ": \"output_metrics\" has ", n, " items");
+    for (int64_t i = 0; i < n; ++i)
+      o.output_metrics.push_back(
+          read_list<MetricPtr>(*lists, std::to_string(i), who + " output_metrics", metric_of));
+  }
+  o.run_eagerly = c.get<bool>("run_eagerly", who, false);
+  o.jit_compile = c.get<bool>("jit_compile", who, false);
+  return o;
+}
+
+// Only the keys under "model/" (a file loaded without its compile settings).
+std::map<std::string, Tensor> model_tensors(const std::map<std::string, Tensor>& tensors) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [key, value] : tensors)
+    if (key.rfind("model/", 0) == 0) out.emplace(key, value);
+  return out;
+}
+
 }  // namespace
 
 void save_model(const nn::Model& model, const std::string& path, CallSite where) {
@@ -73,16 +197,24 @@ void save_model(const nn::Model& model, const std::string& path, CallSite where)
            "' is a subclassed model, whose architecture is its code; save Sequential and functional models "
            "with their architecture, and a subclassed model's weights with a Checkpoint (Python: "
            "save_weights)");
-    Checkpoint checkpoint{{"model", model}};
-    save_safetensors(path, checkpoint.state(), {{"format", kFormat}, {kArchitectureKey, nn::to_json(arch)}},
-                     where);
+    std::map<std::string, std::string> metadata{{"format", kFormat}, {kArchitectureKey, nn::to_json(arch)}};
+    std::optional<nn::Config> compiled;
+    if (model.compiled()) compiled = compile_config(model.compile_options());
+    if (!compiled) {
+      Checkpoint checkpoint{{"model", model}};
+      save_safetensors(path, checkpoint.state(), metadata, where);
+      return;
+    }
+    metadata[kCompileKey] = nn::to_json(*compiled);
+    Checkpoint checkpoint{{"model", model}, {"optimizer", *model.compile_options().optimizer}};
+    save_safetensors(path, checkpoint.state(), metadata, where);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
 }
 
-std::shared_ptr<nn::Model> load_model(const std::string& path, CallSite where) {
+std::shared_ptr<nn::Model> load_model(const std::string& path, bool compile, CallSite where) {
   try {
     TensorFile file = load_safetensors(path, where);
     const std::string source = "load_model: file '" + path + "'";
@@ -94,7 +226,17 @@ std::shared_ptr<nn::Model> load_model(const std::string& path, CallSite where) {
            "and restore them into it)");
     std::shared_ptr<nn::Model> model =
         from_architecture(nn::config_from_json(arch->second, source + "'s architecture"), source);
-    Checkpoint checkpoint{{"model", *model}};
+    auto settings = file.metadata.find(kCompileKey);
+    if (!compile || settings == file.metadata.end()) {
+      Checkpoint checkpoint{{"model", *model}};
+      checkpoint.restore_state(model_tensors(file.tensors), source, where);
+      return model;
+    }
+    // Compiled with the file's settings, then the weights and the optimizer's state
+    // restored together (checked before anything is assigned).
+    const std::string who = source + ": compile settings";
+    model->compile(compile_options_from(nn::config_from_json(settings->second, who), who));
+    Checkpoint checkpoint{{"model", *model}, {"optimizer", *model->compile_options().optimizer}};
     checkpoint.restore_state(file.tensors, source, where);
     return model;
   } catch (Error& e) {

@@ -130,3 +130,60 @@ def test_a_function_named_like_a_builtin_activation_never_loads_as_the_builtin(t
     builtin.save(str(tmp_path / "builtin.keras"))
     loaded = ef.keras.models.load_model(str(tmp_path / "builtin.keras"))
     np.testing.assert_allclose(loaded(x).numpy(), builtin(x).numpy())
+
+
+def test_a_compiled_model_loads_compiled_and_trains_on_exactly(tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    y = (x[:, :1] > 0).astype(np.float32)
+    ef.random.set_seed(1)
+    model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(optimizer=ef.optimizers.Adam(0.01, clipnorm=1.0), loss=keras.losses.Huber(delta=0.5),
+                  metrics=["accuracy", keras.metrics.AUC(num_thresholds=50, name="auc"),
+                           keras.metrics.Precision(thresholds=[0.3])])
+    model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.load_model(tmp_path / "m.keras")
+    assert loaded.metrics_names == model.metrics_names == ["loss", "accuracy", "auc", "precision"]
+    assert int(loaded.optimizer.iterations.numpy()) == 8
+    assert type(loaded.optimizer) is type(model.optimizer) and loaded.optimizer is not model.optimizer
+    # compile=False: the architecture and weights only.
+    bare = keras.load_model(tmp_path / "m.keras", compile=False)
+    assert bare.optimizer is None
+    np.testing.assert_array_equal(bare.predict(x).numpy(), loaded.predict(x).numpy())
+    # Continuing gives the same numbers as the model that never left memory (Adam's
+    # moments and step counts came back with it).
+    again = model.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0).history
+    resumed = loaded.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0).history
+    assert again.keys() == resumed.keys()
+    for key in again:
+        np.testing.assert_allclose(resumed[key], again[key], rtol=1e-6)
+    for a, b in zip(loaded.get_weights(), model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def test_several_outputs_keep_their_losses_and_metrics(tmp_path):
+    first = keras.Input(shape=(3,), name="first")
+    h = keras.layers.Dense(4, name="h")(first)
+    model = keras.Model(first, [keras.layers.Dense(2, name="a")(h), keras.layers.Dense(1, name="b")(h)])
+    model.compile(optimizer="sgd", loss=["mse", "mae"], loss_weights=[0.5, 2.0], metrics={"b": ["mae"]})
+    x, ya, yb = np.ones((8, 3), np.float32), np.zeros((8, 2), np.float32), np.ones((8, 1), np.float32)
+    model.fit(x, [ya, yb], verbose=0)
+    model.save(tmp_path / "two.keras")
+    loaded = keras.load_model(tmp_path / "two.keras")
+    assert loaded.metrics_names == model.metrics_names == ["loss", "a_loss", "b_loss", "b_mae"]
+    assert loaded.evaluate(x, [ya, yb]) == pytest.approx(model.evaluate(x, [ya, yb]), rel=1e-6)
+
+
+def test_compile_settings_that_cannot_be_made_again_leave_the_model_uncompiled(tmp_path):
+    x, y = np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32)
+    model = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss=lambda t, p: ef.reduce_mean(ef.square(t - p), axis=-1))
+    model.fit(x, y, verbose=0)
+    model.save(tmp_path / "f.keras")
+    loaded = keras.load_model(tmp_path / "f.keras")
+    assert loaded.optimizer is None
+    np.testing.assert_array_equal(loaded.predict(x).numpy(), model.predict(x).numpy())
+    with pytest.raises(ef.errors.FailedPreconditionError, match="not compiled"):
+        loaded.fit(x, y, verbose=0)

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/nn/config.h"
 
 namespace ef::nn::losses {
 
@@ -69,6 +70,11 @@ class Loss {
                     const std::optional<Tensor>& sample_weight = std::nullopt,
                     CallSite where = CallSite::current()) const;
   const std::string& name() const { return name_; }
+  // Keras' class name ("MeanSquaredError"), under which loss_from_config makes the loss
+  // again from get_config() (from_logits, reduction; Huber: delta); empty for a loss
+  // that cannot be made again (a Python function's).
+  virtual std::string class_name() const { return ""; }
+  virtual Config get_config() const;
 
  protected:
   Loss(std::string name, LossOptions options) : name_(std::move(name)), options_(options) {}
@@ -80,13 +86,14 @@ class Loss {
   LossOptions options_;
 };
 
-#define EF_DECLARE_LOSS(Class, name)                                                    \
-  class Class : public Loss {                                                           \
-   public:                                                                              \
-    explicit Class(LossOptions options = {}) : Loss(name, options) {}                   \
-                                                                                        \
-   protected:                                                                           \
-    Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;      \
+#define EF_DECLARE_LOSS(Class, name)                                               \
+  class Class : public Loss {                                                      \
+   public:                                                                         \
+    explicit Class(LossOptions options = {}) : Loss(name, options) {}              \
+    std::string class_name() const override { return #Class; }                     \
+                                                                                   \
+   protected:                                                                      \
+    Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override; \
   };
 EF_DECLARE_LOSS(MeanSquaredError, "mean_squared_error")
 EF_DECLARE_LOSS(MeanAbsoluteError, "mean_absolute_error")
@@ -103,6 +110,8 @@ EF_DECLARE_LOSS(CosineSimilarity, "cosine_similarity")
 class Huber : public Loss {
  public:
   explicit Huber(double delta = 1.0, LossOptions options = {});
+  std::string class_name() const override { return "Huber"; }
+  Config get_config() const override;
 
  protected:
   Tensor per_example(const Tensor& y_true, const Tensor& y_pred) const override;
@@ -110,5 +119,8 @@ class Huber : public Loss {
  private:
   double delta_;
 };
+
+// A new loss of `class_name` from its get_config(). NotFoundError for an unknown class.
+std::shared_ptr<Loss> loss_from_config(const std::string& class_name, const Config& config);
 
 }  // namespace ef::nn::losses

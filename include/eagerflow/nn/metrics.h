@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "eagerflow/nn/config.h"
 #include "eagerflow/nn/module.h"
 
 namespace ef::nn::metrics {
@@ -25,6 +26,10 @@ class Metric : public Module {
                       CallSite where) = 0;
   virtual Tensor result() const = 0;
   virtual void reset_state() = 0;
+  // Keras' class name ("AUC"), under which metric_from_config makes the metric again
+  // from get_config() (its name and arguments); empty for one that cannot be.
+  virtual std::string class_name() const { return ""; }
+  virtual Config get_config() const { return Config().set("name", name()); }
 
  protected:
   explicit Metric(std::string name) : Module(std::move(name)) {}
@@ -44,6 +49,8 @@ class Mean : public Metric {
   // A plain Mean averages values, not (y_true, y_pred): InvalidArgumentError.
   void update(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight,
               CallSite where) override;
+  std::string class_name() const override { return "Mean"; }
+  Config get_config() const override;
 
  private:
   Variable total_, count_;
@@ -67,6 +74,7 @@ class MeanMetricWrapper : public Mean {
 // Fraction of predictions equal to the labels.
 class Accuracy : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "Accuracy"; }
   explicit Accuracy(std::string name = "accuracy", DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
 
@@ -77,6 +85,8 @@ class Accuracy : public MeanMetricWrapper {
 // Fraction of (y_pred > threshold) equal to y_true, averaged over the last axis.
 class BinaryAccuracy : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "BinaryAccuracy"; }
+  Config get_config() const override;
   explicit BinaryAccuracy(double threshold = 0.5, std::string name = "binary_accuracy",
                           DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype), threshold_(threshold) {}
@@ -91,6 +101,7 @@ class BinaryAccuracy : public MeanMetricWrapper {
 // argmax(y_pred) == argmax(y_true) (one-hot labels).
 class CategoricalAccuracy : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "CategoricalAccuracy"; }
   explicit CategoricalAccuracy(std::string name = "categorical_accuracy", DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
 
@@ -101,6 +112,7 @@ class CategoricalAccuracy : public MeanMetricWrapper {
 // argmax(y_pred) == y_true (integer class ids; a trailing dimension of 1 is allowed).
 class SparseCategoricalAccuracy : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "SparseCategoricalAccuracy"; }
   explicit SparseCategoricalAccuracy(std::string name = "sparse_categorical_accuracy",
                                      DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
@@ -112,6 +124,7 @@ class SparseCategoricalAccuracy : public MeanMetricWrapper {
 // mean((y_true - y_pred)^2) and mean(|y_true - y_pred|) over the last axis, averaged.
 class MeanSquaredError : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "MeanSquaredError"; }
   explicit MeanSquaredError(std::string name = "mean_squared_error", DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
 
@@ -120,6 +133,7 @@ class MeanSquaredError : public MeanMetricWrapper {
 };
 class MeanAbsoluteError : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "MeanAbsoluteError"; }
   explicit MeanAbsoluteError(std::string name = "mean_absolute_error", DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
 
@@ -132,6 +146,7 @@ class MeanAbsoluteError : public MeanMetricWrapper {
 // (inputs of rank <= 1 are one value per example), so a sample_weight weighs examples.
 class RootMeanSquaredError : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "RootMeanSquaredError"; }
   explicit RootMeanSquaredError(std::string name = "root_mean_squared_error", DType dtype = DType::Float32)
       : MeanMetricWrapper(std::move(name), dtype) {}
   Tensor result() const override;
@@ -145,6 +160,8 @@ class RootMeanSquaredError : public MeanMetricWrapper {
 // score does not push it out, as tf.math.in_top_k.
 class TopKCategoricalAccuracy : public MeanMetricWrapper {
  public:
+  std::string class_name() const override { return "TopKCategoricalAccuracy"; }
+  Config get_config() const override;
   explicit TopKCategoricalAccuracy(int64_t k = 5, bool sparse = false, std::string name = "",
                                    DType dtype = DType::Float32);
 
@@ -178,6 +195,8 @@ class ConfusionMetric : public Metric {
   // that column of the last axis is scored.
   ConfusionMetric(std::string name, std::vector<double> thresholds, std::optional<int64_t> top_k,
                   std::optional<int64_t> class_id);
+  // name, thresholds, top_k and class_id, for the derived classes' get_config.
+  Config confusion_config() const;
   Variable true_positives_, false_positives_, true_negatives_, false_negatives_;  // [thresholds]
 
  private:
@@ -189,6 +208,8 @@ class ConfusionMetric : public Metric {
 // nothing was predicted positive (Keras' Precision).
 class Precision : public ConfusionMetric {
  public:
+  std::string class_name() const override { return "Precision"; }
+  Config get_config() const override;
   explicit Precision(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
                      std::optional<int64_t> class_id = std::nullopt, std::string name = "precision");
   Tensor result() const override;
@@ -197,6 +218,8 @@ class Precision : public ConfusionMetric {
 // TP / (TP + FN), likewise (Keras' Recall).
 class Recall : public ConfusionMetric {
  public:
+  std::string class_name() const override { return "Recall"; }
+  Config get_config() const override;
   explicit Recall(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
                   std::optional<int64_t> class_id = std::nullopt, std::string name = "recall");
   Tensor result() const override;
@@ -209,6 +232,8 @@ class Recall : public ConfusionMetric {
 // from_logits: y_pred are logits (a sigmoid is applied first).
 class AUC : public ConfusionMetric {
  public:
+  std::string class_name() const override { return "AUC"; }
+  Config get_config() const override;
   enum class Curve { kROC, kPR };
   enum class Summation { kInterpolation, kMinoring, kMajoring };
   explicit AUC(int64_t num_thresholds = 200, Curve curve = Curve::kROC,
@@ -223,5 +248,8 @@ class AUC : public ConfusionMetric {
   Summation summation_;
   bool from_logits_;
 };
+
+// A new metric of `class_name` from its get_config(). NotFoundError for an unknown class.
+std::shared_ptr<Metric> metric_from_config(const std::string& class_name, const Config& config);
 
 }  // namespace ef::nn::metrics

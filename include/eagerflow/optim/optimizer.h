@@ -33,6 +33,7 @@
 
 #include "eagerflow/core/tensor.h"
 #include "eagerflow/graph/graph.h"
+#include "eagerflow/nn/config.h"
 #include "eagerflow/optim/schedules.h"
 #include "eagerflow/runtime/variable.h"
 
@@ -89,7 +90,12 @@ class Optimizer {
   // functions already traced: a constant rate is read from a variable. An optimizer made
   // with a schedule throws InvalidArgumentError, as Keras does.
   void set_learning_rate(double learning_rate);
+  // The class name ("Adam"), under which optimizer_from_config makes it again.
   const std::string& name() const { return name_; }
+  // Keras' get_config: the hyperparameters (learning_rate when it is a constant; an
+  // optimizer with a schedule gives none, and optimizer_from_config refuses that), the
+  // clipping, and dynamic loss scaling's settings when it is on.
+  virtual nn::Config get_config() const;
 
   // Variable `var`'s slot called `slot` (e.g. "m"); throws NotFoundError if none yet.
   Variable slot(const Variable& var, const std::string& slot) const;
@@ -180,6 +186,11 @@ class Optimizer {
   std::vector<Variable> state_order_;  // the variables in state_, in order of first update
   std::vector<Variable> slot_order_;
 };
+
+// A new optimizer of `class_name` ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad") from
+// its get_config(). InvalidArgumentError for another class or a config without a
+// constant learning rate.
+std::shared_ptr<Optimizer> optimizer_from_config(const std::string& class_name, const nn::Config& config);
 
 // TensorFlow's keras.mixed_precision.LossScaleOptimizer(inner): turns on dynamic loss
 // scaling (Note [dynamic loss scaling]) in `inner` and returns it.

@@ -10,6 +10,7 @@ namespace ef::optim {
 // buf = momentum * buf + g; p -= lr * (nesterov ? g + momentum * buf : buf).
 class SGD : public Optimizer {
  public:
+  nn::Config get_config() const override;
   explicit SGD(LearningRate learning_rate = 0.01, double momentum = 0.0, bool nesterov = false,
                Clipping clipping = {});
   std::vector<std::string> slot_names() const override;
@@ -24,6 +25,7 @@ class SGD : public Optimizer {
 // p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + epsilon).
 class Adam : public Optimizer {
  public:
+  nn::Config get_config() const override;
   explicit Adam(LearningRate learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
                 double epsilon = 1e-7, bool amsgrad = false, Clipping clipping = {});
   std::vector<std::string> slot_names() const override;
@@ -41,6 +43,7 @@ class Adam : public Optimizer {
 // Adam with decoupled weight decay: p *= 1 - lr * weight_decay, then Adam's update.
 class AdamW : public Adam {
  public:
+  nn::Config get_config() const override;
   explicit AdamW(LearningRate learning_rate = 0.001, double weight_decay = 0.004, double beta_1 = 0.9,
                  double beta_2 = 0.999, double epsilon = 1e-7, bool amsgrad = false, Clipping clipping = {});
 
@@ -54,6 +57,7 @@ class AdamW : public Adam {
 // buf = momentum buf + g / denominator, p -= lr buf; without: p -= lr g / denominator.
 class RMSprop : public Optimizer {
  public:
+  nn::Config get_config() const override;
   explicit RMSprop(LearningRate learning_rate = 0.001, double rho = 0.9, double momentum = 0.0,
                    double epsilon = 1e-7, bool centered = false, Clipping clipping = {});
   std::vector<std::string> slot_names() const override;
@@ -67,6 +71,7 @@ class RMSprop : public Optimizer {
 // sum = initial_accumulator_value + sum of g^2; p -= lr * g / (sqrt(sum) + epsilon).
 class Adagrad : public Optimizer {
  public:
+  nn::Config get_config() const override;
   explicit Adagrad(LearningRate learning_rate = 0.001, double initial_accumulator_value = 0.1,
                    double epsilon = 1e-7, Clipping clipping = {});
   std::vector<std::string> slot_names() const override;

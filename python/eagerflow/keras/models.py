@@ -444,11 +444,26 @@ def register_keras_serializable(package="Custom", name=None):
     return register
 
 
+def _adopt_compile_settings(model, loaded):
+    """Compiles `model` as the C++ model `loaded` was (same optimizer object and state)."""
+    settings = loaded._compile_settings
+    if settings is None:
+        return
+    model._compile(*settings)
+    _, _, metrics, _, _, _, _, output_metrics = settings
+    if output_metrics and model._output_count > 1:
+        names = model.output_names
+        model._metrics_names = ["loss"] + [f"{n}_loss" for n in names] + [
+            f"{n}_{m.name}" for n, ms in zip(names, output_metrics) for m in ms]
+    else:
+        model._metrics_names = ["loss"] + [m.name for m in metrics]
+
+
 def load_model(filepath, custom_objects=None, compile=True):
-    """The model that Model.save wrote: built and holding its weights (not compiled:
-    call compile before fit). Custom layers come from custom_objects ({class name: class})
-    or register_keras_serializable; each is made by cls.from_config(config)."""
-    del compile  # the file holds no compile settings yet
+    """The model that Model.save wrote: built and holding its weights, and with compile
+    (default) compiled as the saved model was, its optimizer state included, so fit
+    continues where it stopped. Custom layers come from custom_objects ({class name:
+    class}) or register_keras_serializable; each is made by cls.from_config(config)."""
     classes = {**_SERIALIZABLE, **(custom_objects or {})}
     created = []
 
@@ -462,7 +477,7 @@ def load_model(filepath, custom_objects=None, compile=True):
     for class_name, cls in classes.items():
         _core.keras._register_layer(class_name, factory_for(cls))
     try:
-        loaded = _core.keras._load_model(str(filepath))
+        loaded = _core.keras._load_model(str(filepath), bool(compile))
     finally:
         for class_name in classes:
             _core.keras._unregister_layer(class_name)
@@ -472,8 +487,10 @@ def load_model(filepath, custom_objects=None, compile=True):
         model = Functional(inputs[0] if len(inputs) == 1 else inputs, outputs[0] if len(outputs) == 1 else outputs,
                            name=loaded.name)
         model._python_layers += created
+        _adopt_compile_settings(model, loaded)
         return model
     model = Sequential(name=loaded.name)
     for layer in loaded.layers:
         model.add(layer)
+    _adopt_compile_settings(model, loaded)
     return model

@@ -90,7 +90,48 @@ TEST(ModelFile, SaveAndLoadGiveTheSameModel) {
   EXPECT_EQ(loaded->name(), model->name());
   expect_values((*loaded)(x), (*model)(x).to_vector<double>(), 0);
   EXPECT_EQ(loaded->summary(), model->summary());
-  EXPECT_FALSE(loaded->compiled());
+  // Compiled as the saved model was, with the optimizer's state.
+  ASSERT_TRUE(loaded->compiled());
+  const nn::CompileOptions& options = loaded->compile_options();
+  EXPECT_EQ(options.optimizer->name(), "Adam");
+  EXPECT_EQ(options.optimizer->iterations(), 2);
+  EXPECT_EQ(options.loss->class_name(), "MeanSquaredError");
+  const std::vector<Variable> saved = model->trainable_variables(), again = loaded->trainable_variables();
+  for (size_t i = 0; i < saved.size(); ++i)
+    for (const char* slot : {"m", "v"})
+      expect_values(options.optimizer->slot(again[i], slot),
+                    model->compile_options().optimizer->slot(saved[i], slot).value().to_vector<double>(), 0);
+  loaded->fit(x, zeros({2, 3}), {.epochs = 1, .verbose = 0});  // it trains on (Dropout: not compared)
+  EXPECT_EQ(options.optimizer->iterations(), 3);
+  EXPECT_FALSE(io::load_model(path, /*compile=*/false)->compiled());
+}
+
+TEST(ModelFile, CompileSettingsRoundTrip) {
+  auto auc = std::make_shared<nn::metrics::AUC>(40, nn::metrics::AUC::Curve::kPR,
+                                                nn::metrics::AUC::Summation::kMajoring, "pr_auc", true);
+  nn::Config config = auc->get_config();
+  auto again = nn::metrics::metric_from_config("AUC", config);
+  EXPECT_EQ(again->name(), "pr_auc");
+  EXPECT_EQ(nn::to_json(again->get_config()), nn::to_json(config));
+  auto huber = std::make_shared<nn::losses::Huber>(
+      0.25, nn::losses::LossOptions{.reduction = nn::losses::Reduction::kSum});
+  EXPECT_EQ(nn::to_json(nn::losses::loss_from_config("Huber", huber->get_config())->get_config()),
+            nn::to_json(huber->get_config()));
+  auto rmsprop =
+      std::make_shared<optim::RMSprop>(0.02, 0.8, 0.1, 1e-6, true, optim::Clipping{.clipvalue = 2.0});
+  EXPECT_EQ(nn::to_json(optim::optimizer_from_config("RMSprop", rmsprop->get_config())->get_config()),
+            nn::to_json(rmsprop->get_config()));
+  EXPECT_ERROR(optim::optimizer_from_config("Adadelta", rmsprop->get_config()), InvalidArgumentError,
+               "unknown optimizer class \"Adadelta\"");
+  EXPECT_ERROR(nn::metrics::metric_from_config("Mystery", config), NotFoundError, "Mystery");
+  EXPECT_ERROR(nn::losses::loss_from_config("Huber", nn::Config().set("reduction", "average")),
+               InvalidArgumentError, "unknown reduction \"average\"");
+  // A learning-rate schedule cannot be made again from a config: the model saves without
+  // its compile settings and loads uncompiled.
+  optim::SGD scheduled(optim::ExponentialDecay{0.1, 10, 0.5});
+  EXPECT_FALSE(scheduled.get_config().has("learning_rate"));
+  EXPECT_ERROR(optim::optimizer_from_config("SGD", scheduled.get_config()), InvalidArgumentError,
+               "no learning_rate");
 }
 
 TEST(ModelFile, WhatCannotBeSavedOrLoadedSaysWhy) {
