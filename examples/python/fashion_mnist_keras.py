@@ -1,6 +1,7 @@
 """Fashion-MNIST the Keras way: a Sequential MLP with compile / fit (validation split,
 the best epoch saved by ModelCheckpoint, EarlyStopping), then a fresh model restored
-from the best checkpoint scores the best epoch's validation accuracy.
+from the best checkpoint scores the best epoch's validation accuracy, and the whole
+model saved by model.save comes back from load_model compiled, scoring as it did.
 
     PYTHONPATH=build/python python3 examples/python/fashion_mnist_keras.py [--epochs 5] ...
 """
@@ -48,6 +49,14 @@ def main(flags):
     best_val = max(history.history["val_accuracy"])
     same = abs(restored_val - best_val) < 1e-6
     print(f"validation accuracy {restored_val:.4f}, best epoch's {best_val:.4f} ({'the same' if same else 'DIFFERENT'})")
+
+    whole = os.path.join(flags.checkpoint_dir, "model.keras")
+    model.save(whole)
+    loaded = keras.models.load_model(whole)  # compiled as saved, the optimizer's state included
+    _, trained_accuracy = model.evaluate(test.images, test.labels, batch_size=1000)
+    _, loaded_accuracy = loaded.evaluate(test.images, test.labels, batch_size=1000)
+    print(f"load_model {whole}: test accuracy {loaded_accuracy:.4f} (the trained model's {trained_accuracy:.4f})")
+    same = same and loaded_accuracy == trained_accuracy
     return 0 if same else 1
 
 

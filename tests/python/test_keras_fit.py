@@ -183,7 +183,7 @@ def _run_example(name, *flags):
 def test_the_keras_example_restores_its_best_epoch(tmp_path):
     out = _run_example("fashion_mnist_keras.py", "--epochs", "2", "--train-examples", "1000",
                        "--checkpoint-dir", str(tmp_path))
-    assert "(the same)" in out and "Total params: 203530" in out
+    assert "(the same)" in out and "Total params: 203530" in out and "load_model" in out
 
 
 def test_the_lstm_example_learns():
