@@ -12,7 +12,10 @@ examples' training loop, and bench/python/bench_function.py traced functions aga
 code (elementwise chains, the L-BFGS two-loop recursion), and bench/python/bench_half.py
 bfloat16/float16 matmuls and a training step per mixed-precision policy, and
 bench/python/bench_einsum.py einsum contractions with sides of 512 to 2048, and
-bench/python/bench_linalg.py linalg.solve and cholesky with sides of 512 to 2048.
+bench/python/bench_linalg.py linalg.solve and cholesky with sides of 512 to 2048, and
+bench/python/bench_keras.py Keras' fit against a hand-written loop and PyTorch's (the
+Fashion-MNIST MLP's epoch) and LSTM, MultiHeadAttention and transformer-block training
+steps against torch.nn.LSTM / MultiheadAttention.
 """
 import argparse
 import json
@@ -28,7 +31,7 @@ FAMILIES = {
     # bench/python/bench_half.py: half-precision matmuls and training steps per policy
     "matmul_bf16": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
     "matmul_f16": ("GFLOP/s", lambda n: 2.0 * n ** 3 / 1e9),
-    "train_step": ("us/step", None),
+    "train_step": ("us/step", None),  # also bench/python/bench_keras.py: LSTM, attention
     "add": ("GB/s", lambda n: 3 * 4 * n / 1e9),
     "exp": ("GB/s", lambda n: 2 * 4 * n / 1e9),
     "reduce_sum": ("GB/s", lambda n: 4 * n / 1e9),
@@ -62,7 +65,8 @@ def run_python(args):
                  script.replace("bench_python.py", "bench_function.py"),
                  script.replace("bench_python.py", "bench_half.py"),
                  script.replace("bench_python.py", "bench_einsum.py"),
-                 script.replace("bench_python.py", "bench_linalg.py")):
+                 script.replace("bench_python.py", "bench_linalg.py"),
+                 script.replace("bench_python.py", "bench_keras.py")):
         out = subprocess.run(["/usr/bin/python3", path, f"--repetitions={args.repetitions}"], check=True,
                              stdout=subprocess.PIPE, text=True, env=env).stdout
         results.update({name: (v["eagerflow"], v["pytorch"]) for name, v in json.loads(out).items()})
