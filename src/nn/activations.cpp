@@ -26,6 +26,12 @@ Activation::Activation(const std::string& name) : name_(name) {
       {"leaky_relu", [](const Tensor& x) { return leaky_relu(x); }},
       {"swish", [](const Tensor& x) { return x * sigmoid(x); }},
       {"silu", [](const Tensor& x) { return x * sigmoid(x); }},
+      {"exponential", [](const Tensor& x) { return exp(x); }},
+      // Keras 3's: relu6(x + 3) / 6 (Keras 2 had clip(0.2 x + 0.5, 0, 1)).
+      {"hard_sigmoid", [](const Tensor& x) { return relu6(x + 3.0) / 6.0; }},
+      {"hard_silu", [](const Tensor& x) { return x * (relu6(x + 3.0) / 6.0); }},
+      {"hard_swish", [](const Tensor& x) { return x * (relu6(x + 3.0) / 6.0); }},
+      {"mish", [](const Tensor& x) { return x * tanh(softplus(x)); }},
   };
   auto it = by_name.find(name);
   if (it == by_name.end()) {

@@ -3,6 +3,7 @@
 #include "eagerflow/nn/functional.h"
 
 #include <algorithm>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -109,6 +110,57 @@ KerasTensor Input(const Shape& shape, DType dtype, const std::string& name, Call
 
 // ---- Symbolic layer calls (Note [symbolic layer calls]) ----
 
+namespace {
+
+// The output specs of `layer` traced over inputs of `specs`.
+std::vector<TensorSpec> traced_outputs(const std::shared_ptr<Layer>& layer,
+                                       const std::vector<TensorSpec>& specs) {
+  Function trace(
+      [layer](const std::vector<Tensor>& args) { return layer->call_all(args, /*training=*/false); },
+      layer->name());
+  return trace.get_concrete_function(specs).output_signature();
+}
+
+// Note [probing unknown sizes]: a layer that needs sizes its inputs leave unknown (the
+// steps of a recurrent layer, which unrolls them; a reshape into heads) is traced twice
+// with every unknown size made known, once as kFirstProbe and once as kSecondProbe; an
+// output dimension that differs between the two depends on the unknown sizes and is
+// unknown, one that agrees is the layer's own. A layer whose variables would depend on
+// them (Dense after a Flatten of unknown steps) fails the second trace, and the first
+// error is reported.
+constexpr int64_t kFirstProbe = 37, kSecondProbe = 64;
+
+std::vector<TensorSpec> probed_outputs(const std::shared_ptr<Layer>& layer,
+                                       const std::vector<TensorSpec>& specs) {
+  auto with_sizes = [&](int64_t size) {
+    std::vector<TensorSpec> known = specs;
+    for (TensorSpec& spec : known)
+      for (int64_t& d : spec.shape.dims())
+        if (d == kUnknownDim) d = size;
+    return traced_outputs(layer, known);
+  };
+  std::vector<TensorSpec> first = with_sizes(kFirstProbe);
+  const std::vector<TensorSpec> second = with_sizes(kSecondProbe);
+  if (first.size() != second.size()) fail("layer '", layer->name(), "' gives a different number of outputs");
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (first[i].shape.rank() != second[i].shape.rank() || first[i].dtype != second[i].dtype)
+      fail("layer '", layer->name(), "': output ", i, "'s rank or dtype depends on its inputs' sizes");
+    for (int d = 0; d < first[i].shape.rank(); ++d)
+      if (first[i].shape[d] != second[i].shape[d])
+        first[i].shape.dims()[static_cast<size_t>(d)] = kUnknownDim;
+  }
+  return first;
+}
+
+bool has_unknown_size(const std::vector<TensorSpec>& specs) {
+  for (const TensorSpec& spec : specs)
+    for (int d = 1; d < spec.shape.rank(); ++d)
+      if (spec.shape[d] == kUnknownDim) return true;
+  return false;
+}
+
+}  // namespace
+
 std::vector<KerasTensor> Layer::call_all(const std::vector<KerasTensor>& inputs, CallSite where) {
   try {
     if (inputs.empty()) fail("layer '", name(), "': called with an empty list of inputs");
@@ -120,12 +172,20 @@ std::vector<KerasTensor> Layer::call_all(const std::vector<KerasTensor>& inputs,
     std::vector<TensorSpec> specs;
     for (const KerasTensor& input : inputs)
       specs.push_back(TensorSpec{input.dtype(), input.shape(), input.name()});
-    Function trace(
-        [self](const std::vector<Tensor>& args) { return self->call_all(args, /*training=*/false); }, name());
     auto call = std::make_shared<LayerCall>();
     call->layer = self;
     call->inputs = inputs;
-    call->outputs = trace.get_concrete_function(specs).output_signature();
+    try {
+      call->outputs = traced_outputs(self, specs);
+    } catch (const Error&) {
+      if (!has_unknown_size(specs)) throw;
+      const std::exception_ptr first = std::current_exception();
+      try {
+        call->outputs = probed_outputs(self, specs);  // Note [probing unknown sizes]
+      } catch (const Error&) {
+        std::rethrow_exception(first);  // what the layer said about the unknown sizes
+      }
+    }
     std::vector<KerasTensor> outputs;
     for (size_t i = 0; i < call->outputs.size(); ++i) outputs.emplace_back(call, i);
     return outputs;

@@ -397,3 +397,13 @@ def test_a_model_of_the_new_layers_saves_and_loads(tmp_path):
     model.save(tmp_path / "model.safetensors")
     loaded = keras.load_model(tmp_path / "model.safetensors")
     np.testing.assert_array_equal(loaded.predict(x), model.predict(x))
+
+
+def test_more_activations_match_pytorch():
+    x = np.linspace(-5, 5, 41)
+    expected = {"mish": torch.nn.functional.mish, "hard_sigmoid": torch.nn.functional.hardsigmoid,
+                "hard_silu": torch.nn.functional.hardswish, "hard_swish": torch.nn.functional.hardswish,
+                "exponential": torch.exp}
+    for name, reference in expected.items():
+        got = keras.layers.Activation(name)(x).numpy()
+        np.testing.assert_allclose(got, reference(torch.tensor(x)).numpy(), rtol=1e-12, atol=1e-12, err_msg=name)

@@ -200,9 +200,7 @@ def test_bad_states_and_masks_are_clear_errors():
         lstm(keras.Input(shape=(3, 5)), mask=np.ones((2, 3), bool))
     with pytest.raises(ef.errors.InvalidArgumentError, match="Masking"):
         keras.layers.Masking()(np.ones((2, 3)))
-    # The steps are unrolled: a symbolic sequence of unknown length is refused clearly.
-    with pytest.raises(ef.errors.InvalidArgumentError, match="number of steps must be known"):
-        keras.layers.LSTM(4)(keras.Input(shape=(None, 5)))
+
 
 
 def test_masked_model_trains_saves_and_loads(tmp_path):
@@ -224,3 +222,19 @@ def test_masked_model_trains_saves_and_loads(tmp_path):
     # Padding changes nothing: more zero steps give the same predictions.
     longer = np.concatenate([x, np.zeros((64, 2, 2), np.float32)], axis=1)
     np.testing.assert_allclose(model(longer).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_functional_models_take_sequences_of_any_length():
+    # keras.Input(shape=(None, features)): the symbolic calls probe the unknown length.
+    inputs = keras.Input(shape=(None, 2))
+    seq = keras.layers.LSTM(4, return_sequences=True)(keras.layers.Masking()(inputs))
+    assert seq.shape == ef.TensorShape([None, None, 4])
+    attended = keras.layers.MultiHeadAttention(2, 3)(seq, seq)
+    stepwise = keras.layers.TimeDistributed(keras.layers.Dense(5))(attended)
+    assert attended.shape == ef.TensorShape([None, None, 4]) and stepwise.shape == ef.TensorShape([None, None, 5])
+    model = keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(stepwise))
+    for steps in (3, 7):
+        assert model(np.ones((2, steps, 2), np.float32)).shape == ef.TensorShape([2, 5])
+    # A layer whose weights would depend on the unknown length is still refused.
+    with pytest.raises(ef.errors.InvalidArgumentError):
+        keras.layers.Dense(3)(keras.layers.Flatten()(keras.Input(shape=(None, 2))))

@@ -14,6 +14,9 @@
 // function over inputs of unknown batch size, which gives the outputs' dtypes and shapes
 // and checks that the layer can run inside functions (fit's default). Nothing is
 // computed. A layer may be called many times (shared weights); each call is one node.
+// A layer that needs sizes the inputs leave unknown (keras.Input(shape=(None, 8)) into
+// a recurrent layer or attention) is traced with them made known instead (Note [probing
+// unknown sizes] in functional.cpp).
 #pragma once
 
 #include <memory>
