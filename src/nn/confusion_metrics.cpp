@@ -61,11 +61,12 @@ void ConfusionMetric::update(const Tensor& y_true, const Tensor& y_pred,
   try {
     if (!y_true.defined() || !y_pred.defined())
       fail("metric '", name(), "': y_true and y_pred must be defined");
-    if (y_true.shape() != y_pred.shape())
-      fail("metric '", name(), "': y_true and y_pred must have the same shape, got ", y_true.shape(), " and ",
-           y_pred.shape());
     RecordingPaused paused;
-    Tensor pred = cast(y_pred, DType::Float32), truth = cast(y_true, DType::Bool);
+    // An op checks the shapes, so that a traced update checks those it runs with (Note
+    // [runtime shape checks]).
+    const Tensor labels = ensure_same_shape(
+        y_true, y_pred, "metric '" + name() + "': y_true and y_pred must have the same shape");
+    Tensor pred = cast(y_pred, DType::Float32), truth = cast(labels, DType::Bool);
     if (top_k_) {  // everything below each row's k-th highest score counts as negative
       if (pred.rank() == 0) fail("metric '", name(), "': top_k needs predictions with a class axis");
       const int64_t classes = pred.shape()[pred.rank() - 1];

@@ -17,14 +17,15 @@ namespace {
 // Keras' backend epsilon: probabilities are kept inside [kEpsilon, 1 - kEpsilon].
 constexpr double kEpsilon = 1e-7;
 
-// y_true cast to y_pred's dtype after checking that the shapes match.
+// y_true cast to y_pred's dtype, checked to have y_pred's shape: by an op, so that a
+// traced loss checks the shapes it runs with (Note [runtime shape checks]).
 Tensor matching_labels(const char* loss, const Tensor& y_true, const Tensor& y_pred) {
   if (!y_true.defined() || !y_pred.defined()) fail(loss, ": y_true and y_pred must be defined tensors");
   if (!is_floating(y_pred.dtype())) fail(loss, ": y_pred must be float32 or float64, got ", y_pred.dtype());
-  if (y_true.shape() != y_pred.shape())
-    fail(loss, ": y_true and y_pred must have the same shape, got ", y_true.shape(), " and ", y_pred.shape());
+  Tensor labels =
+      ensure_same_shape(y_true, y_pred, std::string(loss) + ": y_true and y_pred must have the same shape");
   if (y_pred.rank() == 0) fail(loss, ": y_pred must have rank >= 1 (the last axis is reduced), got a scalar");
-  return y_true.dtype() == y_pred.dtype() ? y_true : cast(y_true, y_pred.dtype());
+  return labels.dtype() == y_pred.dtype() ? labels : cast(labels, y_pred.dtype());
 }
 
 template <class Fn>
@@ -141,9 +142,8 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const std::o
     Tensor losses = per_example(widened(y_true), widened(y_pred));
     if (sample_weight) {
       Tensor weight = sample_weight->dtype() == losses.dtype() ? *sample_weight : cast(*sample_weight, losses.dtype());
-      if (broadcast_shapes(weight.shape(), losses.shape(), name_) != losses.shape())
-        fail(name_, ": sample_weight of shape ", weight.shape(), " does not broadcast to the per-example losses of shape ",
-             losses.shape());
+      weight = ensure_broadcastable_to(weight, losses,
+                                       name_ + ": sample_weight must broadcast to the per-example losses");
       losses = losses * weight;
     }
     switch (options_.reduction) {

@@ -26,12 +26,14 @@ void Mean::update_state(const Tensor& values, const std::optional<Tensor>& sampl
     if (!values.defined()) fail("metric '", name(), "': update_state got an undefined tensor");
     RecordingPaused paused;
     Tensor v = cast(values, total_.dtype());
-    Tensor total = reduce_sum(v), count = fill({}, double(v.shape().num_elements()), total_.dtype());
+    // A traced update counts the elements it is fed (its static shape may leave them unknown).
+    Tensor total = reduce_sum(v);
+    Tensor count = v.shape().is_fully_defined() ? fill({}, double(v.shape().num_elements()), total_.dtype())
+                                                : cast(size(v, DType::Int64), total_.dtype());
     if (sample_weight) {
-      Tensor w = cast(*sample_weight, total_.dtype());
-      if (broadcast_shapes(w.shape(), v.shape(), name()) != v.shape())
-        fail("metric '", name(), "': sample_weight of shape ", w.shape(), " does not broadcast to values of shape ",
-             v.shape());
+      Tensor w =
+          ensure_broadcastable_to(cast(*sample_weight, total_.dtype()), v,
+                                  "metric '" + name() + "': sample_weight must broadcast to the values");
       Tensor weights = broadcast_to(w, v.shape());
       total = reduce_sum(v * weights);
       count = reduce_sum(weights);
@@ -78,26 +80,30 @@ void MeanMetricWrapper::update_state(const Tensor& y_true, const Tensor& y_pred,
   }
 }
 
+// The shape checks below are ops (Note [runtime shape checks]): a traced update compares
+// the shapes it runs with, which its static shapes may leave unknown.
+namespace {
+std::string same_shape_message(const std::string& metric) {
+  return "metric '" + metric + "': y_true and y_pred must have the same shape";
+}
+}  // namespace
+
 Tensor Accuracy::per_example(const Tensor& y_true, const Tensor& y_pred) const {
-  if (y_true.shape() != y_pred.shape())
-    fail("metric '", name(), "': y_true and y_pred must have the same shape, got ", y_true.shape(), " and ",
-         y_pred.shape());
-  return cast(equal(y_true, cast(y_pred, y_true.dtype())), DType::Float32);
+  Tensor labels = ensure_same_shape(y_true, y_pred, same_shape_message(name()));
+  return cast(equal(labels, cast(y_pred, y_true.dtype())), DType::Float32);
 }
 
 Tensor BinaryAccuracy::per_example(const Tensor& y_true, const Tensor& y_pred) const {
-  if (y_true.shape() != y_pred.shape() || y_pred.rank() == 0)
-    fail("metric '", name(), "': y_true and y_pred must have the same shape of rank >= 1, got ", y_true.shape(),
-         " and ", y_pred.shape());
+  Tensor labels = ensure_same_shape(y_true, y_pred, same_shape_message(name()));
+  if (y_pred.rank() == 0) fail("metric '", name(), "': y_pred must have rank >= 1, got a scalar");
   Tensor predicted = cast(greater(y_pred, threshold_), y_pred.dtype());
-  return reduce_mean(cast(equal(cast(y_true, y_pred.dtype()), predicted), DType::Float32), -1);
+  return reduce_mean(cast(equal(cast(labels, y_pred.dtype()), predicted), DType::Float32), -1);
 }
 
 Tensor CategoricalAccuracy::per_example(const Tensor& y_true, const Tensor& y_pred) const {
-  if (y_true.shape() != y_pred.shape() || y_pred.rank() == 0)
-    fail("metric '", name(), "': y_true and y_pred must have the same shape of rank >= 1, got ", y_true.shape(),
-         " and ", y_pred.shape());
-  return cast(equal(argmax(y_true, -1), argmax(y_pred, -1)), DType::Float32);
+  Tensor labels = ensure_same_shape(y_true, y_pred, same_shape_message(name()));
+  if (y_pred.rank() == 0) fail("metric '", name(), "': y_pred must have rank >= 1, got a scalar");
+  return cast(equal(argmax(labels, -1), argmax(y_pred, -1)), DType::Float32);
 }
 
 Tensor SparseCategoricalAccuracy::per_example(const Tensor& y_true, const Tensor& y_pred) const {
@@ -105,9 +111,10 @@ Tensor SparseCategoricalAccuracy::per_example(const Tensor& y_true, const Tensor
   Tensor ids = y_true;
   if (ids.rank() == y_pred.rank() && ids.shape()[ids.rank() - 1] == 1) ids = squeeze(ids, -1);
   Tensor predicted = argmax(y_pred, -1);
-  if (ids.shape() != predicted.shape())
-    fail("metric '", name(), "': y_true of shape ", y_true.shape(), " does not match y_pred of shape ",
-         y_pred.shape());
+  const std::string message =
+      "metric '" + name() +
+      "': y_true's class ids and y_pred without its class axis must have the same shape";
+  ids = ensure_same_shape(ids, predicted, message);
   return cast(equal(cast(ids, DType::Int64), predicted), DType::Float32);
 }
 
@@ -144,17 +151,14 @@ Tensor TopKCategoricalAccuracy::per_example(const Tensor& y_true, const Tensor& 
   if (sparse_) {
     if (ids.rank() == y_pred.rank() && ids.shape()[ids.rank() - 1] == 1) ids = squeeze(ids, -1);
   } else {
-    if (y_true.shape() != y_pred.shape())
-      fail("metric '", name(), "': y_true and y_pred must have the same shape, got ", y_true.shape(), " and ",
-           y_pred.shape());
-    ids = argmax(y_true, -1);
+    ids = argmax(ensure_same_shape(y_true, y_pred, same_shape_message(name())), -1);
   }
   const Tensor classes =
       one_hot(cast(ids, DType::Int64), y_pred.shape()[y_pred.rank() - 1], 1.0, 0.0, -1, y_pred.dtype());
-  if (classes.shape() != y_pred.shape())
-    fail("metric '", name(), "': y_true of shape ", y_true.shape(), " does not match y_pred of shape ",
-         y_pred.shape());
-  const Tensor true_score = reduce_sum(classes * y_pred, -1, /*keepdims=*/true);
+  const Tensor checked = ensure_same_shape(
+      classes, y_pred,
+      "metric '" + name() + "': y_true's classes (one-hot) and y_pred must have the same shape");
+  const Tensor true_score = reduce_sum(checked * y_pred, -1, /*keepdims=*/true);
   const Tensor higher = reduce_sum(cast(greater(y_pred, true_score), DType::Int64), -1);
   return cast(less(higher, k_), DType::Float32);
 }

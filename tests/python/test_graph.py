@@ -274,3 +274,92 @@ def test_gradients_of_broadcasts_over_unknown_dimensions_match_eager():
         for g, expected in zip(got, (ta.grad, tb.grad)):
             assert g.shape == tuple(expected.shape), (shape_a, shape_b)
             np.testing.assert_allclose(g.numpy(), expected.numpy(), rtol=1e-12, err_msg=str((shape_a, shape_b)))
+
+
+_LOSSES = [
+    ("mean_squared_error", ef.keras.losses.MeanSquaredError, torch.nn.functional.mse_loss),
+    ("mean_absolute_error", ef.keras.losses.MeanAbsoluteError, torch.nn.functional.l1_loss),
+    ("binary_crossentropy", ef.keras.losses.BinaryCrossentropy, None),
+    ("categorical_crossentropy", ef.keras.losses.CategoricalCrossentropy, None),
+    ("huber", ef.keras.losses.Huber, lambda p, t: torch.nn.functional.huber_loss(p, t, delta=1.0)),
+    ("kl_divergence", ef.keras.losses.KLDivergence, None),
+    ("poisson", ef.keras.losses.Poisson, None),
+    ("log_cosh", ef.keras.losses.LogCosh, None),
+    ("cosine_similarity", ef.keras.losses.CosineSimilarity, None),
+]
+
+
+@pytest.mark.parametrize("name,loss_class,torch_loss", _LOSSES, ids=[case[0] for case in _LOSSES])
+def test_traced_losses_check_the_shapes_they_run_with(name, loss_class, torch_loss):
+    # With [None, None] specs the static shapes match; y_true [4, 1] and y_pred [1, 4]
+    # then broadcast to [4, 4] in the loss's arithmetic, which returned a number where
+    # eager raises. The check now runs with the shapes the function is called with.
+    loss = loss_class()
+
+    @ef.function(input_signature=[ef.TensorSpec([None, None], ef.float64)] * 2)
+    def traced(y_true, y_pred):
+        return loss(y_true, y_pred)
+
+    rng = np.random.default_rng(1)
+    y_true, y_pred = rng.uniform(0.1, 0.9, (4, 1)), rng.uniform(0.1, 0.9, (1, 4))
+    message = rf"{name}: y_true and y_pred must have the same shape, got \[4, 1\] and \[1, 4\]"
+    with pytest.raises(ef.errors.InvalidArgumentError, match=message):
+        loss(y_true, y_pred)
+    with pytest.raises(ef.errors.InvalidArgumentError, match=message):
+        traced(y_true, y_pred)
+    for shape in [(4, 1), (1, 4), (3, 5)]:
+        y_true, y_pred = rng.uniform(0.1, 0.9, shape), rng.uniform(0.1, 0.9, shape)
+        got = traced(y_true, y_pred).numpy()
+        np.testing.assert_allclose(got, loss(y_true, y_pred).numpy(), rtol=1e-12, err_msg=str(shape))
+        if torch_loss is not None:
+            expected = torch_loss(torch.tensor(y_pred), torch.tensor(y_true)).item()
+            np.testing.assert_allclose(got, expected, rtol=1e-12, err_msg=str(shape))
+
+
+def test_traced_loss_weights_must_broadcast_to_the_losses():
+    loss = ef.keras.losses.MeanSquaredError()
+
+    @ef.function(input_signature=[ef.TensorSpec([None, None], ef.float64)] * 2 + [ef.TensorSpec([None], ef.float64)])
+    def traced(y_true, y_pred, weight):
+        return loss(y_true, y_pred, sample_weight=weight)
+
+    y = np.ones((1, 2))
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"sample_weight must broadcast.*\[3\] and \[1\]"):
+        traced(y, y, np.ones(3))
+    x = np.arange(6.0).reshape(3, 2)
+    for weight in (np.array([1.0, 2.0, 3.0]), np.array([2.0])):
+        np.testing.assert_allclose(traced(x, 2 * x, weight).numpy(), loss(x, 2 * x, sample_weight=weight).numpy())
+
+
+_METRICS = [
+    ("accuracy", ef.keras.metrics.Accuracy),
+    ("binary_accuracy", ef.keras.metrics.BinaryAccuracy),
+    ("categorical_accuracy", ef.keras.metrics.CategoricalAccuracy),
+    ("mean_squared_error", ef.keras.metrics.MeanSquaredError),
+    ("mean_absolute_error", ef.keras.metrics.MeanAbsoluteError),
+    ("auc", ef.keras.metrics.AUC),
+    ("precision", ef.keras.metrics.Precision),
+]
+
+
+@pytest.mark.parametrize("name,metric_class", _METRICS, ids=[case[0] for case in _METRICS])
+def test_traced_metric_updates_check_the_shapes_they_run_with(name, metric_class):
+    traced_metric, eager_metric = metric_class(), metric_class()
+
+    @ef.function(input_signature=[ef.TensorSpec([None, None], ef.float32)] * 2)
+    def update(y_true, y_pred):
+        traced_metric.update_state(y_true, y_pred)
+        return traced_metric.result()
+
+    rng = np.random.default_rng(2)
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"same shape, got \[4, 1\] and \[1, 4\]"):
+        update(np.ones((4, 1), np.float32), np.ones((1, 4), np.float32))
+    # Updates at several batch sizes accumulate as eagerly (counting the elements fed).
+    for batch in (1, 3, 5):
+        y_true = rng.integers(0, 2, (batch, 3)).astype(np.float32)
+        y_pred = rng.uniform(0, 1, (batch, 3)).astype(np.float32)
+        if name == "accuracy":
+            y_pred = np.round(y_pred)
+        eager_metric.update_state(y_true, y_pred)
+        np.testing.assert_allclose(update(y_true, y_pred).numpy(), eager_metric.result().numpy(), rtol=1e-6)
+

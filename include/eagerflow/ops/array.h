@@ -131,6 +131,16 @@ Tensor shape(const Tensor& x, DType out_type = DType::Int32, CallSite where = Ca
 // x's number of elements as a scalar of out_type (tf.size).
 Tensor size(const Tensor& x, DType out_type = DType::Int32, CallSite where = CallSite::current());
 
+// x itself (a view) once its shape is checked to equal like's; in a graph the check also
+// runs with the shapes the graph is fed (Note [runtime shape checks]). A mismatch throws
+// InvalidArgumentError "<message>, got <x's shape> and <like's shape>". Reads like's shape only.
+Tensor ensure_same_shape(const Tensor& x, const Tensor& like, const std::string& message = "",
+                         CallSite where = CallSite::current());
+// As ensure_same_shape, checking instead that x's shape broadcasts to like's (NumPy's
+// rules, like's shape unchanged).
+Tensor ensure_broadcastable_to(const Tensor& x, const Tensor& like, const std::string& message = "",
+                               CallSite where = CallSite::current());
+
 // ---- Sorting ----
 
 struct TopKResult {

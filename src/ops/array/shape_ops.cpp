@@ -1,6 +1,7 @@
-// shape and size: a tensor's dimensions and element count as tensors. They are ops, not
-// constants, so that in a graph they give the fed value's dimensions where the static
-// shape has unknown ones (tf.shape versus x.shape).
+// shape and size: a tensor's dimensions and element count as tensors; ensure_shape_match:
+// a check of one tensor's shape against another's. They are ops, not constants or checks
+// made while building, so that in a graph they see the fed values' dimensions where the
+// static shapes have unknown ones (tf.shape versus x.shape).
 #include "eagerflow/ops/array.h"
 #include "ops/op_helpers.h"
 
@@ -65,7 +66,69 @@ const OpDef& kSize = define_op({
     .not_differentiable = "its output holds an integer count",
 });
 
+// ---- ensure_shape_match(x, like): x, once its shape is checked against like's ----
+// Note [runtime shape checks]: a check written as `if (a.shape() != b.shape()) fail(...)`
+// passes in a graph whose static shapes are unknown ([?, ?] equals [?, ?]), and the
+// ops after it may then broadcast the mismatched values silently: a loss of y_true
+// [4, 1] and y_pred [1, 4] became a mean over [4, 4]. Passing x through this op instead
+// makes the check part of the graph: inference runs on the static shapes while building
+// (only definite mismatches fail) and again on the actual ones when the graph runs
+// (dispatch infers every op it executes), with the same message as eagerly.
+enum EnsureShapeAttr { kMessage, kBroadcast };
+
+void infer_ensure_shape_match(const OpCall& call, OutputMetas& out) {
+  const Shape& x = call.inputs[0].shape();
+  const Shape& like = call.inputs[1].shape();
+  const bool broadcast = call.attrs.get_bool(kBroadcast);
+  const int extra = like.rank() - x.rank();
+  bool ok = broadcast ? extra >= 0 : extra == 0;
+  Shape merged = x;
+  for (int i = 0; ok && i < x.rank(); ++i) {
+    const int64_t d = x[i], l = like[i + extra];
+    if (broadcast) {
+      ok = d == kUnknownDim || l == kUnknownDim || d == 1 || d == l;
+    } else {
+      ok = d == kUnknownDim || l == kUnknownDim || d == l;
+      if (d == kUnknownDim) merged[i] = l;
+    }
+  }
+  if (!ok) {
+    const std::string& message = call.attrs.get<std::string>(kMessage);
+    if (!message.empty()) fail(message, ", got ", x, " and ", like);
+    fail(call.op.name, ": x ",
+         broadcast ? "must broadcast to the shape of like" : "and like must have the same shape", ", got ", x,
+         " and ", like);
+  }
+  out.add(call.inputs[0].dtype(), merged);
+}
+
+void ensure_shape_match_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  outputs[0] = detail::make_view(x, x.shape(), x.strides(), x.impl()->offset);
+}
+
+// Gradient: passed through to x; like lends only its shape.
+std::vector<Tensor> ensure_shape_match_grad(const GradCall& call) { return {call.output_grads[0], Tensor()}; }
+
+const OpDef& kEnsureShapeMatch = define_op({
+    .name = "ensure_shape_match",
+    .attr_names = {"message", "broadcast"},
+    .infer = infer_ensure_shape_match,
+    .kernels = {ensure_shape_match_kernel},
+    .gradient = ensure_shape_match_grad,
+    .gradient_uses = kGradientReadsNoValues,
+    .traits = {.view = true},
+});
+
 }  // namespace
+
+Tensor ensure_same_shape(const Tensor& x, const Tensor& like, const std::string& message, CallSite where) {
+  return run_op(kEnsureShapeMatch, {x, like}, {message, false}, where);
+}
+Tensor ensure_broadcastable_to(const Tensor& x, const Tensor& like, const std::string& message,
+                               CallSite where) {
+  return run_op(kEnsureShapeMatch, {x, like}, {message, true}, where);
+}
 
 Tensor shape(const Tensor& x, DType out_type, CallSite where) { return run_op(kShape, {x}, {out_type}, where); }
 Tensor size(const Tensor& x, DType out_type, CallSite where) { return run_op(kSize, {x}, {out_type}, where); }

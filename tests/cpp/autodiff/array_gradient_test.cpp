@@ -50,6 +50,15 @@ Tensor tape_grad(const Tensor& x, const std::function<Tensor(const Tensor&)>& op
 
 // ---- Views that change only the shape ----
 
+// ensure_same_shape and ensure_broadcastable_to pass x (and its gradient) through.
+TEST(ArrayGradientTest, EnsureShapeMatch) {
+  const Tensor like = zeros({2, 3}, DType::Float64);
+  check_weighted([&](const std::vector<Tensor>& in) { return ensure_same_shape(in[0], like) * 2.0; },
+                 {randn({2, 3}, 1)});
+  check_weighted([&](const std::vector<Tensor>& in) { return ensure_broadcastable_to(in[0], like) + like; },
+                 {randn({3}, 2)});
+}
+
 TEST(ArrayGradientTest, ReshapeExpandDimsSqueezeIdentity) {
   check_unary([](const Tensor& x) { return reshape(x, {3, -1}); }, {2, 3, 2});
   check_unary([](const Tensor& x) { return reshape(x, {}); }, {1, 1});

@@ -1,5 +1,7 @@
 // Losses and metrics on hand-computed values; reductions, weights and errors. (Values
 // against PyTorch's losses are in tests/python/test_nn.py.)
+#include <functional>
+
 #include "test_util.h"
 
 namespace ef {
@@ -72,6 +74,39 @@ TEST(Losses, RejectMismatchedInputs) {
                "mean_squared_error", "[3]");
 }
 
+// Note [runtime shape checks]: in a graph whose sizes are unknown while building, y_true
+// [4, 1] and y_pred [1, 4] pass the static check; the losses once broadcast them to
+// [4, 4] and returned a number. They fail when the graph runs, as eagerly.
+TEST(Losses, CheckTheShapesAGraphRunsWith) {
+  const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&, const Tensor&)>>> cases = {
+      {"mean_squared_error", [](auto& t, auto& p) { return losses::MeanSquaredError()(t, p); }},
+      {"mean_absolute_error", [](auto& t, auto& p) { return losses::MeanAbsoluteError()(t, p); }},
+      {"binary_crossentropy", [](auto& t, auto& p) { return losses::BinaryCrossentropy()(t, p); }},
+      {"categorical_crossentropy", [](auto& t, auto& p) { return losses::CategoricalCrossentropy()(t, p); }},
+      {"huber", [](auto& t, auto& p) { return losses::Huber()(t, p); }},
+      {"kl_divergence", [](auto& t, auto& p) { return losses::KLDivergence()(t, p); }},
+      {"poisson", [](auto& t, auto& p) { return losses::Poisson()(t, p); }},
+      {"log_cosh", [](auto& t, auto& p) { return losses::LogCosh()(t, p); }},
+      {"cosine_similarity", [](auto& t, auto& p) { return losses::CosineSimilarity()(t, p); }},
+  };
+  for (const auto& [name, loss] : cases) {
+    Graph g;
+    Tensor y_true, y_pred, out;
+    {
+      Graph::Scope scope(g);
+      y_true = placeholder(DType::Float32, {kUnknownDim, kUnknownDim}, "y_true");
+      y_pred = placeholder(DType::Float32, {kUnknownDim, kUnknownDim}, "y_pred");
+      out = loss(y_true, y_pred);
+    }
+    Session sess(g);
+    Tensor t = constant({{1.f}, {0.f}, {1.f}, {0.f}}), p = constant({{0.5f, 0.5f, 0.5f, 0.5f}});
+    EXPECT_ERROR(sess.run(out, {{y_true, t}, {y_pred, p}}), InvalidArgumentError,
+                 name + ": y_true and y_pred must have the same shape, got [4, 1] and [1, 4]");
+    Tensor eager = loss(t, reshape(p, {4, 1}));
+    expect_values(sess.run(out, {{y_true, t}, {y_pred, reshape(p, {4, 1})}}), {eager.item<double>()}, 1e-6);
+  }
+}
+
 TEST(Metrics, AccumulateWeightedMeansAcrossUpdates) {
   metrics::Mean mean;
   expect_values(mean.result(), {0.0});
@@ -102,7 +137,7 @@ TEST(Metrics, AccuracyVariants) {
   exact.update_state(testing::i64({1, 2, 3}), testing::i64({1, 2, 4}));
   expect_values(exact.result(), {2.0 / 3});
   EXPECT_ERROR(sparse.update_state(testing::i64({0}), ones({2, 2})), InvalidArgumentError,
-               "sparse_categorical_accuracy", "[1]", "[2, 2]");
+               "sparse_categorical_accuracy", "class ids", "got [1] and [2]");
 }
 
 TEST(Metrics, RootMeanSquaredErrorIsTheRootOfTheRunningMean) {

@@ -1,5 +1,5 @@
 // reshape, transpose, expand_dims, squeeze, broadcast_to, identity, reverse,
-// Tensor::operator[] and Tensor::contiguous().
+// Tensor::operator[], Tensor::contiguous(), ensure_same_shape and ensure_broadcastable_to.
 #include "test_util.h"
 
 namespace ef {
@@ -205,6 +205,56 @@ TEST(ArrayContiguous, CopiesOnlyWhenNeeded) {
   Tensor bt = transpose(big).contiguous();
   EXPECT_EQ(bt[499][299].item<float>(), 299.f * 500 + 499);
   EXPECT_EQ(bt[7][3].item<float>(), 3.f * 500 + 7);
+}
+
+// x passed through (a view) once its shape is checked against like's.
+TEST(ArrayEnsureShape, PassesXThroughOrNamesBothShapes) {
+  Tensor x = iota({2, 3});
+  Tensor same = ensure_same_shape(x, zeros({2, 3}, DType::Int32));
+  expect_values(same, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(same.impl()->storage.get(), x.impl()->storage.get());
+  expect_meta(ensure_same_shape(constant(1.0), constant(2)), {}, DType::Float64);
+  expect_meta(ensure_same_shape(zeros({0, 2}), zeros({0, 2})), {0, 2}, DType::Float32);
+  expect_values(ensure_broadcastable_to(constant({1.f, 2.f, 3.f}), x), {1, 2, 3});
+  expect_meta(ensure_broadcastable_to(zeros({2, 1}), x), {2, 1}, DType::Float32);
+  expect_meta(ensure_broadcastable_to(constant(1.f), x), {}, DType::Float32);
+  EXPECT_ERROR(ensure_same_shape(x, zeros({3, 2}), "my_loss: y_true and y_pred must have the same shape"),
+               InvalidArgumentError,
+               "my_loss: y_true and y_pred must have the same shape, got [2, 3] and [3, 2]");
+  EXPECT_ERROR(ensure_same_shape(x, zeros({2, 3, 1})), InvalidArgumentError, "ensure_shape_match", "[2, 3]",
+               "[2, 3, 1]");
+  EXPECT_ERROR(ensure_broadcastable_to(zeros({2}), x, "w must broadcast"), InvalidArgumentError,
+               "w must broadcast, got [2] and [2, 3]");
+  EXPECT_ERROR(ensure_broadcastable_to(zeros({1, 2, 3}), x), InvalidArgumentError, "ensure_shape_match",
+               "broadcast");
+  EXPECT_ERROR(ensure_broadcastable_to(x, zeros({1, 3})), InvalidArgumentError, "[2, 3]", "[1, 3]");
+}
+
+// Note [runtime shape checks]: sizes unknown while building pass the static check and
+// are compared again with the shapes the graph runs with.
+TEST(ArrayEnsureShape, ChecksTheShapesAGraphRunsWith) {
+  Graph g;
+  Tensor a, b, w, same, weighted;
+  {
+    Graph::Scope scope(g);
+    a = placeholder(DType::Float32, {kUnknownDim, kUnknownDim}, "a");
+    b = placeholder(DType::Float32, {kUnknownDim, 3}, "b");
+    w = placeholder(DType::Float32, {kUnknownDim}, "w");
+    same = ensure_same_shape(a, b, "pair") - b;
+    expect_meta(same, {kUnknownDim, 3}, DType::Float32);  // the known size taken from b
+    weighted = ensure_broadcastable_to(w, b, "w") * b;
+    EXPECT_ERROR(ensure_same_shape(b, zeros({2, 4})), InvalidArgumentError, "[?, 3]", "[2, 4]");
+    EXPECT_ERROR(ensure_broadcastable_to(b, zeros({3})), InvalidArgumentError, "[?, 3]", "[3]");
+  }
+  Session sess(g);
+  expect_values(sess.run(same, {{a, ones({2, 3})}, {b, ones({2, 3})}}), {0, 0, 0, 0, 0, 0});
+  // [1, 3] against [2, 3] would broadcast in the subtraction: the check stops it.
+  EXPECT_ERROR(sess.run(same, {{a, ones({1, 3})}, {b, ones({2, 3})}}), InvalidArgumentError,
+               "pair, got [1, 3] and [2, 3]");
+  expect_values(sess.run(weighted, {{w, constant({2.f, 3.f, 4.f})}, {b, ones({1, 3})}}), {2, 3, 4});
+  expect_values(sess.run(weighted, {{w, constant({2.f})}, {b, ones({1, 3})}}), {2, 2, 2});
+  EXPECT_ERROR(sess.run(weighted, {{w, ones({2})}, {b, ones({2, 3})}}), InvalidArgumentError,
+               "w, got [2] and [2, 3]");
 }
 
 }  // namespace
