@@ -363,3 +363,54 @@ def test_traced_metric_updates_check_the_shapes_they_run_with(name, metric_class
         eager_metric.update_state(y_true, y_pred)
         np.testing.assert_allclose(update(y_true, y_pred).numpy(), eager_metric.result().numpy(), rtol=1e-6)
 
+
+@pytest.mark.parametrize(
+    "name,forward",
+    [
+        ("x[1:]", lambda x: x[1:]),
+        ("x[-1]", lambda x: x[-1]),
+        ("x[::-2, 1:]", lambda x: x[::-2, 1:]),
+        ("x[:, None, -2]", lambda x: x[:, None, -2]),
+        ("slice", lambda x: ef.slice(x, [1, 0], [-1, 1])),
+    ],
+)
+def test_gradients_of_slices_with_unknown_dimensions_match_eager_and_torch(name, forward):
+    # The gradient put the slice back with pads sized by the static shape, which failed
+    # (or, earlier, came out of the wrong shape) when the sizes were unknown while tracing.
+    def loss(x):
+        y = forward(x)
+        return ef.reduce_sum(y * y * y)
+
+    @ef.function(input_signature=[ef.TensorSpec([None, None], ef.float64)])
+    def traced(x):
+        with ef.GradientTape() as outer:
+            outer.watch(x)
+            with ef.GradientTape() as tape:
+                tape.watch(x)
+                y = loss(x)
+            dx = tape.gradient(y, x)
+            s = ef.reduce_sum(dx * dx)
+        return dx, outer.gradient(s, x)
+
+    torch_forward = {
+        "x[1:]": lambda t: t[1:],
+        "x[-1]": lambda t: t[-1],
+        "x[::-2, 1:]": lambda t: torch.flip(t, [0])[::2, 1:],
+        "x[:, None, -2]": lambda t: t[:, None, -2],
+        "slice": lambda t: t[1:, :1],
+    }[name]
+    rng = np.random.default_rng(3)
+    for shape in [(2, 3), (3, 2), (5, 4), (4, 2)]:
+        x = rng.standard_normal(shape)
+        dx, d2x = traced(x)
+        t = torch.tensor(x, requires_grad=True)
+        (tdx,) = torch.autograd.grad((torch_forward(t) ** 3).sum(), t, create_graph=True)
+        (td2x,) = torch.autograd.grad((tdx * tdx).sum(), t)
+        assert dx.shape == shape and d2x.shape == shape, (name, shape)
+        np.testing.assert_allclose(dx.numpy(), tdx.detach().numpy(), rtol=1e-12, err_msg=str((name, shape)))
+        np.testing.assert_allclose(d2x.numpy(), td2x.numpy(), rtol=1e-12, err_msg=str((name, shape)))
+        with ef.GradientTape() as tape:
+            xe = ef.constant(x)
+            tape.watch(xe)
+            y = loss(xe)
+        np.testing.assert_allclose(dx.numpy(), tape.gradient(y, xe).numpy(), rtol=1e-12)

@@ -53,6 +53,13 @@ struct StridedSliceMasks {
 Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                      const std::vector<int64_t>& strides = {}, const StridedSliceMasks& masks = {},
                      CallSite where = CallSite::current());
+// The gradient of strided_slice(x, begin, end, strides, masks): dy (of the slice's
+// shape) put back at the positions the slice reads, zeros elsewhere, in an output of x's
+// shape and dy's dtype (TensorFlow's StridedSliceGrad). Reads only x's shape, when the op
+// runs: in a graph x's sizes may be unknown while building.
+Tensor strided_slice_grad(const Tensor& x, const Tensor& dy, const std::vector<int64_t>& begin,
+                          const std::vector<int64_t>& end, const std::vector<int64_t>& strides = {},
+                          const StridedSliceMasks& masks = {}, CallSite where = CallSite::current());
 // x[begin[i] : begin[i] + size[i]] on every axis; size -1 means to the end (a view).
 // Throws InvalidArgumentError when the slice does not fit in x.
 Tensor slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size,

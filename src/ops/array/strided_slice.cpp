@@ -1,5 +1,8 @@
 // strided_slice (TensorFlow's full semantics: masks, ellipsis, new and shrunk axes,
-// negative strides) and slice: views whose offset and strides select the elements.
+// negative strides) and slice: views whose offset and strides select the elements; and
+// strided_slice_grad, their gradient.
+#include <cstring>
+
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
@@ -162,56 +165,66 @@ void strided_slice_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(dims), strides, offset);
 }
 
-// Gradient: the output gradient put back at the positions the slice read, zeros
-// elsewhere, built from public ops: reshape to one axis per input axis (dropping new
-// axes, restoring shrunk ones), reverse the axes read backwards, spread axes with a
-// step s > 1 by interleaving s - 1 zeros, then pad with zeros to the input's shape.
-std::vector<Tensor> strided_slice_grad(const GradCall& call) {
-  const Tensor& x = call.forward.inputs[0];
-  const Shape& shape = x.shape();
-  SliceSpec spec = resolve(call.forward);
+// ---- strided_slice_grad(x, dy, <strided_slice's attrs>) ----
+// The gradient of strided_slice: dy put back at the positions the slice of x read, zeros
+// elsewhere (TensorFlow's StridedSliceGrad). x lends only its shape, and the positions
+// are resolved when the op runs, so the gradient is right in graphs whose input sizes
+// are unknown while building (x[1:] of an x of shape [?, ?]).
+void infer_strided_slice_grad(const OpCall& call, OutputMetas& out) {
+  SliceSpec spec = resolve(call);
+  const Tensor& dy = call.inputs[1];
   Dims dims;
-  for (const auto& a : spec.in_axes) {
-    if (a.size == 0) return {ef::zeros(shape, call.output_grads[0].dtype())};
-    dims.push_back(a.size);
+  for (const auto& a : spec.out_axes) dims.push_back(a.size);
+  bool ok = dy.rank() == static_cast<int>(dims.size());
+  for (int i = 0; ok && i < dy.rank(); ++i)
+    ok = dims[i] == kUnknownDim || dy.shape()[i] == kUnknownDim || dims[i] == dy.shape()[i];
+  if (!ok)
+    fail(call.op.name, ": argument 'dy' has shape ", dy.shape(), ", but the slice of an input of shape ",
+         call.inputs[0].shape(), " has shape ", Shape(dims));
+  out.add(dy.dtype(), call.inputs[0].shape());
+}
+
+// Runs on any device: zeros, then dy copied into the view of them that the slice reads
+// (copy_elements copies on the tensors' device).
+void strided_slice_grad_kernel(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& dy = call.inputs[1];
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  if (out.device().type == DeviceType::CUDA) {
+    cuda::fill(out, is_floating(out.dtype()) ? AttrValue(0.0) : AttrValue(int64_t{0}));
+  } else {
+    std::memset(static_cast<char*>(out.impl()->storage->data()) + out.impl()->offset * size_of(out.dtype()),
+                0, static_cast<size_t>(out.num_elements()) * size_of(out.dtype()));
   }
-  Tensor g = ef::reshape(call.output_grads[0], Shape(dims));
-  const int rank = shape.rank();
-  std::vector<int64_t> reversed;
-  std::vector<int64_t> starts(rank), steps(rank);
-  for (int i = 0; i < rank; ++i) {
-    const auto& a = spec.in_axes[i];
-    starts[i] = a.start;
-    steps[i] = a.size > 1 ? a.step : 1;
-    if (steps[i] < 0) {  // read backwards from start: forwards from the last element read
-      reversed.push_back(i);
-      starts[i] = a.start + (a.size - 1) * steps[i];
-      steps[i] = -steps[i];
-    }
+  if (dy.num_elements() == 0) return;
+  SliceSpec spec = resolve(call);
+  Dims strides;
+  for (const auto& a : spec.out_axes) {
+    const int64_t stride = a.input_axis < 0 ? 1 : out.strides()[a.input_axis];
+    strides.push_back(a.size > 1 ? stride * a.step : stride);
   }
-  if (!reversed.empty()) g = ef::reverse(g, Axes(reversed));
-  std::vector<std::pair<int64_t, int64_t>> pads(rank, {0, 0});
-  for (int i = 0; i < rank; ++i) {
-    const int64_t size = dims[i], step = steps[i];
-    int64_t length = size;
-    if (step > 1) {
-      // [.., size, ..] -> [.., size, step, ..] (step - 1 zeros after each element) ->
-      // [.., size * step, ..], cut after the last element read.
-      Dims split_shape = g.shape().dims();
-      split_shape.insert(i + 1, 1);
-      std::vector<std::pair<int64_t, int64_t>> spread(rank + 1, {0, 0});
-      spread[i + 1] = {0, step - 1};
-      Tensor t = ef::pad(ef::reshape(g, Shape(split_shape)), spread);
-      Dims merged = g.shape().dims();
-      merged[i] = size * step;
-      length = (size - 1) * step + 1;
-      std::vector<int64_t> begin(rank, 0), sizes(rank, -1);
-      sizes[i] = length;
-      g = ef::slice(ef::reshape(t, Shape(merged)), begin, sizes);
-    }
-    pads[i] = {starts[i], shape[i] - starts[i] - length};
-  }
-  return {ef::pad(g, pads)};
+  int64_t offset = out.impl()->offset;
+  for (int i = 0; i < out.rank(); ++i) offset += spec.starts[i] * out.strides()[i];
+  Tensor read = detail::make_view(out, dy.shape(), strides, offset);
+  detail::copy_elements(*dy.impl(), *read.impl());
+}
+
+// Each op's gradient runs the other (defined below).
+const OpDef& strided_slice_op();
+const OpDef& strided_slice_grad_op();
+
+// Gradient: dy's gradient is the same slice of the incoming gradient; x lends only its
+// shape.
+std::vector<Tensor> strided_slice_grad_grad(const GradCall& call) {
+  return {Tensor(),
+          run_op(strided_slice_op(), {call.output_grads[0]}, call.forward.attrs, CallSite::current())};
+}
+
+// Gradient: the output gradient put back where the slice read (strided_slice_grad), at
+// the positions the input's shape gives when the gradient runs.
+std::vector<Tensor> strided_slice_gradient(const GradCall& call) {
+  return {run_op(strided_slice_grad_op(), {call.forward.inputs[0], call.output_grads[0]}, call.forward.attrs,
+                 CallSite::current())};
 }
 
 const OpDef& kStridedSlice = define_op({
@@ -220,9 +233,22 @@ const OpDef& kStridedSlice = define_op({
                    "shrink_axis_mask"},
     .infer = infer_strided_slice,
     .kernels = {strided_slice_cpu},
-    .gradient = strided_slice_grad,
+    .gradient = strided_slice_gradient,
     .traits = {.view = true},
 });
+
+const OpDef& kStridedSliceGrad = define_op({
+    .name = "strided_slice_grad",
+    .attr_names = {"begin", "end", "strides", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                   "shrink_axis_mask"},
+    .infer = infer_strided_slice_grad,
+    .kernels = {strided_slice_grad_kernel, strided_slice_grad_kernel},
+    .gradient = strided_slice_grad_grad,
+    .gradient_uses = kGradientReadsNoValues,
+});
+
+const OpDef& strided_slice_op() { return kStridedSlice; }
+const OpDef& strided_slice_grad_op() { return kStridedSliceGrad; }
 
 // ---- slice(x, begin, size) ----
 enum SliceAttr { kSliceBegin, kSliceSize };
@@ -270,14 +296,21 @@ void slice_cpu(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = detail::make_view(x, Shape(sizes), x.strides(), offset);
 }
 
-// Gradient: the output gradient padded with zeros back to the input's shape.
+// Gradient: the output gradient put back where the slice read, zeros elsewhere: the
+// strided_slice_grad of the same slice (x[begin : begin + size], to the end for -1).
 std::vector<Tensor> slice_grad(const GradCall& call) {
-  const Shape& shape = call.forward.inputs[0].shape();
-  Dims sizes = slice_sizes(call.forward);
   const Dims& begin = call.forward.attrs.get_ints(kSliceBegin);
-  std::vector<std::pair<int64_t, int64_t>> pads;
-  for (int i = 0; i < shape.rank(); ++i) pads.push_back({begin[i], shape[i] - begin[i] - sizes[i]});
-  return {ef::pad(call.output_grads[0], pads)};
+  const Dims& size = call.forward.attrs.get_ints(kSliceSize);
+  Dims end, strides;
+  int64_t end_mask = 0;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    if (size[i] == -1) end_mask |= int64_t{1} << i;
+    end.push_back(size[i] == -1 ? 0 : begin[i] + size[i]);
+    strides.push_back(1);
+  }
+  return {run_op(kStridedSliceGrad, {call.forward.inputs[0], call.output_grads[0]},
+                 {begin, end, strides, int64_t{0}, end_mask, int64_t{0}, int64_t{0}, int64_t{0}},
+                 CallSite::current())};
 }
 
 const OpDef& kSlice = define_op({
@@ -295,6 +328,16 @@ Tensor strided_slice(const Tensor& x, const std::vector<int64_t>& begin, const s
                      const std::vector<int64_t>& strides, const StridedSliceMasks& masks, CallSite where) {
   Dims s = strides.empty() ? Dims(begin.size(), 1) : Dims(strides.begin(), strides.end());
   return run_op(kStridedSlice, {x},
+                {Dims(begin.begin(), begin.end()), Dims(end.begin(), end.end()), s, masks.begin_mask,
+                 masks.end_mask, masks.ellipsis_mask, masks.new_axis_mask, masks.shrink_axis_mask},
+                where);
+}
+
+Tensor strided_slice_grad(const Tensor& x, const Tensor& dy, const std::vector<int64_t>& begin,
+                          const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                          const StridedSliceMasks& masks, CallSite where) {
+  Dims s = strides.empty() ? Dims(begin.size(), 1) : Dims(strides.begin(), strides.end());
+  return run_op(kStridedSliceGrad, {x, dy},
                 {Dims(begin.begin(), begin.end()), Dims(end.begin(), end.end()), s, masks.begin_mask,
                  masks.end_mask, masks.ellipsis_mask, masks.new_axis_mask, masks.shrink_axis_mask},
                 where);

@@ -132,6 +132,65 @@ TEST(ArrayGradientTest, Slice) {
                 {0, 5, 7, 0});
 }
 
+// strided_slice_grad is linear in dy; its gradient is the same slice (x lends its shape).
+TEST(ArrayGradientTest, StridedSliceGrad) {
+  const Tensor like = zeros({5, 4}, DType::Float64);
+  check_weighted(
+      [&](const std::vector<Tensor>& in) {
+        return strided_slice_grad(like, in[0], {4, 1}, {0, 0}, {-2, 2}, {.end_mask = 3});
+      },
+      {randn({3, 2}, 1)});
+  check_weighted(
+      [&](const std::vector<Tensor>& in) {
+        return strided_slice_grad(like, in[0], {1, 0}, {0, 0}, {1, 1},
+                                  {.new_axis_mask = 2, .shrink_axis_mask = 1});
+      },
+      {randn({1, 4}, 2)});
+}
+
+// The gradients of slices in a graph whose input sizes are unknown while building: the
+// positions the slice read come from the shape the graph runs with (a gradient padded
+// by the static sizes failed, or came out of the wrong shape).
+TEST(ArrayGradientTest, SlicesInGraphsWithUnknownDimensions) {
+  Graph g;
+  Tensor x, dx, d2x;
+  {
+    Graph::Scope scope(g);
+    x = placeholder(DType::Float64, {kUnknownDim, kUnknownDim}, "x");
+    Tensor tail = strided_slice(x, {1}, {0}, {1}, {.end_mask = 1});                           // x[1:]
+    Tensor last = strided_slice(x, {-1}, {0}, {1}, {.shrink_axis_mask = 1});                  // x[-1]
+    Tensor odd = strided_slice(x, {0, 1}, {0, 0}, {1, 2}, {.begin_mask = 1, .end_mask = 3});  // x[:, 1::2]
+    Tensor corner = slice(x, {1, 0}, {-1, 1});
+    Tensor y =
+        reduce_sum(tail * tail) + reduce_sum(last * 3.0) + reduce_sum(odd * odd * odd) + reduce_sum(corner);
+    dx = gradients({y}, {x})[0];
+    d2x = gradients({reduce_sum(dx * dx)}, {x})[0];
+  }
+  Session sess(g);
+  for (const Shape& shape : {Shape{3, 4}, Shape{1, 2}, Shape{2, 1}, Shape{4, 5}}) {
+    Tensor value = randn(shape, 7);
+    std::vector<Tensor> got = sess.run({dx, d2x}, {{x, value}});
+    Tensor want_dx, want_d2x;
+    {
+      GradientTape outer;
+      outer.watch(value);
+      GradientTape tape;
+      tape.watch(value);
+      Tensor tail = strided_slice(value, {1}, {0}, {1}, {.end_mask = 1}), last = value[-1];
+      Tensor odd = strided_slice(value, {0, 1}, {0, 0}, {1, 2}, {.begin_mask = 1, .end_mask = 3});
+      Tensor corner = slice(value, {1, 0}, {-1, 1});
+      Tensor y =
+          reduce_sum(tail * tail) + reduce_sum(last * 3.0) + reduce_sum(odd * odd * odd) + reduce_sum(corner);
+      want_dx = tape.gradient(y, value);
+      want_d2x = outer.gradient(reduce_sum(want_dx * want_dx), value);
+    }
+    ASSERT_EQ(got[0].shape(), shape);
+    ASSERT_EQ(got[1].shape(), shape);
+    expect_values(got[0], want_dx.to_vector<double>(), 1e-12);
+    expect_values(got[1], want_d2x.to_vector<double>(), 1e-12);
+  }
+}
+
 // ---- Joining and splitting ----
 
 TEST(ArrayGradientTest, Concat) {

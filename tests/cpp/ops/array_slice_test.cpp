@@ -1,4 +1,4 @@
-// strided_slice (every mask, negative strides, clamping) and slice.
+// strided_slice (every mask, negative strides, clamping), slice, and strided_slice_grad.
 #include "test_util.h"
 
 namespace ef {
@@ -127,6 +127,61 @@ TEST(ArraySlice, Errors) {
   EXPECT_ERROR(slice(x, {4, 0}, {0, 1}), InvalidArgumentError, "slice", "begin 4", "size 3");
   EXPECT_ERROR(slice(x, {2, 0}, {2, 1}), InvalidArgumentError, "slice", "does not fit", "size 3");
   EXPECT_ERROR(slice(x, {0, 0}, {-2, 1}), InvalidArgumentError, "slice", "-2");
+}
+
+// strided_slice_grad puts dy back where the slice reads, zeros elsewhere, in x's shape.
+TEST(ArrayStridedSliceGrad, Values) {
+  Tensor x = zeros({3, 4}, DType::Float64);
+  Tensor dy = reshape(range(1.0, 5.0, 1.0, DType::Float64), {2, 2});
+  // x[1:, ::2]
+  Tensor g = strided_slice_grad(x, dy, {1, 0}, {0, 0}, {1, 2}, {.end_mask = 3});
+  expect_meta(g, {3, 4}, DType::Float64);
+  expect_values(g, {0, 0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0});
+  // x[::-2, 3] (a shrunk axis, a negative stride) and x[-1, newaxis] (a new axis).
+  expect_values(strided_slice_grad(x, constant({5.0, 7.0}), {0, 3}, {0, 0}, {-2, 1},
+                                   {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2}),
+                {0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 5});
+  expect_values(strided_slice_grad(x, reshape(dy, {1, 4}), {-1, 0}, {0, 0}, {1, 1},
+                                   {.new_axis_mask = 2, .shrink_axis_mask = 1}),
+                {0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4});
+  // A non-contiguous dy; the output takes dy's dtype; an empty slice gives zeros.
+  expect_values(strided_slice_grad(x, transpose(dy), {0, 1}, {2, 3}), {0, 1, 3, 0, 0, 2, 4, 0, 0, 0, 0, 0});
+  for (DType t : {DType::Float32, DType::Int32, DType::Float16, DType::Bool})
+    expect_meta(strided_slice_grad(x, cast(dy, t), {1, 0}, {3, 2}), {3, 4}, t);
+  expect_values(strided_slice_grad(x, zeros({0, 4}, DType::Float64), {2, 0}, {1, 4}),
+                std::vector<double>(12, 0));
+  expect_meta(strided_slice_grad(zeros({0, 2}), zeros({0, 1}), {0, 1}, {0, 2}), {0, 2}, DType::Float32);
+}
+
+TEST(ArrayStridedSliceGrad, Errors) {
+  Tensor x = zeros({3, 4});
+  EXPECT_ERROR(strided_slice_grad(x, zeros({2, 3}), {1, 0}, {3, 4}), InvalidArgumentError,
+               "strided_slice_grad", "'dy'", "[2, 3]", "[2, 4]");
+  EXPECT_ERROR(strided_slice_grad(x, zeros({2}), {1}, {3}), InvalidArgumentError, "strided_slice_grad",
+               "[2]");
+  EXPECT_ERROR(strided_slice_grad(x, zeros({1}), {5}, {6}, {1}, {.shrink_axis_mask = 1}), OutOfRangeError,
+               "strided_slice_grad", "index 5");
+}
+
+// In a graph whose input sizes are unknown while building, the positions come from the
+// shape the graph runs with.
+TEST(ArrayStridedSliceGrad, UnknownSizesInAGraph) {
+  Graph g;
+  Tensor x, dy, out;
+  {
+    Graph::Scope scope(g);
+    x = placeholder(DType::Float64, {kUnknownDim, kUnknownDim}, "x");
+    dy = placeholder(DType::Float64, {kUnknownDim}, "dy");
+    out = strided_slice_grad(x, dy, {-1, 1}, {0, 0}, {1, 1},
+                             {.end_mask = 2, .shrink_axis_mask = 1});  // x[-1, 1:]
+    expect_meta(out, {kUnknownDim, kUnknownDim}, DType::Float64);
+  }
+  Session sess(g);
+  expect_values(sess.run(out, {{x, zeros({2, 3}, DType::Float64)}, {dy, constant({1.0, 2.0})}}),
+                {0, 0, 0, 0, 1, 2});
+  expect_values(sess.run(out, {{x, zeros({1, 2}, DType::Float64)}, {dy, constant({5.0})}}), {0, 5});
+  EXPECT_ERROR(sess.run(out, {{x, zeros({1, 2}, DType::Float64)}, {dy, constant({5.0, 6.0})}}),
+               InvalidArgumentError, "strided_slice_grad", "[2]", "[1]");
 }
 
 }  // namespace
