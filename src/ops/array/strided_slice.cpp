@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "eagerflow/ops/array.h"
-#include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
@@ -25,8 +24,6 @@ struct SliceSpec {
   std::vector<Axis> out_axes;
   // Start index on every input axis (including shrunk ones).
   std::vector<int64_t> starts;
-  // Size, start and step on every input axis (a shrunk axis: size 1 at its index).
-  std::vector<Axis> in_axes;
 };
 
 // Follows TensorFlow's ValidateStridedSliceOp: the sparse spec (one entry per begin[i],
@@ -127,7 +124,6 @@ SliceSpec resolve(const OpCall& call) {
     spec.starts[i] = b;
     axes[i] = {i, size, b, d.stride};
   }
-  spec.in_axes = axes;
   for (int g : gather) {
     if (g < 0) spec.out_axes.push_back({-1, 1, 0, 1});
     else if (!dense[g].shrink) spec.out_axes.push_back(axes[g]);
