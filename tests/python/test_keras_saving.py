@@ -187,3 +187,11 @@ def test_compile_settings_that_cannot_be_made_again_leave_the_model_uncompiled(t
     np.testing.assert_array_equal(loaded.predict(x).numpy(), model.predict(x).numpy())
     with pytest.raises(ef.errors.FailedPreconditionError, match="not compiled"):
         loaded.fit(x, y, verbose=0)
+
+
+def test_a_sequential_begun_with_an_input_saves_before_its_first_call(tmp_path):
+    model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(2)])
+    model.save(tmp_path / "s.keras")
+    loaded = keras.load_model(tmp_path / "s.keras")
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())

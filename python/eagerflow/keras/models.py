@@ -306,9 +306,20 @@ class _Training:
         return values[0] if len(values) == 1 else values
 
     def save(self, filepath):
-        """Writes the architecture and the weights into one checksummed file (Sequential
-        models; custom layers are saved with their get_config()). load_model reads it."""
+        """Writes the architecture, the weights and (compiled) the compile settings and the
+        optimizer's state into one checksummed file (Sequential and functional models;
+        custom layers are saved with their get_config()). load_model reads it."""
+        self._build_from_input()
         _core.keras._save_model(self, str(filepath))
+
+    def _build_from_input(self):
+        """A Sequential begun with keras.Input but not called yet: built now by one call on
+        zeros, so that its file records the input shape."""
+        symbolic = getattr(self, "_symbolic_input", None)
+        if symbolic is None or self.built or not self._python_layers:
+            return
+        shape = [1] + [1 if d is None else d for d in list(symbolic.shape)[1:]]
+        self(_core.zeros(shape, dtype=symbolic.dtype))
 
     def save_weights(self, filepath):
         """The weights alone, as a checkpoint (any model)."""
@@ -322,6 +333,7 @@ class _Training:
 
     def summary(self, line_length=72, print_fn=None):
         """Prints Keras' table of layers, output shapes and parameter counts."""
+        self._build_from_input()
         (print_fn or print)(self._summary(line_length).rstrip("\n"))
 
 
@@ -413,6 +425,7 @@ class Sequential(_Training, _core.keras.Sequential):
         # C++ holds the layers too; this list keeps Python subclasses of Layer alive.
         self._python_layers = []
         self._symbolic_output = None  # after a keras.Input: the last layer's KerasTensor
+        self._symbolic_input = None
         for layer in layers or []:
             self.add(layer)
 
@@ -425,7 +438,7 @@ class Sequential(_Training, _core.keras.Sequential):
         if isinstance(layer, _core.keras.KerasTensor):
             if self._python_layers or self._symbolic_output is not None:
                 raise ValueError(f"Sequential '{self.name}': a keras.Input can only come first")
-            self._symbolic_output = layer
+            self._symbolic_output = self._symbolic_input = layer
             return
         self._add(layer)
         self._python_layers.append(layer)
