@@ -30,6 +30,7 @@ from eagerflow._core import (  # noqa: F401
     maximum, minimum, multiply, negative, not_equal, pow, reduce_all, reduce_any,
     reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
     reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh,
+    acosh, asinh, atan2, atanh, truncatediv, truncatemod,
     # linalg
     einsum, matmul, norm, tensordot,
     # clipping

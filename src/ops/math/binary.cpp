@@ -28,6 +28,32 @@ struct GreaterEqualFn { template <class T> bool operator()(T a, T b) const { ret
 struct LogicalAndFn { bool operator()(bool a, bool b) const { return a && b; } };
 struct LogicalOrFn { bool operator()(bool a, bool b) const { return a || b; } };
 struct LogicalXorFn { bool operator()(bool a, bool b) const { return a != b; } };
+// atan2(y, x): the angle of the point (x, y), with C's quadrants and signed zeros.
+struct Atan2Fn {
+  template <class T>
+  T operator()(T y, T x) const {
+    return std::atan2(y, x);
+  }
+};
+// Division rounding toward zero (C's / and %); the integer ones never see a zero divisor.
+struct TruncateDivFn {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return b == -1 ? wrapping_negate(a) : a / b;
+    else
+      return std::trunc(a / b);
+  }
+};
+struct TruncateModFn {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>)
+      return b == -1 ? 0 : a % b;
+    else
+      return std::fmod(a, b);
+  }
+};
 
 // Runs `reject(value)` on every element of the integer input `y`, and throws
 // InvalidArgumentError with `what` if it returns true for any.
@@ -77,7 +103,8 @@ void checked_pow_kernel(const OpCall& call, std::span<Tensor> outputs) {
   binary_kernel<PowFn, kNumericTypes, true>(call, outputs);
 }
 
-// The op with checked kernels: integer operands are validated before computing.
+// The op with checked kernels: integer operands are validated before computing. A null
+// `cuda` leaves the op without a CUDA kernel.
 OpDef with_checked_kernels(OpDef def, KernelFn cpu, KernelFn cuda) {
   def.kernels[static_cast<int>(DeviceType::CPU)] = cpu;
   def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda;
@@ -133,6 +160,19 @@ Grads floormod_grad(const GradCall& c) {
   return {g, negative(multiply(g, floordiv(c.forward.inputs[0], c.forward.inputs[1])))};
 }
 
+// truncatemod(x, y) = x - truncatediv(x, y) * y (PyTorch's fmod gradient).
+Grads truncatemod_grad(const GradCall& c) {
+  const Tensor& g = c.output_grads[0];
+  return {g, c.needs(1) ? negative(multiply(g, truncatediv(c.forward.inputs[0], c.forward.inputs[1])))
+                        : Tensor()};
+}
+// d atan2(y, x) = (x dy - y dx) / (x^2 + y^2); NaN at the origin, as TensorFlow and PyTorch.
+Grads atan2_grad(const GradCall& c) {
+  const Tensor &y = c.forward.inputs[0], &x = c.forward.inputs[1];
+  Tensor scaled = divide(c.output_grads[0], add(multiply(x, x), multiply(y, y)));
+  return {c.needs(0) ? multiply(scaled, x) : Tensor(), c.needs(1) ? negative(multiply(scaled, y)) : Tensor()};
+}
+
 constexpr std::string_view kBoolOutput = "its output is bool";
 constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradient is zero wherever it exists";
 
@@ -157,6 +197,16 @@ const OpDef& kFloorMod =
     define_op(with_gradient(with_checked_kernels(binary_op<FloorModFn, kNumericTypes>("floormod"),
                                                  checked_division_kernel<FloorModFn>, checked_division_cuda),
                             floormod_grad, kGradientReadsInputs));
+const OpDef& kTruncateDiv =
+    define_op(not_differentiable(with_checked_kernels(binary_op<TruncateDivFn, kNumericTypes>("truncatediv"),
+                                                      checked_division_kernel<TruncateDivFn>, nullptr),
+                                 kPiecewiseConstant));
+const OpDef& kTruncateMod =
+    define_op(with_gradient(with_checked_kernels(binary_op<TruncateModFn, kNumericTypes>("truncatemod"),
+                                                 checked_division_kernel<TruncateModFn>, nullptr),
+                            truncatemod_grad, kGradientReadsInputs));
+const OpDef& kAtan2 = define_op(
+    with_gradient(binary_op<Atan2Fn, kFloatTypes, false, true>("atan2"), atan2_grad, kGradientReadsInputs));
 const OpDef& kPow = define_op(with_gradient(
     with_checked_kernels(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel, checked_pow_cuda),
     pow_grad));
@@ -202,6 +252,9 @@ EF_BINARY_OP(multiply, kMultiply)
 EF_BINARY_OP(divide, kDivide)
 EF_BINARY_OP(floordiv, kFloorDiv)
 EF_BINARY_OP(floormod, kFloorMod)
+EF_BINARY_OP(truncatediv, kTruncateDiv)
+EF_BINARY_OP(truncatemod, kTruncateMod)
+EF_BINARY_OP(atan2, kAtan2)
 EF_BINARY_OP(pow, kPow)
 EF_BINARY_OP(maximum, kMaximum)
 EF_BINARY_OP(minimum, kMinimum)

@@ -1,0 +1,117 @@
+// Gradients of the special functions, the truncating modulo, atan2 and the composites
+// xlogy, xdivy, xlog1py, log_sigmoid, nan_to_num against float64 central differences,
+// first and second order; and the conventions where they are pinned (x == 0 in the
+// xlogy family, non-finite inputs of nan_to_num, i1e at 0, polygamma's order).
+#include <functional>
+
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using testing::expect_gradients;
+using testing::rand64;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct UnaryCase {
+  const char* name;
+  std::function<Tensor(const Tensor&)> op;
+  double lo, hi;  // away from poles and the ends of the domain
+};
+
+TEST(MathSpecialGradients, UnaryOps) {
+  std::vector<UnaryCase> cases = {
+      {"asinh", [](auto& x) { return asinh(x); }, -2, 2},
+      {"acosh", [](auto& x) { return acosh(x); }, 1.5, 3},
+      {"atanh", [](auto& x) { return atanh(x); }, -0.8, 0.8},
+      {"lgamma", [](auto& x) { return lgamma(x); }, 0.3, 4},
+      {"lgamma (negative)", [](auto& x) { return lgamma(x); }, -0.9, -0.1},
+      {"digamma", [](auto& x) { return digamma(x); }, 0.3, 4},
+      {"digamma (negative)", [](auto& x) { return digamma(x); }, -1.8, -1.2},
+      {"erfc", [](auto& x) { return erfc(x); }, -2, 2},
+      {"erfinv", [](auto& x) { return erfinv(x); }, -0.9, 0.9},
+      {"bessel_i0e", [](auto& x) { return bessel_i0e(x); }, -3, 3},
+      {"bessel_i1e", [](auto& x) { return bessel_i1e(x); }, -3, 3},
+      {"bessel_i0e (asymptotic)", [](auto& x) { return bessel_i0e(x); }, 21, 30},
+      {"bessel_i1e (asymptotic)", [](auto& x) { return bessel_i1e(x); }, -30, -21},
+      {"log_sigmoid", [](auto& x) { return log_sigmoid(x); }, -4, 4},
+      {"nan_to_num", [](auto& x) { return nan_to_num(x); }, -2, 2},
+  };
+  int64_t seed = 1;
+  for (const UnaryCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fn f = [&](const std::vector<Tensor>& in) { return c.op(in[0]); };
+    expect_gradients(f, {rand64({2, 3}, seed++, c.lo, c.hi)});
+  }
+}
+
+TEST(MathSpecialGradients, BinaryOpsWithBroadcasting) {
+  struct BinaryCase {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Tensor&)> op;
+    double x_lo, x_hi, y_lo, y_hi;
+  };
+  std::vector<BinaryCase> cases = {
+      {"atan2", [](auto& a, auto& b) { return atan2(a, b); }, -2, 2, 0.5, 2},
+      {"atan2 (left half)", [](auto& a, auto& b) { return atan2(a, b); }, 0.5, 2, -2, 2},
+      {"truncatemod", [](auto& a, auto& b) { return truncatemod(a, b); }, 0.1, 0.9, 1.1, 2},
+      {"xlogy", [](auto& a, auto& b) { return xlogy(a, b); }, -2, 2, 0.5, 3},
+      {"xdivy", [](auto& a, auto& b) { return xdivy(a, b); }, -2, 2, 0.5, 3},
+      {"xlog1py", [](auto& a, auto& b) { return xlog1py(a, b); }, -2, 2, -0.5, 3},
+  };
+  int64_t seed = 100;
+  for (const BinaryCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Fn f = [&](const std::vector<Tensor>& in) { return c.op(in[0], in[1]); };
+    expect_gradients(f, {rand64({2, 3}, seed++, c.x_lo, c.x_hi), rand64({3}, seed++, c.y_lo, c.y_hi)});
+  }
+}
+
+TEST(MathSpecialGradients, PolygammaInX) {
+  Tensor n = constant({1.0, 2.0, 3.0});
+  Fn f = [&](const std::vector<Tensor>& in) { return polygamma(n, in[0]); };
+  expect_gradients(f, {rand64({2, 3}, 7, 0.5, 3)});
+  // The order is an integer: asking for its gradient is an error, not a silent zero.
+  GradientTape tape;
+  tape.watch(n);
+  Tensor y = polygamma(n, constant({1.0, 1.0, 1.0}));
+  EXPECT_ERROR(tape.gradient(y, n), UnimplementedError, "polygamma", "order");
+}
+
+TEST(MathSpecialGradients, XlogyFamilyHasZeroGradientWhereXIsZero) {
+  Tensor x = constant({0.0, 0.0, 2.0}), y = constant({0.0, -1.0, 4.0});
+  for (auto op : {+[](const Tensor&a, const Tensor&b) { return xlogy(a, b); },
+                  +[](const Tensor&a, const Tensor&b) { return xdivy(a, b); },
+                  +[](const Tensor&a, const Tensor&b) { return xlog1py(a, b); }}) {
+    GradientTape tape(true);
+    tape.watch(x);
+    tape.watch(y);
+    Tensor z = op(x, y);
+    std::vector<Tensor> g = tape.gradient(z, std::vector<Tensor>{x, y});
+    std::vector<double> gx = g[0].to_vector<double>(), gy = g[1].to_vector<double>();
+    EXPECT_EQ(gx[0], 0);
+    EXPECT_EQ(gx[1], 0);
+    EXPECT_EQ(gy[0], 0);
+    EXPECT_EQ(gy[1], 0);
+    EXPECT_NE(gy[2], 0);
+  }
+}
+
+TEST(MathSpecialGradients, Conventions) {
+  const double inf = std::numeric_limits<double>::infinity();
+  {
+    Tensor x = constant({std::nan(""), inf, -inf, 2.0});
+    GradientTape tape;
+    tape.watch(x);
+    testing::expect_values(tape.gradient(nan_to_num(x), x), {0, 0, 0, 1});
+  }
+  {
+    Tensor x = constant({0.0, -0.0});
+    GradientTape tape;
+    tape.watch(x);
+    testing::expect_values(tape.gradient(bessel_i1e(x), x), {0.5, 0.5});
+  }
+}
+
+}  // namespace
+}  // namespace ef
