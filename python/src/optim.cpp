@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "py_layer.h"
 
 namespace efpy {
 namespace {
@@ -307,6 +308,10 @@ Raises:
 )doc",
           "loss"_a, "var_list"_a = py::none())
       // A variable, as TensorFlow's: inside ef.function it is read when the function runs.
+      .def(
+          "get_config", [](const optim::Optimizer& self) { return dict_of_config(self.get_config()); },
+          "The hyperparameters, as Keras' get_config (learning_rate only when it is a constant; "
+          "saved models keep them).")
       .def_property_readonly("iterations", &optim::Optimizer::iterations_variable,
                              "The number of updates applied so far: an int64 scalar Variable (read it "
                              "inside functions, where it advances on every call).")

@@ -148,6 +148,8 @@ def test_a_compiled_model_loads_compiled_and_trains_on_exactly(tmp_path):
     assert loaded.metrics_names == model.metrics_names == ["loss", "accuracy", "auc", "precision"]
     assert int(loaded.optimizer.iterations.numpy()) == 8
     assert type(loaded.optimizer) is type(model.optimizer) and loaded.optimizer is not model.optimizer
+    assert loaded.optimizer.get_config() == model.optimizer.get_config()
+    assert model.optimizer.get_config()["clipnorm"] == 1.0
     # compile=False: the architecture and weights only.
     bare = keras.load_model(tmp_path / "m.keras", compile=False)
     assert bare.optimizer is None
