@@ -90,6 +90,25 @@ Returns:
 Raises:
   InvalidArgumentError: x is a scalar or bool, or axis is out of range.
 )doc";
+constexpr const char* kCumulativeLogsumexpDoc =
+    R"doc(Returns log(cumsum(exp(x))) along `axis`, without overflow or underflow.
+
+>>> ef.math.cumulative_logsumexp([0., 0.]).numpy()
+array([0.       , 0.6931472], dtype=float32)
+
+Args:
+  x: A tensor-like of rank >= 1 and dtype float16, bfloat16, float32 or float64.
+  axis: An int; negative values count from the end (default 0).
+  exclusive: If True, each output leaves out its own element (the first is -inf).
+  reverse: If True, accumulate from the end of the axis.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of x's dtype and shape.
+
+Raises:
+  InvalidArgumentError: x is a scalar or not a float dtype, or axis is out of range.
+)doc";
 
 using ReduceOp = ef::Tensor (*)(const ef::Tensor&, const ef::Axes&, bool, ef::CallSite);
 
@@ -352,7 +371,8 @@ Raises:
     const char* doc;
   };
   for (auto [name, op, doc] :
-       {ScanDef{"cumsum", &ef::cumsum, kCumsumDoc}, ScanDef{"cumprod", &ef::cumprod, kCumprodDoc}}) {
+       {ScanDef{"cumsum", &ef::cumsum, kCumsumDoc}, ScanDef{"cumprod", &ef::cumprod, kCumprodDoc},
+        ScanDef{"cumulative_logsumexp", &ef::cumulative_logsumexp, kCumulativeLogsumexpDoc}}) {
     auto f = op;
     m.def(
         name,

@@ -177,6 +177,31 @@ def test_truncatemod_gradient_against_torch():
     _close(gy.numpy(), want_gy.numpy(), 1e-12)
 
 
+@pytest.mark.parametrize("dtype_name,dtype,rtol,grad_rtol", DTYPES)
+@pytest.mark.parametrize("axis,reverse", [(0, False), (1, False), (-1, True), (0, True)])
+def test_cumulative_logsumexp_against_torch(axis, reverse, dtype_name, dtype, rtol, grad_rtol):
+    rng = _rng(f"cumlse{axis}{reverse}{dtype_name}")
+    x = rng.uniform(-3, 3, size=(3, 5)).astype(dtype)
+    x[0, 0] = -800 if dtype == np.float64 else -90  # far below the rest: no underflow to -inf
+    dy = rng.normal(size=x.shape).astype(dtype)
+
+    def ref(t):
+        return torch.logcumsumexp(t.flip(axis), axis).flip(axis) if reverse else torch.logcumsumexp(t, axis)
+
+    y, (g,) = _ef_grad(lambda t: ef.math.cumulative_logsumexp(t, axis=axis, reverse=reverse), [x], dy)
+    want, (want_g,) = _torch_grad(ref, [x], dy)
+    _close(y.numpy(), want, rtol)
+    _close(g.numpy(), want_g.numpy(), grad_rtol)
+    # exclusive: the inclusive result shifted by one, -inf first.
+    ex = ef.math.cumulative_logsumexp(x, axis=axis, exclusive=True, reverse=reverse).numpy()
+    inc = np.moveaxis(y.numpy(), axis, 0)
+    ex = np.moveaxis(ex, axis, 0)
+    if reverse:
+        inc, ex = inc[::-1], ex[::-1]
+    assert np.all(ex[0] == -np.inf)
+    _close(ex[1:], inc[:-1], rtol)
+
+
 def test_nan_to_num_arguments_and_dtypes():
     x = np.array([math.nan, math.inf, -math.inf, 2.0], np.float32)
     np.testing.assert_array_equal(ef.math.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0).numpy(), [1, 2, -3, 2])

@@ -65,6 +65,10 @@ Tensor cumsum(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool re
 // Cumulative product along `axis`; `exclusive` starts from 1. As TF.
 Tensor cumprod(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool reverse = false,
                CallSite where = CallSite::current());
+// log(cumsum(exp(x))) along `axis`, without overflow or underflow (float dtypes);
+// `exclusive` starts from -inf. As TF's cumulative_logsumexp.
+Tensor cumulative_logsumexp(const Tensor& x, int64_t axis = 0, bool exclusive = false, bool reverse = false,
+                            CallSite where = CallSite::current());
 
 // ---- Composite reductions (built from the ops above) ----
 // Mean over `axis`. Integer inputs use truncating integer division (as TF); the mean of

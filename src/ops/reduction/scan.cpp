@@ -1,8 +1,11 @@
-// cumsum / cumprod: inclusive or exclusive scans along one axis, forwards or reversed.
+// cumsum / cumprod / cumulative_logsumexp: inclusive or exclusive scans along one
+// axis, forwards or reversed.
 //
 // The input is seen as [outer, n, inner] around the scanned axis. With a contiguous
 // input and inner > 1, whole inner rows are accumulated at once (vectorized);
 // otherwise each line along the axis is scanned on its own, following the strides.
+#include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -35,15 +38,27 @@ struct ProdOp {
   template <class A> static A apply(A a, A b) { return a * b; }
 };
 
+// log(exp(a) + exp(b)) without overflow; -inf is its identity.
+struct LogAddExpOp {
+  static constexpr double kIdentity = -std::numeric_limits<double>::infinity();
+  template <class A>
+  static A apply(A a, A b) {
+    const A hi = a > b ? a : b, lo = a > b ? b : a;
+    if (lo == -std::numeric_limits<A>::infinity() || hi == std::numeric_limits<A>::infinity()) return hi;
+    return hi + std::log1p(std::exp(lo - hi));
+  }
+};
+
+template <DTypeSet Set>
 void infer_scan(const OpCall& call, OutputMetas& out) {
   const Tensor& x = call.inputs[0];
-  detail::check_dtype(call, x.dtype(), kNumericTypes, "x");
+  detail::check_dtype(call, x.dtype(), Set, "x");
   if (x.rank() == 0) fail(call.op.name, ": argument 'x' is a scalar (shape []); it needs an axis to scan along");
   normalize_axis(call.attrs.get_int(kAxis), x.rank(), call.op.name);
   out.add(x.dtype(), x.shape());
 }
 
-template <class Op>
+template <class Op, DTypeSet Set = kNumericTypes>
 void scan_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const Tensor& x = call.inputs[0];
   Tensor& out = outputs[0];
@@ -56,7 +71,7 @@ void scan_cpu(const OpCall& call, std::span<Tensor> outputs) {
   for (int i = 0; i < axis; ++i) outer *= in.shape[i];
   for (int i = axis + 1; i < in.shape.rank(); ++i) inner *= in.shape[i];
 
-  dispatch_in<kNumericTypes>(x.dtype(), call.op.name, [&](auto tag) {
+  dispatch_in<Set>(x.dtype(), call.op.name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = ScanAcc<T>;
     const T* src = typed_data<T>(x);
@@ -158,10 +173,35 @@ std::vector<Tensor> cumprod_grad(const GradCall& call) {
   return {where(no_zero_yet, plain, where(first_zero, at_first_zero, 0))};
 }
 
+// TensorFlow's _CumulativeLogsumexpGrad: d y_i / d x_k = exp(x_k - y_i) for the outputs
+// y_i that x_k feeds, so the gradient is exp(x_k + logsumexp over those i of
+// (log g_i - y_i)), a scan in the opposite direction; the positive and negative parts
+// of g go through the log separately.
+std::vector<Tensor> cumulative_logsumexp_grad(const GradCall& call) {
+  const Attrs& attrs = call.forward.attrs;
+  const Tensor &x = call.forward.inputs[0], &y = call.outputs[0], &g = call.output_grads[0];
+  const int64_t axis = attrs.get_int(kAxis);
+  const bool exclusive = attrs.get_bool(kExclusive), reverse = attrs.get_bool(kReverse);
+  auto part = [&](const Tensor& positive, const Tensor& magnitude) {
+    // log of the part, the lowest finite number where it is 0 (TensorFlow's choice: -inf
+    // would give inf - inf = NaN in the scans below and in their own gradients); the log
+    // never sees a non-positive number, so a second derivative gets no NaN from the
+    // branch `where` drops.
+    const DType t = x.dtype();
+    const double lowest = t == DType::Float64   ? std::numeric_limits<double>::lowest()
+                          : t == DType::Float32 ? double(std::numeric_limits<float>::lowest())
+                          : t == DType::Float16 ? -65504.0
+                                                : -0x1.fep127;  // bfloat16
+    Tensor log_part = where(positive, log(where(positive, magnitude, 1)), lowest);
+    return exp(add(cumulative_logsumexp(subtract(log_part, y), axis, exclusive, !reverse), x));
+  };
+  return {subtract(part(greater(g, 0), g), part(less(g, 0), negative(g)))};
+}
+
 const OpDef& kCumsum = define_op({
     .name = "cumsum",
     .attr_names = {"axis", "exclusive", "reverse"},
-    .infer = infer_scan,
+    .infer = infer_scan<kNumericTypes>,
     .kernels = {scan_cpu<SumOp>, cuda::scan_kernel},
     .gradient = cumsum_grad,
 });
@@ -169,9 +209,18 @@ const OpDef& kCumsum = define_op({
 const OpDef& kCumprod = define_op({
     .name = "cumprod",
     .attr_names = {"axis", "exclusive", "reverse"},
-    .infer = infer_scan,
+    .infer = infer_scan<kNumericTypes>,
     .kernels = {scan_cpu<ProdOp>, cuda::scan_kernel},
     .gradient = cumprod_grad,
+});
+
+const OpDef& kCumulativeLogsumexp = define_op({
+    .name = "cumulative_logsumexp",
+    .attr_names = {"axis", "exclusive", "reverse"},
+    .infer = infer_scan<kFloatTypes>,
+    .kernels = {scan_cpu<LogAddExpOp, kFloatTypes>},
+    .gradient = cumulative_logsumexp_grad,
+    .gradient_uses = {.inputs = kAllValues, .outputs = kAllValues},
 });
 
 }  // namespace
@@ -181,6 +230,9 @@ Tensor cumsum(const Tensor& x, int64_t axis, bool exclusive, bool reverse, CallS
 }
 Tensor cumprod(const Tensor& x, int64_t axis, bool exclusive, bool reverse, CallSite where) {
   return run_op(kCumprod, {x}, {axis, exclusive, reverse}, where);
+}
+Tensor cumulative_logsumexp(const Tensor& x, int64_t axis, bool exclusive, bool reverse, CallSite where) {
+  return run_op(kCumulativeLogsumexp, {x}, {axis, exclusive, reverse}, where);
 }
 
 }  // namespace ef

@@ -2,6 +2,7 @@
 // and the composites xlogy, xdivy, xlog1py, log_sigmoid, nan_to_num: reference values
 // from the C++ standard library or SciPy, values at poles and domain edges, dtypes,
 // and bad inputs.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -187,6 +188,35 @@ TEST(MathSpecial, NanToNum) {
   EXPECT_EQ(f.to_vector<float>()[0], std::numeric_limits<float>::max());
   Tensor ints = constant({1, 2});
   expect_values(nan_to_num(ints), {1, 2});
+}
+
+TEST(MathSpecial, CumulativeLogsumexp) {
+  auto lse = [](std::vector<double> v) {
+    double m = *std::max_element(v.begin(), v.end()), s = 0;
+    for (double x : v) s += std::exp(x - m);
+    return m + std::log(s);
+  };
+  Tensor x = vec({1, 2, 3});
+  expect_close(cumulative_logsumexp(x), {1, lse({1, 2}), lse({1, 2, 3})}, 1e-15);
+  expect_close(cumulative_logsumexp(x, 0, true), {-kInf, 1, lse({1, 2})}, 1e-15);
+  expect_close(cumulative_logsumexp(x, 0, false, true), {lse({1, 2, 3}), lse({2, 3}), 3}, 1e-15);
+  expect_close(cumulative_logsumexp(x, 0, true, true), {lse({2, 3}), 3, -kInf}, 1e-15);
+  // Far apart values neither overflow nor underflow; infinities and NaN propagate.
+  expect_close(cumulative_logsumexp(vec({-1000, 0, 1000})), {-1000, 0, 1000}, 1e-15);
+  expect_close(cumulative_logsumexp(vec({-kInf, 1, kInf, 2})), {-kInf, 1, kInf, kInf}, 1e-15);
+  expect_close(cumulative_logsumexp(vec({1, kNaN, 2})), {1, kNaN, kNaN}, 1e-15);
+  // Along an inner axis, float32 (accumulated in double), and a strided view.
+  Tensor m = reshape(vec({0, 1, 2, 3, 4, 5}, DType::Float32), {2, 3});
+  Tensor along1 = cumulative_logsumexp(m, 1);
+  expect_meta(along1, Shape{2, 3}, DType::Float32);
+  expect_close(along1, {0, lse({0, 1}), lse({0, 1, 2}), 3, lse({3, 4}), lse({3, 4, 5})}, 1e-6);
+  expect_close(cumulative_logsumexp(m, -2), {0, 1, 2, lse({0, 3}), lse({1, 4}), lse({2, 5})}, 1e-6);
+  expect_close(cumulative_logsumexp(transpose(m), 0),
+               {0, 3, lse({0, 1}), lse({3, 4}), lse({0, 1, 2}), lse({3, 4, 5})}, 1e-6);
+  expect_meta(cumulative_logsumexp(zeros({0, 2}), 0), Shape{0, 2}, DType::Float32);
+  EXPECT_ERROR(cumulative_logsumexp(constant({1, 2})), InvalidArgumentError, "cumulative_logsumexp", "int32");
+  EXPECT_ERROR(cumulative_logsumexp(constant(1.0)), InvalidArgumentError, "cumulative_logsumexp", "scalar");
+  EXPECT_ERROR(cumulative_logsumexp(zeros({2, 3}), 2), InvalidArgumentError, "cumulative_logsumexp", "axis");
 }
 
 TEST(MathSpecial, ScalarsAndEmptyTensors) {
