@@ -113,6 +113,14 @@ OpDef unary_op(std::string_view name, std::vector<std::string_view> attr_names =
   return def;
 }
 
+// `def` left out of fusion: for elementwise ops whose functor is not one of
+// backends/cpu/elementwise_functors.h's (special functions with series of their own),
+// since fused programs name only the shared functors (Note [compiled fused kernels]).
+inline OpDef not_fused(OpDef def) {
+  def.elementwise_block = {};
+  return def;
+}
+
 // A device kernel that runs the op's CPU kernel `Cpu` on host copies of the inputs and
 // copies the outputs to the device. For ops whose outputs are a few numbers computed
 // from attrs and shapes (range, eye, shape), whose output shape depends on values

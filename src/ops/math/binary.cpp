@@ -197,16 +197,17 @@ const OpDef& kFloorMod =
     define_op(with_gradient(with_checked_kernels(binary_op<FloorModFn, kNumericTypes>("floormod"),
                                                  checked_division_kernel<FloorModFn>, checked_division_cuda),
                             floormod_grad, kGradientReadsInputs));
-const OpDef& kTruncateDiv =
-    define_op(not_differentiable(with_checked_kernels(binary_op<TruncateDivFn, kNumericTypes>("truncatediv"),
-                                                      checked_division_kernel<TruncateDivFn>, nullptr),
-                                 kPiecewiseConstant));
-const OpDef& kTruncateMod =
-    define_op(with_gradient(with_checked_kernels(binary_op<TruncateModFn, kNumericTypes>("truncatemod"),
-                                                 checked_division_kernel<TruncateModFn>, nullptr),
-                            truncatemod_grad, kGradientReadsInputs));
-const OpDef& kAtan2 = define_op(
-    with_gradient(binary_op<Atan2Fn, kFloatTypes, false, true>("atan2"), atan2_grad, kGradientReadsInputs));
+const OpDef& kTruncateDiv = define_op(not_differentiable(
+    with_checked_kernels(detail::not_fused(binary_op<TruncateDivFn, kNumericTypes>("truncatediv")),
+                         checked_division_kernel<TruncateDivFn>, nullptr),
+    kPiecewiseConstant));
+const OpDef& kTruncateMod = define_op(with_gradient(
+    with_checked_kernels(detail::not_fused(binary_op<TruncateModFn, kNumericTypes>("truncatemod")),
+                         checked_division_kernel<TruncateModFn>, nullptr),
+    truncatemod_grad, kGradientReadsInputs));
+const OpDef& kAtan2 =
+    define_op(with_gradient(detail::not_fused(binary_op<Atan2Fn, kFloatTypes, false, true>("atan2")),
+                            atan2_grad, kGradientReadsInputs));
 const OpDef& kPow = define_op(with_gradient(
     with_checked_kernels(binary_op<PowFn, kNumericTypes>("pow"), checked_pow_kernel, checked_pow_cuda),
     pow_grad));
