@@ -132,6 +132,26 @@ std::pair<Tensor, Tensor> MultiHeadAttention::attend(const std::vector<Tensor>& 
   return {out, probabilities};
 }
 
+std::vector<Tensor> MultiHeadAttention::call_with_masks(const std::vector<Tensor>& inputs,
+                                                        const std::vector<std::optional<Tensor>>& masks,
+                                                        bool training) {
+  auto mask_of = [&](size_t i) { return i < masks.size() && i < inputs.size() ? masks[i] : std::nullopt; };
+  std::optional<Tensor> automatic;
+  auto and_with = [&](const Tensor& m) { automatic = automatic ? logical_and(*automatic, m) : m; };
+  if (const auto query = mask_of(0)) and_with(expand_dims(*query, -1));  // [batch, query steps, 1]
+  for (size_t i : {size_t{1}, size_t{2}})
+    if (const auto positions = mask_of(i)) and_with(expand_dims(*positions, 1));  // [batch, 1, value steps]
+  if (!automatic) return call_inputs(inputs, training);
+  std::vector<Tensor> with_mask = inputs;
+  if (with_mask.size() == 2) with_mask.push_back(inputs[1]);  // the key is the value
+  if (with_mask.size() == 4)
+    with_mask[3] = logical_and(
+        *automatic, with_mask[3].dtype() == DType::Bool ? with_mask[3] : not_equal(with_mask[3], 0));
+  else
+    with_mask.push_back(*automatic);
+  return call_inputs(with_mask, training);
+}
+
 Tensor MultiHeadAttention::call(const Tensor& inputs, bool) {
   fail("layer '", name(),
        "' (MultiHeadAttention) takes [query, value] (and key, attention_mask), got one tensor ",

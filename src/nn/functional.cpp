@@ -291,10 +291,10 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
     std::vector<Tensor> args;
     args.reserve(arguments_[i].size());
     for (auto [from, index] : arguments_[i]) args.push_back(values[from][index]);
-    const auto [first_from, first_index] = arguments_[i].at(0);
-    const std::optional<Tensor> mask = first_index == 0 ? masks[first_from] : std::nullopt;
-    values[i] = call.layer->call_all(args, mask, training);
-    masks[i] = call.layer->compute_mask(args, mask);
+    std::vector<std::optional<Tensor>> arg_masks;  // a call's mask is its first output's
+    for (auto [from, index] : arguments_[i]) arg_masks.push_back(index == 0 ? masks[from] : std::nullopt);
+    values[i] = call.layer->call_all_masked(args, arg_masks, training);
+    masks[i] = call.layer->compute_mask(args, arg_masks.at(0));
     if (values[i].size() != call.outputs.size())
       fail("Functional '", name(), "': layer '", call.layer->name(), "' gave ", values[i].size(),
            " outputs where its symbolic call gave ", call.outputs.size());

@@ -1,6 +1,8 @@
 // Layer's lazy build (eagerflow/nn/layer.h).
 #include "eagerflow/nn/layer.h"
 
+#include <algorithm>
+
 #include "eagerflow/graph/function.h"
 #include "eagerflow/ops/math.h"
 
@@ -64,6 +66,14 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, bool trai
 
 std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, const std::optional<Tensor>& mask,
                                     bool training, CallSite where) {
+  std::vector<std::optional<Tensor>> masks;
+  if (mask) masks.push_back(mask);
+  return call_all_masked(inputs, masks, training, where);
+}
+
+std::vector<Tensor> Layer::call_all_masked(const std::vector<Tensor>& inputs,
+                                           const std::vector<std::optional<Tensor>>& masks, bool training,
+                                           CallSite where) {
   try {
     if (inputs.empty()) fail("layer '", name(), "': called with an empty list of inputs");
     std::vector<Shape> shapes;
@@ -73,8 +83,9 @@ std::vector<Tensor> Layer::call_all(const std::vector<Tensor>& inputs, const std
       shapes.push_back(inputs[i].shape());
     }
     build_for(shapes, inputs[0].dtype());
+    const bool masked = std::any_of(masks.begin(), masks.end(), [](const auto& m) { return m.has_value(); });
     auto run = [&](const std::vector<Tensor>& args) {
-      return mask ? call_masked(args, *mask, training) : call_inputs(args, training);
+      return masked ? call_with_masks(args, masks, training) : call_inputs(args, training);
     };
     if (!policy_) return run(inputs);
     std::vector<Tensor> cast_inputs;

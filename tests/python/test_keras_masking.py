@@ -238,3 +238,23 @@ def test_functional_models_take_sequences_of_any_length():
     # A layer whose weights would depend on the unknown length is still refused.
     with pytest.raises(ef.errors.InvalidArgumentError):
         keras.layers.Dense(3)(keras.layers.Flatten()(keras.Input(shape=(None, 2))))
+
+
+def test_multi_head_attention_takes_the_masks_of_its_inputs():
+    # Keras' automatic mask: padded query rows and padded value columns are masked,
+    # as an explicit attention_mask of query_mask[:, :, None] & value_mask[:, None, :].
+    ids = np.array([[4, 2, 7, 0, 0], [3, 0, 0, 0, 0]])
+    inputs = keras.Input(shape=(5,), dtype=ef.int64)
+    embedded = keras.layers.Embedding(9, 6, mask_zero=True)(inputs)
+    mha = keras.layers.MultiHeadAttention(2, 3)
+    attended = mha(embedded, embedded)
+    pooled = keras.layers.GlobalAveragePooling1D()(attended)  # the query's mask passes on
+    model = keras.Model(inputs, [attended, pooled])
+    got, got_pooled = model(ids)
+    table = model.layers[1].embeddings.numpy()
+    x = table[ids]
+    real = ids != 0
+    want = mha(x, x, attention_mask=real[:, :, None] & real[:, None, :]).numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    for b in range(2):
+        np.testing.assert_allclose(got_pooled.numpy()[b], want[b][real[b]].mean(axis=0), rtol=1e-5, atol=1e-6)

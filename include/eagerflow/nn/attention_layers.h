@@ -35,6 +35,7 @@ struct MultiHeadAttentionOptions {
 // features] and output_bias.
 class MultiHeadAttention : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // the output keeps the query's mask
   MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionOptions options = {});
   std::string class_name() const override { return "MultiHeadAttention"; }
   Config get_config() const override;
@@ -51,6 +52,11 @@ class MultiHeadAttention : public Layer {
   void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;  // refuses one tensor
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
+  // Keras' automatic attention mask: the query's positions [batch, query steps, 1] and
+  // the value's (and key's) [batch, 1, value steps], and-ed with any attention_mask.
+  std::vector<Tensor> call_with_masks(const std::vector<Tensor>& inputs,
+                                      const std::vector<std::optional<Tensor>>& masks,
+                                      bool training) override;
 
  private:
   // A projection [batch, steps, features] -> [batch, heads, steps, dim].

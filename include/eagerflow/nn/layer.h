@@ -45,6 +45,10 @@ class Layer : public Module {
   // The same with the mask of the first input (Note [masks]).
   std::vector<Tensor> call_all(const std::vector<Tensor>& inputs, const std::optional<Tensor>& mask,
                                bool training = false, CallSite where = CallSite::current());
+  // The same with each input's mask (a functional model's layer of several inputs).
+  std::vector<Tensor> call_all_masked(const std::vector<Tensor>& inputs,
+                                      const std::vector<std::optional<Tensor>>& masks, bool training = false,
+                                      CallSite where = CallSite::current());
 
   // Note [masks]: a mask is a [batch, steps] bool tensor saying which steps of a padded
   // sequence are real (Keras' masking). Masking and Embedding(mask_zero) make one;
@@ -110,6 +114,15 @@ class Layer : public Module {
   virtual std::vector<Tensor> call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
                                           bool training) {
     (void)mask;
+    return call_inputs(inputs, training);
+  }
+  // A call whose inputs carry `masks` (one per input, some empty); layers that use the
+  // masks of several inputs (MultiHeadAttention) override it, the default hands the
+  // first input's to call_masked.
+  virtual std::vector<Tensor> call_with_masks(const std::vector<Tensor>& inputs,
+                                              const std::vector<std::optional<Tensor>>& masks,
+                                              bool training) {
+    if (!masks.empty() && masks[0]) return call_masked(inputs, *masks[0], training);
     return call_inputs(inputs, training);
   }
   // `variable` as created by build(), for accessors such as Dense::kernel(); throws
