@@ -64,24 +64,21 @@ std::shared_ptr<nn::Model> from_architecture(const nn::Config& arch, const std::
 }
 
 // ---- compile settings ----
-// {"optimizer": entry, "loss": entry or null, "output_losses": list, "loss_weights":
-// {"count": n, "0": w0, ...}, "metrics": list, "output_metrics": {"count": m, "0": list,
-// ...}, "run_eagerly", "jit_compile"}; an entry is {"class_name": ..., "config": {...}}
-// and a list {"count": n, "0": entry, ...}.
+// {"optimizer": entry, "loss": entry or null, "output_losses": list of entries,
+// "loss_weights": list of numbers, "metrics": list of entries, "output_metrics": list of
+// lists of entries, "run_eagerly", "jit_compile"}: class entries and numbered lists of
+// eagerflow/nn/config.h.
 
-nn::Config entry(const std::string& class_name, nn::Config config) {
-  return nn::Config().set("class_name", class_name).set("config", std::move(config));
-}
-
+// The entries of `items`, or nothing when one cannot be made again.
 template <class T>
-std::optional<nn::Config> list_of(const std::vector<std::shared_ptr<T>>& items) {
-  nn::Config list;
-  list.set("count", static_cast<int64_t>(items.size()));
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i]->class_name().empty()) return std::nullopt;
-    list.set(std::to_string(i), entry(items[i]->class_name(), items[i]->get_config()));
+std::optional<nn::Config> entries_of(const std::vector<std::shared_ptr<T>>& items) {
+  std::vector<nn::ConfigValue> entries;
+  for (const auto& item : items) {
+    if (item->class_name().empty()) return std::nullopt;
+    entries.emplace_back(
+        std::make_shared<nn::Config>(nn::class_entry(item->class_name(), item->get_config())));
   }
-  return list;
+  return nn::numbered_list(entries);
 }
 
 // The settings, or nothing when one of them cannot be made again.
@@ -89,87 +86,69 @@ std::optional<nn::Config> compile_config(const nn::CompileOptions& o) {
   nn::Config optimizer = o.optimizer->get_config();
   if (!optimizer.has("learning_rate")) return std::nullopt;  // a schedule
   nn::Config c;
-  c.set("optimizer", entry(o.optimizer->name(), std::move(optimizer)));
+  c.set("optimizer", nn::class_entry(o.optimizer->name(), std::move(optimizer)));
   if (o.loss) {
     if (o.loss->class_name().empty()) return std::nullopt;
-    c.set("loss", entry(o.loss->class_name(), o.loss->get_config()));
+    c.set("loss", nn::class_entry(o.loss->class_name(), o.loss->get_config()));
   }
-  std::optional<nn::Config> losses = list_of(o.output_losses), metrics = list_of(o.metrics);
+  std::optional<nn::Config> losses = entries_of(o.output_losses), metrics = entries_of(o.metrics);
   if (!losses || !metrics) return std::nullopt;
-  c.set("output_losses", *losses).set("metrics", *metrics);
-  nn::Config weights, output_metrics;
-  weights.set("count", static_cast<int64_t>(o.loss_weights.size()));
-  for (size_t i = 0; i < o.loss_weights.size(); ++i) weights.set(std::to_string(i), o.loss_weights[i]);
-  output_metrics.set("count", static_cast<int64_t>(o.output_metrics.size()));
-  for (size_t i = 0; i < o.output_metrics.size(); ++i) {
-    std::optional<nn::Config> list = list_of(o.output_metrics[i]);
-    if (!list) return std::nullopt;
-    output_metrics.set(std::to_string(i), *list);
+  std::vector<nn::ConfigValue> metric_lists;
+  for (const auto& list : o.output_metrics) {
+    std::optional<nn::Config> entries = entries_of(list);
+    if (!entries) return std::nullopt;
+    metric_lists.emplace_back(std::make_shared<nn::Config>(*entries));
   }
-  return c.set("loss_weights", weights)
-      .set("output_metrics", output_metrics)
+  return c.set("output_losses", *losses)
+      .set("metrics", *metrics)
+      .set("loss_weights",
+           nn::numbered_list(std::vector<nn::ConfigValue>(o.loss_weights.begin(), o.loss_weights.end())))
+      .set("output_metrics", nn::numbered_list(metric_lists))
       .set("run_eagerly", o.run_eagerly)
       .set("jit_compile", o.jit_compile);
 }
 
-// The numbered items of a list config, each read by `read`.
+// The items of the list under `key` (none when absent), each read by `read` from the
+// list and its index.
 template <class T>
-std::vector<T> read_list(const nn::Config& c, const std::string& key, const std::string& who,
-                         const std::function<T(const nn::Config&, const std::string&)>& read) {
+std::vector<T> read_list(
+    const nn::Config& c, const std::string& key, const std::string& who,
+    const std::function<T(const nn::Config&, const std::string&, const std::string&)>& read) {
   std::vector<T> out;
   const std::shared_ptr<nn::Config> list = c.nested(key, who);
   if (!list) return out;
-  const int64_t n = list->get<int64_t>("count", who + " " + key);
-  if (n < 0 || n > 10000) fail(who, ": \"", key, "\" has ", n, " items");
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string item = who + " " + key + "[" + std::to_string(i) + "]";
-    const std::shared_ptr<nn::Config> value = list->nested(std::to_string(i), item);
-    if (!value) fail(item, ": missing");
-    out.push_back(read(*value, item));
-  }
+  const std::string what = who + " " + key;
+  for (int64_t i = 0, n = nn::numbered_count(*list, what); i < n; ++i)
+    out.push_back(read(*list, std::to_string(i), what + "[" + std::to_string(i) + "]"));
   return out;
 }
 
-std::pair<std::string, nn::Config> read_entry(const nn::Config& c, const std::string& who) {
-  const std::shared_ptr<nn::Config> config = c.nested("config", who);
-  if (!config) fail(who, ": no \"config\"");
-  return {c.get<std::string>("class_name", who), *config};
-}
-
 nn::CompileOptions compile_options_from(const nn::Config& c, const std::string& who) {
-  nn::CompileOptions o;
-  const std::shared_ptr<nn::Config> optimizer = c.nested("optimizer", who);
-  if (!optimizer) fail(who, ": no \"optimizer\"");
-  auto [optimizer_class, optimizer_config] = read_entry(*optimizer, who + " optimizer");
-  o.optimizer = optim::optimizer_from_config(optimizer_class, optimizer_config);
-  if (const std::shared_ptr<nn::Config> loss = c.nested("loss", who)) {
-    auto [loss_class, loss_config] = read_entry(*loss, who + " loss");
-    o.loss = nn::losses::loss_from_config(loss_class, loss_config);
-  }
-  auto loss_of = [](const nn::Config& e, const std::string& item) {
-    auto [class_name, config] = read_entry(e, item);
-    return nn::losses::loss_from_config(class_name, config);
-  };
-  auto metric_of = [](const nn::Config& e, const std::string& item) {
-    auto [class_name, config] = read_entry(e, item);
-    return nn::metrics::metric_from_config(class_name, config);
-  };
   using LossPtr = std::shared_ptr<nn::losses::Loss>;
   using MetricPtr = std::shared_ptr<nn::metrics::Metric>;
-  o.output_losses = read_list<LossPtr>(c, "output_losses", who, loss_of);
-  o.metrics = read_list<MetricPtr>(c, "metrics", who, metric_of);
-  if (const std::shared_ptr<nn::Config> weights = c.nested("loss_weights", who)) {
-    const int64_t n = weights->get<int64_t>("count", who + " loss_weights");
-    if (n < 0 || n > 10000) fail(who, ": \"loss_weights\" has ", n, " items");
-    for (int64_t i = 0; i < n; ++i) o.loss_weights.push_back(weights->get<double>(std::to_string(i), who));
-  }
-  if (const std::shared_ptr<nn::Config> lists = c.nested("output_metrics", who)) {
-    const int64_t n = lists->get<int64_t>("count", who + " output_metrics");
-    if (n < 0 || n > 10000) fail(who, ": \"output_metrics\" has ", n, " items");
-    for (int64_t i = 0; i < n; ++i)
-      o.output_metrics.push_back(
-          read_list<MetricPtr>(*lists, std::to_string(i), who + " output_metrics", metric_of));
-  }
+  auto loss_at = [](const nn::Config& parent, const std::string& key, const std::string& what) {
+    const nn::LayerEntry e = nn::read_layer_entry(parent, key, what);
+    return nn::losses::loss_from_config(e.class_name, e.config);
+  };
+  auto metric_at = [](const nn::Config& parent, const std::string& key, const std::string& what) {
+    const nn::LayerEntry e = nn::read_layer_entry(parent, key, what);
+    return nn::metrics::metric_from_config(e.class_name, e.config);
+  };
+  nn::CompileOptions o;
+  const nn::LayerEntry optimizer = nn::read_layer_entry(c, "optimizer", who);
+  o.optimizer = optim::optimizer_from_config(optimizer.class_name, optimizer.config);
+  if (c.nested("loss", who)) o.loss = loss_at(c, "loss", who);
+  o.output_losses = read_list<LossPtr>(c, "output_losses", who, loss_at);
+  o.metrics = read_list<MetricPtr>(c, "metrics", who, metric_at);
+  o.loss_weights = read_list<double>(
+      c, "loss_weights", who, [](const nn::Config& list, const std::string& key, const std::string& what) {
+        return list.get<double>(key, what);
+      });
+  o.output_metrics = read_list<std::vector<MetricPtr>>(
+      c, "output_metrics", who,
+      [&](const nn::Config& lists, const std::string& key, const std::string& what) {
+        return read_list<MetricPtr>(lists, key, what, metric_at);
+      });
   o.run_eagerly = c.get<bool>("run_eagerly", who, false);
   o.jit_compile = c.get<bool>("jit_compile", who, false);
   return o;

@@ -35,20 +35,14 @@ losses::LossOptions loss_options(const Config& c, const std::string& who) {
   return o;
 }
 
-// A list of numbers as a config {"count": n, "0": x0, "1": x1, ...} (configs hold no
-// lists of doubles).
 Config numbers_config(const std::vector<double>& values) {
-  Config c;
-  c.set("count", static_cast<int64_t>(values.size()));
-  for (size_t i = 0; i < values.size(); ++i) c.set(std::to_string(i), values[i]);
-  return c;
+  return numbered_list(std::vector<ConfigValue>(values.begin(), values.end()));
 }
 
-std::vector<double> numbers_of(const Config& c, const std::string& who) {
-  const int64_t n = c.get<int64_t>("count", who);
-  if (n < 0 || n > (1 << 20)) fail(who, ": a list of ", n, " numbers");
+std::vector<double> numbers_of(const Config& list, const std::string& who) {
   std::vector<double> values;
-  for (int64_t i = 0; i < n; ++i) values.push_back(c.get<double>(std::to_string(i), who));
+  for (int64_t i = 0, n = numbered_count(list, who); i < n; ++i)
+    values.push_back(list.get<double>(std::to_string(i), who));
   return values;
 }
 

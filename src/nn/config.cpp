@@ -262,7 +262,24 @@ Config layer_entry(const Layer& layer, const std::string& who) {
     fail(who, ": layer '", layer.name(),
          "' has no registered class name, so it could not be made again; register it (C++: override "
          "class_name() and get_config() and call ef::nn::register_layer; Python: define get_config)");
-  return Config().set("class_name", class_name).set("config", layer.get_config());
+  return class_entry(class_name, layer.get_config());
+}
+
+Config class_entry(const std::string& class_name, Config config) {
+  return Config().set("class_name", class_name).set("config", std::move(config));
+}
+
+Config numbered_list(const std::vector<ConfigValue>& items) {
+  Config list;
+  list.set("count", static_cast<int64_t>(items.size()));
+  for (size_t i = 0; i < items.size(); ++i) list.set(std::to_string(i), items[i]);
+  return list;
+}
+
+int64_t numbered_count(const Config& list, const std::string& who) {
+  const int64_t count = list.get<int64_t>("count", who);
+  if (count < 0 || count > 100000) fail(who, ": a list of ", count, " items");
+  return count;
 }
 
 LayerEntry read_layer_entry(const Config& parent, const std::string& key, const std::string& who) {

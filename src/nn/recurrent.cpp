@@ -152,9 +152,11 @@ std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::o
     if (cell_ == Cell::kLSTM) c = states_[1].value();
   }
   // Zero states [batch, units]; of a symbolic batch, shaped after the inputs.
-  const Tensor zero_state =
-      batch != kUnknownDim ? zeros({batch, units_}, projected.dtype())
-                           : zeros_like(reshape(slice(projected, {0, 0, 0}, {-1, 1, units_}), {-1, units_}));
+  Tensor zero_state;  // only when the states or a mask's first outputs start from it
+  if (!h.defined() || mask)
+    zero_state = batch != kUnknownDim
+                     ? zeros({batch, units_}, projected.dtype())
+                     : zeros_like(reshape(slice(projected, {0, 0, 0}, {-1, 1, units_}), {-1, units_}));
   if (!h.defined()) h = c = zero_state;
   // With a mask: what a masked step outputs (the previous output, as Keras' rnn).
   Tensor output = mask ? zero_state : Tensor();

@@ -81,15 +81,24 @@ struct LayerEntry {
   std::string class_name;
   Config config;
 };
+// An object saved by class name (a layer, an optimizer, a loss, a metric):
+// {"class_name": ..., "config": {...}}.
+Config class_entry(const std::string& class_name, Config config);
 // `layer`'s entry; InvalidArgumentError naming `who` for a layer without a registered
 // class name (it could not be made again).
 Config layer_entry(const Layer& layer, const std::string& who);
-// The entry under `key` of `parent`; InvalidArgumentError naming `who` when missing.
+// The entry under `key` of `parent` (any class_entry); InvalidArgumentError naming `who`
+// when missing.
 LayerEntry read_layer_entry(const Config& parent, const std::string& key, const std::string& who);
 // Writes `layers` into `config` as numbered entries.
 void set_layer_entries(Config& config, const std::vector<std::shared_ptr<Layer>>& layers,
                        const std::string& who);
 // Reads the numbered entries (at most 100,000) of `config`.
 std::vector<LayerEntry> read_layer_entries(const Config& config, const std::string& who);
+
+// Any other list: {"count": n, "0": item, "1": ...}; numbered_count gives n (at most
+// 100,000; InvalidArgumentError naming `who` otherwise), the items are read by index.
+Config numbered_list(const std::vector<ConfigValue>& items);
+int64_t numbered_count(const Config& list, const std::string& who);
 
 }  // namespace ef::nn
