@@ -71,4 +71,5 @@
 #include "eagerflow/runtime/op_def.h"
 #include "eagerflow/runtime/profiler.h"
 #include "eagerflow/runtime/variable.h"
+#include "eagerflow/saved_model/saved_model.h"
 #include "eagerflow/utils/progbar.h"

@@ -10,46 +10,11 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "graph/executor.h"
+#include "graph/function_internal.h"
 #include "graph/passes/passes.h"
 
 namespace ef {
 namespace detail {
-
-// A trace's gradient, built on first use into the trace's graph: placeholders for the
-// output gradients, and gradient nodes for each input and each trainable variable read.
-struct TraceGradient {
-  std::vector<ValueRef> output_grads;  // placeholders
-  std::vector<ValueRef> input_grads;   // node -1 where the input gets none
-  std::vector<Variable> variables;     // trainable float variables read by the trace
-  std::vector<ValueRef> variable_grads;
-  // Forward values the gradient nodes read, kept from the forward run.
-  std::vector<ValueRef> kept;
-};
-
-struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionState> {
-  std::string name;
-  std::shared_ptr<GraphState> graph;
-  std::vector<TensorSpec> inputs;
-  std::vector<ValueRef> input_refs;
-  std::vector<ValueRef> outputs;
-  std::vector<int> stateful;  // run on every call
-  int forward_nodes = 0;
-  bool jit_compile = false;  // Function's: fused nodes of the optimized copy run compiled
-
-  std::mutex gradient_mutex;
-  std::unique_ptr<TraceGradient> gradient;
-  std::exception_ptr gradient_error;  // why the gradient could not be built, if so
-  // The forward part optimized for plain calls (Note [optimized copies]), made once.
-  std::once_flag optimize_once;
-  std::unique_ptr<const OptimizedGraph> optimized;
-
-  const TraceGradient& gradient_graph();
-  void build_gradient();
-  // The trainable float variables the trace reads, each once, in first-read order.
-  std::vector<Variable> trainable_variables_read() const;
-  const OptimizedGraph& optimized_graph();
-  std::vector<Tensor> call(const std::vector<Tensor>& args);
-};
 
 namespace {
 

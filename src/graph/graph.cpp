@@ -89,6 +89,19 @@ ControlFlowInputs split_control_inputs(const Node& node, std::span<const Tensor>
 
 std::string meta_string(const TensorMeta& meta) { return std::string(name(meta.dtype)) + meta.shape.to_string(); }
 
+std::shared_ptr<RandomRuns> random_runs_of(const OpDef& op, const Attrs& attrs) {
+  if (!op.traits.random) return nullptr;
+  const auto& names = op.attr_names;
+  const auto key = std::find(names.begin(), names.end(), "key");
+  const auto stream = std::find(names.begin(), names.end(), "stream");
+  if (key == names.end() || stream == names.end() ||
+      is_stateless_stream(static_cast<uint64_t>(attrs.get_int(static_cast<size_t>(stream - names.begin())))))
+    return nullptr;
+  auto runs = std::make_shared<RandomRuns>();
+  runs->key_attr = static_cast<size_t>(key - names.begin());
+  return runs;
+}
+
 namespace {
 
 thread_local GraphState* current = nullptr;
@@ -103,21 +116,6 @@ void order_after_state(GraphState& g, Node& node, const void* key, bool is_assig
   }
 }
 
-// A random op node that must draw new numbers on each run (Note [random ops in
-// graphs]): one whose op has a "key" and a "stream" attribute and is not stateless.
-std::shared_ptr<RandomRuns> random_runs_of(const OpCall& call) {
-  if (!call.op.traits.random) return nullptr;
-  const auto& names = call.op.attr_names;
-  const auto key = std::find(names.begin(), names.end(), "key");
-  const auto stream = std::find(names.begin(), names.end(), "stream");
-  if (key == names.end() || stream == names.end() ||
-      is_stateless_stream(static_cast<uint64_t>(call.attrs.get_int(static_cast<size_t>(stream - names.begin())))))
-    return nullptr;
-  auto runs = std::make_shared<RandomRuns>();
-  runs->key_attr = static_cast<size_t>(key - names.begin());
-  return runs;
-}
-
 class GraphBuilder final : public OpBuilder {
  public:
   explicit GraphBuilder(std::shared_ptr<GraphState> graph) : graph_(std::move(graph)) {}
@@ -126,7 +124,7 @@ class GraphBuilder final : public OpBuilder {
     Node n;
     n.op = &call.op;
     n.attrs = call.attrs;
-    n.random_runs = random_runs_of(call);
+    n.random_runs = random_runs_of(call.op, call.attrs);
     n.inputs.reserve(call.inputs.size());
     for (const Tensor& t : call.inputs) n.inputs.push_back(graph_->value_of(t, call.op.name));
     for (size_t i = 0; i < metas.size(); ++i) n.outputs.push_back(metas[i]);

@@ -61,6 +61,11 @@ struct RandomRuns {
   std::atomic<uint64_t> count{0};
 };
 
+// The run counter of a random op node that must draw new numbers on each run (Note
+// [random ops in graphs]): one whose op has a "key" and a "stream" attribute and is not
+// stateless; null for every other node.
+std::shared_ptr<RandomRuns> random_runs_of(const OpDef& op, const Attrs& attrs);
+
 struct Node {
   NodeKind kind = NodeKind::kOp;
   std::string name;

@@ -79,6 +79,9 @@ class ConcreteFunction {
   std::vector<TensorSpec> output_signature() const;
   const std::string& name() const;
 
+  // The trace itself, for the library's own tools (saved models write and build them).
+  const std::shared_ptr<detail::ConcreteFunctionState>& state() const { return state_; }
+
  private:
   std::shared_ptr<detail::ConcreteFunctionState> state_;
 };

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <variant>
 
@@ -23,7 +24,10 @@ class Attrs {
   static constexpr size_t kMaxAttrs = 8;
 
   Attrs() = default;
-  Attrs(std::initializer_list<AttrValue> values) {
+  Attrs(std::initializer_list<AttrValue> values)
+      : Attrs(std::span<const AttrValue>(values.begin(), values.size())) {}
+  // The attributes in `values`, in order (a graph read from a file builds them so).
+  explicit Attrs(std::span<const AttrValue> values) {
     if (values.size() > kMaxAttrs) fail<InternalError>("Attrs: more than ", kMaxAttrs, " attributes");
     for (const AttrValue& v : values) values_[size_++] = v;
   }
