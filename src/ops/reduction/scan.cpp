@@ -12,6 +12,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/array/copy.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -173,29 +174,149 @@ std::vector<Tensor> cumprod_grad(const GradCall& call) {
   return {where(no_zero_yet, plain, where(first_zero, at_first_zero, 0))};
 }
 
-// TensorFlow's _CumulativeLogsumexpGrad: d y_i / d x_k = exp(x_k - y_i) for the outputs
-// y_i that x_k feeds, so the gradient is exp(x_k + logsumexp over those i of
-// (log g_i - y_i)), a scan in the opposite direction; the positive and negative parts
-// of g go through the log separately.
+// ---- The gradient of cumulative_logsumexp, as an op of its own ----
+// Note [cumulative_logsumexp gradient]: with E[k][i] = exp(x_k - y_i) where input k
+// feeds output i (at or before it in scan order, strictly before when exclusive), the
+// gradient of y = cumulative_logsumexp(x) is E g. cumulative_logsumexp_grad(x, y, v)
+// computes E v, or E^T v when `transpose`. Both are linear in v and their gradients are
+// again E and E^T products of the same x and y (lse_grad_grad below), so every order is
+// exact. TensorFlow's _CumulativeLogsumexpGrad instead takes the log of the positive and
+// negative parts of g separately, masked with `where` where a part is 0: its derivative
+// in g is then 0 wherever g is exactly 0, and a second derivative that goes through g
+// (sum(cumulative_logsumexp(x)^2) where an output is 0, or any third derivative) came
+// out finite and wrong. The kernel sums the same two parts in log space (so it neither
+// overflows nor underflows where exp(x_k) and exp(-y_i) would), skipping zeros.
+enum LseGradAttr { kGradAxis, kGradExclusive, kGradReverse, kGradTranspose };
+
+void infer_lse_grad(const OpCall& call, OutputMetas& out) {
+  detail::check_input_count(call, 3);
+  const Tensor& x = call.inputs[0];
+  detail::check_dtype(call, x.dtype(), kFloatTypes, "x");
+  detail::check_same_dtype(call, 0, 1, "x", "y");
+  detail::check_same_dtype(call, 0, 2, "x", "v");
+  for (size_t i : {1, 2}) {
+    const Shape& s = call.inputs[i].shape();
+    if (s.rank() != x.rank() || (s.is_fully_defined() && x.shape().is_fully_defined() && s != x.shape()))
+      fail(call.op.name, ": argument '", i == 1 ? "y" : "v", "' has shape ", s, ", x has shape ", x.shape(),
+           "; they must be equal");
+  }
+  if (x.rank() == 0)
+    fail(call.op.name, ": argument 'x' is a scalar (shape []); it needs an axis to scan along");
+  normalize_axis(call.attrs.get_int(kGradAxis), x.rank(), call.op.name);
+  out.add(x.dtype(), x.shape());
+}
+
+// log(exp(a) + exp(b)) for the kernel below; NaN in, NaN out.
+double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return LogAddExpOp::apply(a, b);
+}
+
+// Sum of v_j exp(w_j) over the terms added so far, kept as the logs of its positive and
+// negative parts; zero terms add nothing (and so have exact derivatives in v).
+struct SignedLogSum {
+  double pos = -std::numeric_limits<double>::infinity(), neg = pos;
+  bool any_pos = false, any_neg = false;
+  void add(double v, double w) {
+    if (v > 0) {
+      pos = log_add_exp(pos, std::log(v) + w);
+      any_pos = true;
+    } else if (v < 0) {
+      neg = log_add_exp(neg, std::log(-v) + w);
+      any_neg = true;
+    } else if (std::isnan(v)) {
+      pos = neg = v;
+      any_pos = any_neg = true;
+    }
+  }
+  // exp(w) times the sum.
+  double times_exp(double w) const {
+    return (any_pos ? std::exp(w + pos) : 0.0) - (any_neg ? std::exp(w + neg) : 0.0);
+  }
+};
+
+void lse_grad_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const Tensor x = detail::materialize(call.inputs[0]), y = detail::materialize(call.inputs[1]),
+               v = detail::materialize(call.inputs[2]);
+  const int axis = normalize_axis(call.attrs.get_int(kGradAxis), x.rank(), call.op.name);
+  const bool exclusive = call.attrs.get_bool(kGradExclusive), reverse = call.attrs.get_bool(kGradReverse);
+  const bool transpose = call.attrs.get_bool(kGradTranspose);
+  const Shape& shape = x.shape();
+  const int64_t n = shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= shape[i];
+  for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape[i];
+  dispatch_in<kFloatTypes>(x.dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *px = typed_data<T>(x), *py = typed_data<T>(y), *pv = typed_data<T>(v);
+    T* dst = typed_output<T>(out);
+    parallel_for(outer * inner, static_cast<double>(n) * 40 + 5, [&](int64_t b, int64_t e) {
+      for (int64_t line = b; line < e; ++line) {
+        const int64_t base = (line / inner) * n * inner + line % inner;
+        // Position p of the scan visits index at(p) along the axis.
+        auto at = [&](int64_t p) { return base + (reverse ? n - 1 - p : p) * inner; };
+        SignedLogSum sum;
+        if (!transpose) {
+          // (E v)_k sums v_i exp(-y_i) over the outputs i at or after position k: walk backwards.
+          for (int64_t p = n - 1; p >= 0; --p) {
+            const int64_t i = at(p);
+            if (!exclusive) sum.add(double(pv[i]), -double(py[i]));
+            dst[i] = static_cast<T>(sum.times_exp(double(px[i])));
+            if (exclusive) sum.add(double(pv[i]), -double(py[i]));
+          }
+        } else {
+          // (E^T v)_i sums v_k exp(x_k) over the inputs k at or before position i.
+          for (int64_t p = 0; p < n; ++p) {
+            const int64_t i = at(p);
+            if (!exclusive) sum.add(double(pv[i]), double(px[i]));
+            dst[i] = static_cast<T>(sum.times_exp(-double(py[i])));
+            if (exclusive) sum.add(double(pv[i]), double(px[i]));
+          }
+        }
+      }
+    });
+  });
+}
+
+Tensor lse_grad(const Tensor& x, const Tensor& y, const Tensor& v, const Attrs& scan_attrs, bool transpose);
+
+// With cotangent u: for out = E v, d/dx = u * out, d/dy = -v * (E^T u), d/dv = E^T u;
+// for out = E^T v, d/dx = v * (E u), d/dy = -u * out, d/dv = E u.
+std::vector<Tensor> lse_grad_grad(const GradCall& call) {
+  const Tensor &x = call.forward.inputs[0], &y = call.forward.inputs[1], &v = call.forward.inputs[2];
+  const Tensor &out = call.outputs[0], &u = call.output_grads[0];
+  const bool transpose = call.forward.attrs.get_bool(kGradTranspose);
+  Tensor other;  // E^T u or E u
+  if (call.needs(transpose ? 0 : 1) || call.needs(2))
+    other = lse_grad(x, y, u, call.forward.attrs, !transpose);
+  if (!transpose)
+    return {call.needs(0) ? multiply(u, out) : Tensor(),
+            call.needs(1) ? negative(multiply(v, other)) : Tensor(), call.needs(2) ? other : Tensor()};
+  return {call.needs(0) ? multiply(v, other) : Tensor(),
+          call.needs(1) ? negative(multiply(u, out)) : Tensor(), call.needs(2) ? other : Tensor()};
+}
+
+const OpDef& kCumulativeLogsumexpGrad = define_op({
+    .name = "cumulative_logsumexp_grad",
+    .attr_names = {"axis", "exclusive", "reverse", "transpose"},
+    .infer = infer_lse_grad,
+    .kernels = {lse_grad_cpu},
+    .gradient = lse_grad_grad,
+});
+
+Tensor lse_grad(const Tensor& x, const Tensor& y, const Tensor& v, const Attrs& scan_attrs, bool transpose) {
+  return run_op(
+      kCumulativeLogsumexpGrad, {x, y, v},
+      {scan_attrs.get_int(kAxis), scan_attrs.get_bool(kExclusive), scan_attrs.get_bool(kReverse), transpose},
+      CallSite::current());
+}
+
+// d y_i / d x_k = exp(x_k - y_i) for the outputs y_i that x_k feeds: E g (Note
+// [cumulative_logsumexp gradient]).
 std::vector<Tensor> cumulative_logsumexp_grad(const GradCall& call) {
-  const Attrs& attrs = call.forward.attrs;
-  const Tensor &x = call.forward.inputs[0], &y = call.outputs[0], &g = call.output_grads[0];
-  const int64_t axis = attrs.get_int(kAxis);
-  const bool exclusive = attrs.get_bool(kExclusive), reverse = attrs.get_bool(kReverse);
-  auto part = [&](const Tensor& positive, const Tensor& magnitude) {
-    // log of the part, the lowest finite number where it is 0 (TensorFlow's choice: -inf
-    // would give inf - inf = NaN in the scans below and in their own gradients); the log
-    // never sees a non-positive number, so a second derivative gets no NaN from the
-    // branch `where` drops.
-    const DType t = x.dtype();
-    const double lowest = t == DType::Float64   ? std::numeric_limits<double>::lowest()
-                          : t == DType::Float32 ? double(std::numeric_limits<float>::lowest())
-                          : t == DType::Float16 ? -65504.0
-                                                : -0x1.fep127;  // bfloat16
-    Tensor log_part = where(positive, log(where(positive, magnitude, 1)), lowest);
-    return exp(add(cumulative_logsumexp(subtract(log_part, y), axis, exclusive, !reverse), x));
-  };
-  return {subtract(part(greater(g, 0), g), part(less(g, 0), negative(g)))};
+  return {lse_grad(call.forward.inputs[0], call.outputs[0], call.output_grads[0], call.forward.attrs, false)};
 }
 
 const OpDef& kCumsum = define_op({

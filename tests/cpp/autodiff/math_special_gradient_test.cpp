@@ -91,6 +91,43 @@ TEST(MathSpecialGradients, CumulativeLogsumexp) {
       }
 }
 
+// Where an output gradient is exactly 0 (here: an output of 0 in sum(y^2)), a second
+// derivative goes through the gradient's dependence on it. TensorFlow's formula masks
+// the log of g with `where` and lost that dependence: finite, wrong second derivatives
+// (Note [cumulative_logsumexp gradient]).
+TEST(MathSpecialGradients, CumulativeLogsumexpSecondOrderThroughZeroOutputGradients) {
+  // Zeros at the corners: the first element scanned along either axis, either way.
+  Tensor x = constant({{0.0, 0.5, -1.0, 0.0}, {1.5, -0.3, 0.2, 0.7}, {0.0, 0.4, -0.6, 0.0}});
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true})
+      for (int64_t axis : {0, 1}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "exclusive " << exclusive << " reverse " << reverse << " axis " << axis);
+        Fn f = [&](const std::vector<Tensor>& in) {
+          Tensor y = cumulative_logsumexp(in[0], axis, exclusive, reverse);
+          if (exclusive) y = where(isfinite(y), y, 0);  // the first output is -inf
+          return square(y);
+        };
+        expect_gradients(f, {x});
+        // Third order, which goes through the gradient's own gradient in v.
+        Fn g = [&](const std::vector<Tensor>& in) {
+          GradientTape tape;
+          tape.watch(in[0]);
+          Tensor y = cumulative_logsumexp(in[0], axis, exclusive, reverse);
+          Tensor s = reduce_sum(square(where(isfinite(y), y, 0)));
+          return tape.gradient(s, in[0]);
+        };
+        expect_gradients(g, {x});
+      }
+  // A NaN in the output gradient propagates.
+  GradientTape tape;
+  Tensor v = constant({1.0, 2.0, 3.0});
+  tape.watch(v);
+  Tensor y = cumulative_logsumexp(v) * constant({1.0, std::nan(""), 1.0});
+  std::vector<double> dv = tape.gradient(y, v).to_vector<double>();
+  EXPECT_TRUE(std::isnan(dv[0]) && std::isnan(dv[1]) && !std::isnan(dv[2]));
+}
+
 TEST(MathSpecialGradients, PolygammaInX) {
   Tensor n = constant({1.0, 2.0, 3.0});
   Fn f = [&](const std::vector<Tensor>& in) { return polygamma(n, in[0]); };
