@@ -10,8 +10,8 @@ and metrics in ef.keras; ef.Module for models written by subclassing.
 """
 from eagerflow import _core
 from eagerflow import (  # noqa: F401
-    autograph, config, data, datasets, errors, io, keras, linalg, math, nn, optimizers, profiler, random, summary,
-    train,
+    autograph, config, data, datasets, errors, io, keras, linalg, math, nn, optimizers, profiler, random,
+    saved_model, summary, train,
 )
 from eagerflow.config import device  # noqa: F401
 from eagerflow.module import Module  # noqa: F401

@@ -23,6 +23,8 @@ void bind_array_ops(py::module_& m);
 void bind_indexing_ops(py::module_& m);   // gather, scatter, where, one_hot, sorting (indexing_ops.cpp)
 void bind_other_ops(py::module_& m);      // creation, linalg
 void bind_linalg_ops(py::module_& m);     // ef.linalg's matrix functions (linalg_ops.cpp)
+void bind_linalg_decompositions(
+    py::module_& m);                      // qr, eigh, svd and what uses them (linalg_decompositions.cpp)
 void bind_reduction_ops(py::module_& m);  // reductions and scans (reduction_ops.cpp)
 void bind_nn_ops(py::module_& m);         // ef.nn ops (nn_ops.cpp)
 void bind_random_ops(py::module_& m);     // ef.random ops (random_ops.cpp)
@@ -37,6 +39,7 @@ void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Fun
 void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory
 void bind_summary(py::module_& m);  // the submodule _core.summary: TensorBoard event files
 void bind_profiler(py::module_& m);  // the submodule _core.profiler: op timings, Chrome traces
+void bind_saved_model(py::module_& m);  // saved models: exports and loading (saved_model.cpp)
 
 // A Python object that C++ keeps (a callback inside a std::function, say) and may
 // release on a thread that does not hold the GIL: the destructor takes the GIL.

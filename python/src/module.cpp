@@ -76,6 +76,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_indexing_ops(m);
   efpy::bind_other_ops(m);
   efpy::bind_linalg_ops(m);
+  efpy::bind_linalg_decompositions(m);
   efpy::bind_reduction_ops(m);
   efpy::bind_nn_ops(m);
   efpy::bind_random_ops(m);
@@ -88,4 +89,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_devices(m);
   efpy::bind_summary(m);
   efpy::bind_profiler(m);
+  efpy::bind_saved_model(m);
 }

@@ -321,6 +321,13 @@ class _Training:
         shape = [1] + [1 if d is None else d for d in list(symbolic.shape)[1:]]
         self(_core.zeros(shape, dtype=symbolic.dtype))
 
+    def export(self, filepath):
+        """Writes a saved model of this model's call (Keras' model.export): a directory
+        that ef.saved_model.load, the C++ library and eagerflow-run load without this
+        code; its "serving_default" signature takes the keras.Input tensors by name."""
+        from eagerflow import saved_model
+        saved_model.save(self, filepath)
+
     def save_weights(self, filepath):
         """The weights alone, as a checkpoint (any model)."""
         from eagerflow import train
