@@ -129,11 +129,20 @@ Grads divide_grad(const GradCall& c) {
   return {c.needs(0) ? divide(g, y) : Tensor(),
           c.needs(1) ? negative(divide(multiply(g, x), multiply(y, y))) : Tensor()};
 }
-// d/dy x^y = x^y log x; like TensorFlow, taken as 0 where x <= 0 (log undefined).
+// d/dx x^y = y x^(y-1), which is 0 where y == 0 (x^0 is 1 everywhere): at x == 0 the
+// formula's 0 * 0^-1 would be NaN, and so would the second derivative of x^1 or the third
+// of x^2 there (each reaches an x^0). The base is replaced by 1 at exactly those points,
+// not by a `where` around the product: a where would still differentiate the NaN branch
+// at the next order (0 * inf). d/dy x^y = x^y log x; like TensorFlow, taken as 0 where
+// x <= 0 (log undefined).
 Grads pow_grad(const GradCall& c) {
   const Tensor &g = c.output_grads[0], &x = c.forward.inputs[0], &y = c.forward.inputs[1];
   const Tensor& z = c.outputs[0];
-  Tensor dx = c.needs(0) ? multiply(g, multiply(y, pow(x, subtract(y, 1)))) : Tensor();
+  Tensor dx;
+  if (c.needs(0)) {
+    Tensor base = where(logical_and(equal(y, 0), equal(x, 0)), 1, x);
+    dx = multiply(g, multiply(y, pow(base, subtract(y, 1))));
+  }
   if (!c.needs(1)) return {dx, Tensor()};
   Tensor positive = greater(x, 0);
   Tensor log_x = where(positive, log(where(positive, x, 1)), 0);

@@ -115,6 +115,27 @@ TEST(MathGradients, ConventionsAtNonDifferentiablePoints) {
   testing::expect_values(tape.gradient(pow(x, y), y), {0, 0, std::log(2.0) * 2});
 }
 
+// x^y at x == 0 is smooth in x for y in {0, 1, 2, 3}; its derivatives there reach
+// 0 * 0^-1 (d/dx x^0), which must come out 0, not NaN, at every order.
+TEST(MathGradients, PowAtZeroBaseHasExactHigherDerivatives) {
+  Tensor y = constant({0.0, 1.0, 2.0, 3.0});
+  Fn f = [&](const std::vector<Tensor>& in) { return pow(in[0], y); };
+  testing::expect_gradients(f, {constant({0.0, 0.0, 0.0, 0.0})});
+  testing::expect_gradients(f, {constant({0.0, 0.5, -1.5, 0.0})});
+  // Third derivatives at 0: of x^2 it is 0, of x^3 it is 6.
+  Tensor x = constant({0.0, 0.0});
+  GradientTape t3, t2, t1;
+  for (GradientTape* t : {&t3, &t2, &t1}) t->watch(x);
+  Tensor z = pow(x, constant({2.0, 3.0}));
+  Tensor d1 = t1.gradient(z, x);
+  Tensor d2 = t2.gradient(d1, x);
+  testing::expect_values(t3.gradient(d2, x), {0, 6});
+  // The exponent's gradient where x == 0 stays 0 (TensorFlow's convention).
+  GradientTape tape;
+  tape.watch(y);
+  testing::expect_values(tape.gradient(pow(constant({0.0, 0.0, 0.0, 0.0}), y), y), {0, 0, 0, 0});
+}
+
 TEST(MathGradients, CheckGradientsCatchesAWrongGradient) {
   // A function whose value and tape gradient disagree: stop_gradient hides a term.
   Fn f = [](const std::vector<Tensor>& in) { return in[0] * stop_gradient(in[0]); };
