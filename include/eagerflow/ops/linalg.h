@@ -126,6 +126,30 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& input, CallSite where = CallSite
 // throws InvalidArgumentError when A is not positive definite).
 Tensor logdet(const Tensor& matrix, CallSite where = CallSite::current());
 
+// The QR decomposition A = Q R of each m x n matrix (Householder, LAPACK's signs): Q
+// [..., m, k] with orthonormal columns and upper-triangular R [..., k, n], k = min(m, n),
+// or k = m when `full_matrices`. The gradient throws UnimplementedError for
+// full_matrices with m > n, or for unknown matrix dimensions (as TensorFlow).
+std::pair<Tensor, Tensor> qr(const Tensor& input, bool full_matrices = false,
+                             CallSite where = CallSite::current());
+
+// The eigenvalues e [..., n] (ascending) and orthonormal eigenvectors v [..., n, n]
+// (columns, LAPACK's signs) of each symmetric matrix, of which only the lower triangle
+// is read. The gradient through v is inf/nan where eigenvalues repeat (as TensorFlow).
+std::pair<Tensor, Tensor> eigh(const Tensor& tensor, CallSite where = CallSite::current());
+
+// The eigenvalues [..., n] (ascending) of each symmetric matrix (lower triangle read);
+// its gradient is finite for repeated eigenvalues too.
+Tensor eigvalsh(const Tensor& tensor, CallSite where = CallSite::current());
+
+// The singular values s [..., k] (descending, k = min(m, n)) of each m x n matrix and,
+// when `compute_uv`, U and V (not V^T) with A = U diag(s) V^T, as tf.linalg.svd: {s} or
+// {s, u, v}; U [..., m, k] and V [..., n, k], or [..., m, m] and [..., n, n] when
+// `full_matrices`. The gradient through U or V is inf/nan for repeated or (m != n) zero
+// singular values, and throws UnimplementedError for full_matrices with m != n.
+std::vector<Tensor> svd(const Tensor& tensor, bool full_matrices = false, bool compute_uv = true,
+                        CallSite where = CallSite::current());
+
 // Keeps, of each matrix, the `num_lower` subdiagonals and `num_upper` superdiagonals
 // (negative: all of them) and zeroes the rest: band_part(x, -1, 0) is the lower
 // triangle, band_part(x, 0, 0) the diagonal. Any dtype.

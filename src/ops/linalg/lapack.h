@@ -26,6 +26,24 @@ void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+             int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
+             const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork,
+             int* info);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork,
+             int* info);
 }
 
 namespace ef::linalg_detail {
@@ -57,6 +75,66 @@ inline int getrf(int n, float* a, int* ipiv) {
 inline int getrf(int n, double* a, int* ipiv) {
   int info = 0;
   dgetrf_(&n, &n, a, &n, ipiv, &info);
+  return info;
+}
+
+// QR factorization of the m x n column-major matrix at a (in place: R above the
+// diagonal, the Householder reflectors below it and in tau); LAPACK's info. Workspace
+// queries (lwork = -1) write the optimal size to work[0].
+inline int geqrf(int m, int n, float* a, int lda, float* tau, float* work, int lwork) {
+  int info = 0;
+  sgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+  return info;
+}
+inline int geqrf(int m, int n, double* a, int lda, double* tau, double* work, int lwork) {
+  int info = 0;
+  dgeqrf_(&m, &n, a, &lda, tau, work, &lwork, &info);
+  return info;
+}
+
+// The first n columns of the m x m orthogonal Q whose k reflectors geqrf left in a and
+// tau (in place); LAPACK's info.
+inline int orgqr(int m, int n, int k, float* a, int lda, const float* tau, float* work, int lwork) {
+  int info = 0;
+  sorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  return info;
+}
+inline int orgqr(int m, int n, int k, double* a, int lda, const double* tau, double* work, int lwork) {
+  int info = 0;
+  dorgqr_(&m, &n, &k, a, &lda, tau, work, &lwork, &info);
+  return info;
+}
+
+// Eigenvalues (ascending, in w) and, when jobz = 'V', eigenvectors (the columns of a, in
+// place) of the symmetric n x n column-major matrix at a, of which the `uplo` triangle
+// is read (divide and conquer); LAPACK's info (> 0: no convergence).
+inline int syevd(char jobz, char uplo, int n, float* a, int lda, float* w, float* work, int lwork, int* iwork,
+                 int liwork) {
+  int info = 0;
+  ssyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info);
+  return info;
+}
+inline int syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork,
+                 int* iwork, int liwork) {
+  int info = 0;
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, &info);
+  return info;
+}
+
+// Singular values (descending, in s) and, for jobz 'A' (all) or 'S' (the first
+// min(m, n)), the singular vectors U and V^T of the m x n column-major matrix at a
+// (destroyed; divide and conquer); iwork holds 8 min(m, n) ints. LAPACK's info (> 0:
+// no convergence).
+inline int gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt,
+                 float* work, int lwork, int* iwork) {
+  int info = 0;
+  sgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info);
+  return info;
+}
+inline int gesdd(char jobz, int m, int n, double* a, int lda, double* s, double* u, int ldu, double* vt,
+                 int ldvt, double* work, int lwork, int* iwork) {
+  int info = 0;
+  dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, &info);
   return info;
 }
 
