@@ -10,7 +10,10 @@ constexpr ef::CallSite kPython{};
 
 }  // namespace
 
+void bind_segment_ops(py::module_& m);  // roll, repeat, boolean_mask, unique, segments... (segment_ops.cpp)
+
 void bind_indexing_ops(py::module_& m) {
+  bind_segment_ops(m);
   m.def(
       "gather",
       [](TensorArg params, TensorArg indices, py::handle, std::optional<int64_t> axis, int64_t batch_dims,

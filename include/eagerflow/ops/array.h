@@ -11,6 +11,7 @@
 // the shapes involved; axes may be negative (counting from the end).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,6 +131,68 @@ Tensor where(const Tensor& condition, CallSite where = CallSite::current());
 Tensor one_hot(const Tensor& indices, int64_t depth, const TensorOrScalar& on_value = 1,
                const TensorOrScalar& off_value = 0, int64_t axis = -1, DType dtype = DType::Float32,
                CallSite where = CallSite::current());
+
+// ---- Rolling, repeating, masking, searching ----
+
+// input with its elements shifted by shift[i] along axis[i] (as many shifts as axes;
+// an axis named twice adds its shifts); elements pushed past the end come back at the
+// start (tf.roll). An axis out of range throws InvalidArgumentError.
+Tensor roll(const Tensor& input, const std::vector<int64_t>& shift, const std::vector<int64_t>& axis,
+            CallSite where = CallSite::current());
+// Each slice of input along `axis` repeated repeats[i] times (one count for all, or one
+// per slice); with no axis, the flattened input (tf.repeat). Negative counts throw.
+Tensor repeat(const Tensor& input, const std::vector<int64_t>& repeats,
+              std::optional<int64_t> axis = std::nullopt, CallSite where = CallSite::current());
+// The slices of tensor where the bool `mask` (shaped like tensor's axes [axis, axis +
+// mask.rank)) is true, those axes merged into one (tf.boolean_mask). Its size is known
+// only from the mask's values (unknown while building a graph).
+Tensor boolean_mask(const Tensor& tensor, const Tensor& mask, int64_t axis = 0,
+                    CallSite where = CallSite::current());
+// For each value, its insertion position into the matching row (last axis) of
+// sorted_sequence: before equal elements (side "left") or after them ("right"). The
+// leading axes of both must match. NaN sorts after every number. Output int32 or int64.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, const std::string& side = "left",
+                    DType out_type = DType::Int32, CallSite where = CallSite::current());
+// Coordinate grids of the 1-D inputs (others are flattened): output i varies along axis i
+// with indexing "ij", and with "xy" (the default, as NumPy's) the first two axes swapped.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& args, const std::string& indexing = "xy",
+                             CallSite where = CallSite::current());
+// data split by the int `partitions` (shaped like data's leading axes): output p holds
+// the slices whose partition is p, in order. Known partitions outside [0, num_partitions) throw.
+std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitions, int64_t num_partitions,
+                                      CallSite where = CallSite::current());
+
+struct UniqueResult {
+  Tensor y;      // the distinct values, in order of first appearance
+  Tensor idx;    // for each element of x, the position of its value in y
+  Tensor count;  // (unique_with_counts) how often each value of y occurs
+};
+// The distinct values of 1-D x and where each element's value is among them (tf.unique;
+// 0 and -0 are one value, each NaN its own). idx (and count) are int32 or int64.
+UniqueResult unique(const Tensor& x, DType out_idx = DType::Int32, CallSite where = CallSite::current());
+// unique, with the number of occurrences of each distinct value.
+UniqueResult unique_with_counts(const Tensor& x, DType out_idx = DType::Int32,
+                                CallSite where = CallSite::current());
+
+// ---- Segment reductions ----
+// Rows of data with the same id combined into output row `id`. The sorted forms take 1-D
+// non-negative, non-decreasing segment_ids (InvalidArgumentError otherwise) and give last
+// id + 1 rows; empty segments are 0. The unsorted forms take ids shaped like data's
+// leading axes and give num_segments rows; negative ids are dropped, ids >= num_segments
+// throw; empty segments are 0 (sum, mean), the lowest number (max) or the highest (min).
+// The means need float data.
+Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
+Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
+Tensor segment_max(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
+Tensor segment_min(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
+Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                            CallSite where = CallSite::current());
+Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                             CallSite where = CallSite::current());
+Tensor unsorted_segment_max(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                            CallSite where = CallSite::current());
+Tensor unsorted_segment_min(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
+                            CallSite where = CallSite::current());
 
 // ---- Sizes ----
 // x's dimensions as a 1-D tensor of out_type (int32 or int64; tf.shape). In a graph

@@ -1,0 +1,82 @@
+// Gradients of roll, repeat, boolean_mask, meshgrid, dynamic_partition and the segment
+// reductions against float64 central differences, first and second order.
+#include <functional>
+
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using testing::expect_gradients;
+using testing::rand64;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// A function of its value's square, so second derivatives see the first order's inputs.
+Tensor squared(const Tensor& t) { return t * t; }
+
+TEST(ArraySegmentGradients, RollRepeatMaskMeshgridPartition) {
+  Tensor x = rand64({3, 4}, 1, -2, 2);
+  expect_gradients([](const std::vector<Tensor>& in) { return squared(roll(in[0], {1, -3}, {0, 1})); }, {x});
+  expect_gradients(
+      [](const std::vector<Tensor>& in) {
+        return squared(repeat(in[0], {2, 0, 1, 3}, 1));
+      },
+      {x});
+  expect_gradients([](const std::vector<Tensor>& in) { return squared(repeat(in[0], {2})); }, {x});
+  Tensor mask =
+      constant({{true, false, true, true}, {false, false, true, false}, {true, true, false, false}});
+  expect_gradients([&](const std::vector<Tensor>& in) { return squared(boolean_mask(in[0], mask)); }, {x});
+  expect_gradients(
+      [&](const std::vector<Tensor>& in) {
+        return squared(boolean_mask(in[0], constant({true, false, true})));
+      },
+      {x});
+  expect_gradients(
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> g = meshgrid({in[0], in[1]});
+        return squared(g[0]) * g[1];
+      },
+      {rand64({3}, 2), rand64({2}, 3)});
+  expect_gradients(
+      [](const std::vector<Tensor>& in) {
+        std::vector<Tensor> parts = dynamic_partition(in[0], constant({1, 0, 1}), 2);
+        // (Summed, not concatenated: concat's gradient in a graph splits by the parts'
+        // sizes, and more than one of them is unknown there.)
+        return stack({reduce_sum(squared(parts[0])), reduce_sum(parts[1] * 3.0)});
+      },
+      {x});
+}
+
+TEST(ArraySegmentGradients, SegmentReductions) {
+  Tensor x = rand64({5, 2}, 4, -2, 2);  // distinct values: max and min are smooth there
+  Tensor sorted = constant({0, 0, 1, 3, 3});
+  Tensor unsorted = constant({2, -1, 0, 2, 0});
+  Tensor covering = constant({2, -1, 0, 2, 1});  // no empty segment among 3
+  using Reduce = std::function<Tensor(const Tensor&)>;
+  std::vector<std::pair<const char*, Reduce>> cases = {
+      {"segment_sum", [&](const Tensor& d) { return segment_sum(d, sorted); }},
+      {"segment_mean", [&](const Tensor& d) { return segment_mean(d, sorted); }},
+      {"segment_max", [&](const Tensor& d) { return segment_max(d, sorted); }},
+      {"segment_min", [&](const Tensor& d) { return segment_min(d, sorted); }},
+      {"unsorted_segment_sum", [&](const Tensor& d) { return unsorted_segment_sum(d, unsorted, 4); }},
+      {"unsorted_segment_mean", [&](const Tensor& d) { return unsorted_segment_mean(d, unsorted, 4); }},
+      // An empty segment would hold the lowest/highest number, whose square overflows.
+      {"unsorted_segment_max", [&](const Tensor& d) { return unsorted_segment_max(d, covering, 3); }},
+      {"unsorted_segment_min", [&](const Tensor& d) { return unsorted_segment_min(d, covering, 3); }},
+  };
+  for (const auto& [name, reduce] : cases) {
+    SCOPED_TRACE(name);
+    Reduce f = reduce;
+    expect_gradients([&](const std::vector<Tensor>& in) { return squared(f(in[0])) + f(in[0] * in[0]); },
+                     {x});
+  }
+  // Ties share the gradient equally, as reduce_max's; a segment's gradient reaches only its extremes.
+  Tensor t = constant({3.0, 1.0, 3.0, 2.0});
+  GradientTape tape;
+  tape.watch(t);
+  Tensor y = reduce_sum(segment_max(t, constant({0, 0, 0, 1})) * constant({1.0, 5.0}));
+  testing::expect_values(tape.gradient(y, t), {0.5, 0, 0.5, 5});
+}
+
+}  // namespace
+}  // namespace ef
