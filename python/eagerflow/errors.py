@@ -36,8 +36,8 @@ class OutOfRangeError(OpError, IndexError):
 class UnimplementedError(OpError, NotImplementedError):
     """The operation is not supported yet.
 
-    For example data_format "NCHW" for convolutions, or the matrix 2-norm. Also a
-    NotImplementedError.
+    For example data_format "NCHW" for convolutions, or the gradient of a full
+    (full_matrices=True) QR or SVD of a non-square matrix. Also a NotImplementedError.
     """
 
 

@@ -464,7 +464,8 @@ Raises:
 
 With axis None or one axis: a vector norm ("euclidean", any p > 0, or
 np.inf = max |x|). With two axes: a matrix norm ("euclidean"/"fro" =
-Frobenius, 1 = largest column sum, np.inf = largest row sum).
+Frobenius, 1 = largest column sum, np.inf = largest row sum, 2 = largest
+singular value, "nuc" = sum of singular values).
 
 >>> ef.norm([3., 4.]).numpy()
 array(5., dtype=float32)
@@ -473,7 +474,7 @@ array([ 7., 14.], dtype=float32)
 
 Args:
   tensor: A tensor-like of a float dtype.
-  ord: "euclidean" (default), "fro", or a number p > 0 (np.inf included).
+  ord: "euclidean" (default), "fro", "nuc", or a number p > 0 (np.inf included).
   axis: None (every axis, flattened), an int, or a list of two ints.
   keepdims: If True, reduced axes stay with size 1.
   name: Ignored (TensorFlow compatibility).
@@ -483,7 +484,6 @@ Returns:
 
 Raises:
   InvalidArgumentError: an integer input, a bad ord, or more than two axes.
-  UnimplementedError: the matrix 2-norm (it needs an SVD).
 )doc",
       "tensor"_a, "ord"_a = "euclidean", "axis"_a = py::none(), "keepdims"_a = false, "name"_a = py::none());
 }

@@ -202,3 +202,167 @@ def test_matches_numpy_on_larger_batches():
     np.testing.assert_allclose(ef.linalg.det(a).numpy(), np.linalg.det(a), rtol=1e-9)
     s = spd((4, 65), 16)
     np.testing.assert_allclose(ef.linalg.cholesky(s).numpy(), np.linalg.cholesky(s), rtol=1e-9, atol=1e-12)
+
+
+# Decompositions and what is built on them. Eigen- and singular vectors are compared in
+# sign-free forms (squares or the reconstructed matrices): each column's sign is the
+# library's choice, though both run LAPACK here.
+
+def separated(shape, seed):
+    """Matrices with well-separated singular values: diag(1, 2, ...) plus small noise."""
+    m, n = shape[-2:]
+    return np.eye(m, n) * np.arange(1, n + 1) + rng(seed).uniform(-0.2, 0.2, size=shape)
+
+
+def separated_symmetric(shape, seed):
+    """Symmetric matrices with eigenvalues near 2, 4, ..."""
+    a = separated(shape, seed)
+    return a + np.swapaxes(a, -1, -2)
+
+
+@floats
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 3), (3, 5)], ids=["tall", "square", "wide"])
+def test_qr(dtype, shape):
+    a = separated(shape, 20)
+    check(lambda x: ef.linalg.qr(x)[1], lambda x: torch.linalg.qr(x)[1], [a], dtype)
+    check(lambda x: ef.linalg.qr(x)[0], lambda x: torch.linalg.qr(x)[0], [a], dtype)
+    q, r = ef.linalg.qr(a.astype(dtype), full_matrices=True)
+    tq, tr = torch.linalg.qr(torch.tensor(a), mode="complete")
+    np.testing.assert_allclose(np.abs(q.numpy()), np.abs(tq.numpy()), **TOL[dtype])
+    np.testing.assert_allclose(np.abs(r.numpy()), np.abs(tr.numpy()), **TOL[dtype])
+
+
+@floats
+def test_eigh_and_eigvalsh(dtype):
+    a = separated_symmetric((2, 4, 4), 21)
+    # Symmetrized on both sides: eigh reads the lower triangle (torch too), and the
+    # gradients then agree for symmetric perturbations.
+    symmetrized = lambda x: 0.5 * (x + ef.linalg.matrix_transpose(x))  # noqa: E731
+    check(lambda x: ef.linalg.eigh(symmetrized(x))[0], lambda x: torch.linalg.eigh(sym(x))[0], [a], dtype)
+    check(lambda x: ef.square(ef.linalg.eigh(symmetrized(x))[1]), lambda x: torch.linalg.eigh(sym(x))[1] ** 2,
+          [a], dtype)
+    check(lambda x: ef.linalg.eigvalsh(symmetrized(x)), lambda x: torch.linalg.eigvalsh(sym(x)), [a], dtype)
+    # Only the lower triangle is read.
+    np.testing.assert_allclose(ef.linalg.eigvalsh(np.tril(a).astype(dtype)).numpy(),
+                               np.linalg.eigvalsh(a), **TOL[dtype])
+
+
+@floats
+@pytest.mark.parametrize("shape", [(2, 5, 3), (3, 3), (3, 5)], ids=["tall", "square", "wide"])
+def test_svd(dtype, shape):
+    a = separated(shape, 22)
+    check(lambda x: ef.linalg.svd(x, compute_uv=False), lambda x: torch.linalg.svdvals(x), [a], dtype)
+    check(lambda x: ef.linalg.svd(x)[0], lambda x: torch.linalg.svd(x, full_matrices=False)[1], [a], dtype)
+    check(lambda x: ef.square(ef.linalg.svd(x)[1]), lambda x: torch.linalg.svd(x, full_matrices=False)[0] ** 2,
+          [a], dtype)
+    # TensorFlow's v, not v^T.
+    check(lambda x: ef.square(ef.linalg.svd(x)[2]),
+          lambda x: torch.linalg.svd(x, full_matrices=False)[2].transpose(-1, -2) ** 2, [a], dtype)
+    s, u, v = ef.linalg.svd(a.astype(dtype), full_matrices=True)
+    m, n = shape[-2:]
+    assert u.shape == shape[:-2] + (m, m) and v.shape == shape[:-2] + (n, n)
+
+
+@floats
+def test_lstsq_pinv_matrix_power_set_diag(dtype):
+    a, b = separated((2, 5, 3), 23), rng(24).uniform(-1, 1, (2, 5, 2))
+    reference = lambda a, b: torch.linalg.pinv(a) @ b  # noqa: E731
+    check(ef.linalg.lstsq, reference, [a, b], dtype)
+    check(lambda a, b: ef.linalg.lstsq(a, b, fast=False), reference, [a, b], dtype)
+    w, bw = np.swapaxes(a, -1, -2), b[:, :3]  # underdetermined: the minimum-norm solution
+    check(ef.linalg.lstsq, reference, [w, bw], dtype)
+    check(lambda a, b: ef.linalg.lstsq(a, b, fast=False), reference, [w, bw], dtype)
+    check(lambda a, b: ef.linalg.lstsq(a, b, l2_regularizer=0.5),
+          lambda a, b: torch.linalg.solve(a.transpose(-1, -2) @ a + 0.5 * torch.eye(3, dtype=a.dtype),
+                                          a.transpose(-1, -2) @ b), [a, b], dtype)
+    check(ef.linalg.pinv, torch.linalg.pinv, [a], dtype)
+    check(ef.linalg.pinv, torch.linalg.pinv, [w], dtype)
+    sq = near_identity((2, 3), 25)
+    for n in (-3, 0, 1, 4):  # the identity (n = 0) does not depend on x: no gradient
+        check(lambda x: ef.linalg.matrix_power(x, n), lambda x: torch.linalg.matrix_power(x, n), [sq], dtype,
+              grad=n != 0)
+    d = rng(26).uniform(-1, 1, (2, 3))
+    mask = torch.eye(3, 4, dtype=torch.float64)
+    check(ef.linalg.set_diag, lambda x, d: x * (1 - mask) + mask * d[..., :, None],
+          [rng(27).uniform(-1, 1, (2, 3, 4)), d], dtype)
+
+
+@floats
+@pytest.mark.parametrize("ord", [2, "nuc"])
+def test_matrix_norms_through_svd(dtype, ord):
+    x = separated((2, 3, 4), 28)
+    check(lambda x: ef.norm(x, ord=ord, axis=[-2, -1]), lambda x: torch.linalg.matrix_norm(x, ord=ord), [x], dtype)
+    check(lambda x: ef.norm(x, ord=ord, axis=[0, 2], keepdims=True),
+          lambda x: torch.linalg.matrix_norm(x, ord=ord, dim=(0, 2), keepdim=True), [x], dtype)
+
+
+def test_decompositions_second_order():
+    a0 = separated((3, 3), 29)
+    a = ef.constant(a0)
+    with ef.GradientTape() as outer:
+        outer.watch(a)
+        with ef.GradientTape() as inner:
+            inner.watch(a)
+            s, u, v = ef.linalg.svd(a)
+            q, r = ef.linalg.qr(a)
+            e = ef.linalg.eigvalsh(a + ef.linalg.matrix_transpose(a))
+            y = ef.reduce_sum(s * s * s) + ef.reduce_sum(ef.square(u[:, 0])) + ef.reduce_sum(r * r * r) \
+                + ef.reduce_sum(e * e * e)
+        g = inner.gradient(y, a)
+        z = ef.reduce_sum(g * g)
+    h = outer.gradient(z, a)
+    t = torch.tensor(a0, requires_grad=True)
+    tu, ts, _ = torch.linalg.svd(t)
+    ty = (ts ** 3).sum() + (tu[:, 0] ** 2).sum() + (torch.linalg.qr(t)[1] ** 3).sum() \
+        + (torch.linalg.eigvalsh(t + t.T) ** 3).sum()
+    (tg,) = torch.autograd.grad(ty, t, create_graph=True)
+    (th,) = torch.autograd.grad((tg * tg).sum(), t)
+    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def test_decompositions_inside_function_with_unknown_dimensions():
+    @ef.function(input_signature=[ef.TensorSpec([None, None, 3], ef.float64)])
+    def f(a):
+        s = ef.linalg.svd(a, compute_uv=False)
+        q, r = ef.linalg.qr(a)
+        sym_a = ef.matmul(a, a, transpose_a=True)
+        return s, r, ef.linalg.eigvalsh(sym_a), ef.linalg.pinv(a), ef.norm(a, ord=2, axis=[-2, -1])
+
+    a0 = separated((2, 5, 3), 30)
+    s, r, e, p, n2 = f(ef.constant(a0))
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a0, compute_uv=False), rtol=1e-10)
+    np.testing.assert_allclose(np.abs(r.numpy()), np.abs(np.linalg.qr(a0)[1]), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(e.numpy(), np.linalg.eigvalsh(np.swapaxes(a0, -1, -2) @ a0), rtol=1e-10)
+    np.testing.assert_allclose(p.numpy(), np.linalg.pinv(a0), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(n2.numpy(), np.linalg.norm(a0, ord=2, axis=(-2, -1)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("fn, args, error, match", [
+    (ef.linalg.qr, ([1., 2.],), ef.errors.InvalidArgumentError, "rank >= 2"),
+    (ef.linalg.qr, ([[1, 2], [3, 4]],), ef.errors.InvalidArgumentError, "int32"),
+    (ef.linalg.eigh, ([[1., 2., 3.]],), ef.errors.InvalidArgumentError, r"square.*\[1, 3\]"),
+    (ef.linalg.eigvalsh, ([1.],), ef.errors.InvalidArgumentError, "rank >= 2"),
+    (ef.linalg.svd, ([[True]],), ef.errors.InvalidArgumentError, "bool"),
+    (ef.linalg.lstsq, ([[1.], [2.]], [[1.]]), ef.errors.InvalidArgumentError, "rhs"),
+    (ef.linalg.lstsq, ([[1., 0.], [0., 1.]], [[1.], [1.]], 0.5, False), ef.errors.UnimplementedError,
+     "l2_regularizer"),
+    (ef.linalg.pinv, ([1., 2.],), ef.errors.InvalidArgumentError, "rank >= 2"),
+    (ef.linalg.matrix_power, ([[1., 2.], [2., 4.]], -1), ef.errors.InvalidArgumentError, "not invertible"),
+    (ef.linalg.set_diag, ([[1., 2.], [3., 4.]], [1., 2., 3.]), ef.errors.InvalidArgumentError, "diagonal"),
+    (lambda x: ef.norm(x, ord="nuc"), ([[1., 2.]],), ef.errors.InvalidArgumentError, "'nuc'"),
+])
+def test_decomposition_bad_inputs(fn, args, error, match):
+    with pytest.raises(error, match=match):
+        fn(*args)
+
+
+def test_unimplemented_gradients():
+    a = ef.constant(separated((4, 2), 31))
+    with ef.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        q = ef.linalg.qr(a, full_matrices=True)[0]
+        s = ef.linalg.svd(a, full_matrices=True)[0]
+    with pytest.raises(ef.errors.UnimplementedError, match="full_matrices"):
+        tape.gradient(q, a)
+    with pytest.raises(ef.errors.UnimplementedError, match="compute_uv=False"):
+        tape.gradient(s, a)

@@ -7,6 +7,7 @@
 //   ef::Tensor n = ef::linalg::norm(v, 1, -1);        // L1 norm over the last axis
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -80,9 +81,9 @@ class NormOrd {
 
 // Norm of a float tensor (as tf.norm). `axis` = every axis or one axis: a vector norm
 // ("euclidean", p > 0, or infinity = max |x|). Two axes: a matrix norm ("euclidean" and
-// "fro" = Frobenius, 1 = max column sum, infinity = max row sum; 2 needs an SVD and
-// throws UnimplementedError). Other ords, more axes or integer inputs throw
-// InvalidArgumentError.
+// "fro" = Frobenius, 1 = max column sum, infinity = max row sum, 2 = largest singular
+// value, "nuc" = sum of singular values; 2 and "nuc" for float32/float64 only). Other ords, more axes or
+// integer inputs throw InvalidArgumentError.
 Tensor norm(const Tensor& x, const NormOrd& ord = "euclidean", const Axes& axis = {}, bool keepdims = false,
             CallSite where = CallSite::current());
 
@@ -149,6 +150,29 @@ Tensor eigvalsh(const Tensor& tensor, CallSite where = CallSite::current());
 // singular values, and throws UnimplementedError for full_matrices with m != n.
 std::vector<Tensor> svd(const Tensor& tensor, bool full_matrices = false, bool compute_uv = true,
                         CallSite where = CallSite::current());
+
+// The least-squares solutions X of matrix X = rhs ([..., m, n] and [..., m, k] ->
+// [..., n, k]; the minimum-norm one when m < n), as tf.linalg.lstsq: with `fast`, from
+// the normal equations (A^T A + l2 I) X = A^T rhs by Cholesky (A A^T when m < n);
+// otherwise by QR, where l2_regularizer must be 0 (else UnimplementedError). Rank-
+// deficient matrices throw InvalidArgumentError (not positive definite / invertible).
+Tensor lstsq(const Tensor& matrix, const Tensor& rhs, double l2_regularizer = 0.0, bool fast = true,
+             CallSite where = CallSite::current());
+
+// The Moore-Penrose pseudo-inverse of each matrix ([..., m, n] -> [..., n, m]) through the
+// SVD, singular values at or below rcond times the largest taken as zero (default rcond:
+// 10 max(m, n) eps, as TensorFlow).
+Tensor pinv(const Tensor& a, std::optional<double> rcond = std::nullopt,
+            CallSite where = CallSite::current());
+
+// The n-th matrix power of each square matrix by repeated squaring: the identity for
+// n = 0, powers of the inverse for n < 0 (InvalidArgumentError when not invertible).
+// int32/int64 matrices too when n >= 0.
+Tensor matrix_power(const Tensor& a, int64_t n, CallSite where = CallSite::current());
+
+// `input` [..., m, n] with each main diagonal replaced by `diagonal` [..., min(m, n)]
+// (tf.linalg.set_diag), any dtype. Throws InvalidArgumentError when the shapes do not fit.
+Tensor set_diag(const Tensor& input, const Tensor& diagonal, CallSite where = CallSite::current());
 
 // Keeps, of each matrix, the `num_lower` subdiagonals and `num_upper` superdiagonals
 // (negative: all of them) and zeroes the rest: band_part(x, -1, 0) is the lower

@@ -121,6 +121,31 @@ TEST(LinalgDecompositionGradient, Svd) {
                    {separated({2, 4}, 13)});
 }
 
+TEST(LinalgDecompositionGradient, Composites) {
+  for (bool fast : {true, false}) {
+    expect_gradients([=](In in) { return weighted_square(linalg::lstsq(in[0], in[1], 0.0, fast)); },
+                     {separated({4, 3}, 15), rand64({4, 2}, 16)});
+    expect_gradients([=](In in) { return weighted_square(linalg::lstsq(in[0], in[1], 0.0, fast)); },
+                     {separated({2, 4}, 17), rand64({2, 2}, 18)});
+  }
+  expect_gradients([](In in) { return weighted_square(linalg::lstsq(in[0], in[1], 0.3)); },
+                   {separated({2, 4, 3}, 19), rand64({4, 1}, 20)});
+  expect_gradients([](In in) { return weighted_square(linalg::pinv(in[0])); }, {separated({2, 4, 3}, 21)});
+  for (int64_t n : {-2, 0, 1, 3})
+    expect_gradients([=](In in) { return weighted_square(linalg::matrix_power(in[0], n)); },
+                     {separated({2, 3, 3}, 22)});
+  expect_gradients([](In in) { return weighted_square(linalg::set_diag(in[0], in[1])); },
+                   {rand64({2, 3, 4}, 23), rand64({2, 3}, 24)});
+  expect_gradients([](In in) { return weighted_square(linalg::set_diag(in[0], in[1])); },
+                   {rand64({4, 2}, 25), rand64({2}, 26)});
+  expect_gradients([](In in) { return linalg::norm(in[0], 2, {-2, -1}); }, {separated({2, 3, 4}, 27)});
+  expect_gradients(
+      [](In in) {
+        return linalg::norm(in[0], "nuc", {0, 2}, true);
+      },
+      {separated({3, 2, 3}, 28)});
+}
+
 TEST(LinalgDecompositionGradient, SvdUnimplemented) {
   Tensor a = separated({4, 2}, 14);
   GradientTape tape;

@@ -156,6 +156,93 @@ TEST(LinalgSvd, BadInputs) {
   EXPECT_ERROR(linalg::svd(constant(1.0)), InvalidArgumentError, "svd", "rank >= 2", "[]");
 }
 
+TEST(LinalgLstsq, OverUnderdeterminedAndRegularized) {
+  Tensor a = rand64({2, 6, 3}, 6), b = rand64({2, 6, 2}, 7);
+  for (bool fast : {true, false}) {
+    Tensor x = linalg::lstsq(a, b, 0.0, fast);
+    expect_meta(x, {2, 3, 2}, DType::Float64);
+    // The normal equations hold: A^T (A X - B) = 0.
+    expect_values(matmul(a, subtract(matmul(a, x), b), true, false), std::vector<double>(12, 0.0), 1e-10);
+    // Underdetermined: the minimum-norm solution A^T (A A^T)^-1 B.
+    Tensor w = linalg::matrix_transpose(a), bw = rand64({2, 3, 2}, 8);
+    Tensor xw = linalg::lstsq(w, bw, 0.0, fast);
+    expect_meta(xw, {2, 6, 2}, DType::Float64);
+    expect_values(xw, matmul(a, linalg::solve(matmul(w, a), bw)).to_vector<double>(), 1e-10);
+  }
+  // Ridge: (A^T A + l I)^-1 A^T B.
+  Tensor ridge = linalg::lstsq(a, b, 0.5);
+  Tensor gram = add(matmul(a, a, true, false), multiply(eye(3, 3, DType::Float64), 0.5));
+  expect_values(ridge, linalg::solve(gram, matmul(a, b, true, false)).to_vector<double>(), 1e-10);
+  Tensor x32 = linalg::lstsq(constant(std::vector<float>{1, 0, 0, 1, 1, 1}, Shape{3, 2}),
+                             constant(std::vector<float>{1, 2, 3}, Shape{3, 1}));
+  expect_values(x32, {1, 2}, 1e-5);
+}
+
+TEST(LinalgLstsq, BadInputs) {
+  EXPECT_ERROR(linalg::lstsq(zeros({3, 2}), zeros({4, 1})), InvalidArgumentError, "lstsq", "[3, 2]",
+               "[4, 1]");
+  EXPECT_ERROR(linalg::lstsq(zeros({3}), zeros({3, 1})), InvalidArgumentError, "lstsq", "matrix",
+               "rank >= 2");
+  EXPECT_ERROR(linalg::lstsq(zeros({3, 2}, DType::Int32), zeros({3, 1}, DType::Int32)), InvalidArgumentError,
+               "lstsq", "int32");
+  EXPECT_ERROR(linalg::lstsq(zeros({3, 2}), zeros({3, 1}, DType::Float64)), InvalidArgumentError, "lstsq",
+               "same dtype");
+  EXPECT_ERROR(linalg::lstsq(zeros({3, 2}), zeros({3, 1}), 1.0, false), UnimplementedError, "lstsq",
+               "l2_regularizer");
+}
+
+TEST(LinalgPinv, ValuesAndRankDeficient) {
+  Tensor a = rand64({2, 5, 3}, 9);
+  Tensor p = linalg::pinv(a);
+  expect_meta(p, {2, 3, 5}, DType::Float64);
+  expect_values(matmul(p, a), broadcast_to(eye(3, 3, DType::Float64), {2, 3, 3}).to_vector<double>(), 1e-10);
+  // Rank one: [[1, 2], [2, 4]] = 25 u u^T / 25 ... pinv = A / 25.
+  expect_values(linalg::pinv(constant(std::vector<double>{1, 2, 2, 4}, Shape{2, 2})),
+                {0.04, 0.08, 0.08, 0.16}, 1e-12);
+  expect_values(linalg::pinv(constant(std::vector<float>{2, 0, 0, 1e-9f}, Shape{2, 2})), {0.5, 0, 0, 0},
+                1e-6);
+  // An explicit rcond keeps the small singular value.
+  expect_values(linalg::pinv(constant(std::vector<double>{2, 0, 0, 1e-3}, Shape{2, 2}), 1e-6),
+                {0.5, 0, 0, 1e3}, 1e-9);
+  EXPECT_ERROR(linalg::pinv(zeros({3})), InvalidArgumentError, "pinv", "rank >= 2");
+  EXPECT_ERROR(linalg::pinv(zeros({3, 3}, DType::Int64)), InvalidArgumentError, "pinv", "int64");
+}
+
+TEST(LinalgMatrixPower, Values) {
+  Tensor a = constant(std::vector<double>{1, 1, 0, 1}, Shape{2, 2});
+  expect_values(linalg::matrix_power(a, 0), {1, 0, 0, 1});
+  expect_values(linalg::matrix_power(a, 1), {1, 1, 0, 1});
+  expect_values(linalg::matrix_power(a, 5), {1, 5, 0, 1});
+  expect_values(linalg::matrix_power(a, -3), {1, -3, 0, 1}, 1e-12);
+  Tensor b = rand64({3, 4, 4}, 10);
+  expect_values(linalg::matrix_power(b, 6),
+                matmul(matmul(matmul(b, b), matmul(b, b)), matmul(b, b)).to_vector<double>(), 1e-12);
+  expect_meta(linalg::matrix_power(zeros({0, 3, 3}), 3), {0, 3, 3}, DType::Float32);
+  expect_values(linalg::matrix_power(constant(std::vector<int32_t>{2, 0, 0, 3}, Shape{2, 2}), 3),
+                {8, 0, 0, 27});
+  EXPECT_ERROR(linalg::matrix_power(zeros({2, 3}), 2), InvalidArgumentError, "matrix_power", "square",
+               "[2, 3]");
+  EXPECT_ERROR(linalg::matrix_power(zeros({3}), 2), InvalidArgumentError, "matrix_power", "rank >= 2");
+  EXPECT_ERROR(linalg::matrix_power(zeros({2, 2}), -1), InvalidArgumentError, "not invertible");
+  EXPECT_ERROR(linalg::matrix_power(constant(std::vector<int32_t>{1, 0, 0, 1}, Shape{2, 2}), -1),
+               InvalidArgumentError, "matrix_power", "int32");
+}
+
+TEST(LinalgSetDiag, Values) {
+  Tensor x = testing::iota({2, 2, 3}, DType::Int32);
+  expect_values(linalg::set_diag(x, constant(std::vector<int32_t>{-1, -2, -3, -4}, Shape{2, 2})),
+                {-1, 1, 2, 3, -2, 5, -3, 7, 8, 9, -4, 11});
+  Tensor t = linalg::matrix_transpose(testing::iota({3, 2}, DType::Float64));  // [[0 2 4] [1 3 5]]
+  expect_values(linalg::set_diag(t, constant(std::vector<double>{7, 8}, Shape{2})), {7, 2, 4, 1, 8, 5});
+  expect_meta(linalg::set_diag(zeros({0, 2, 2}), zeros({0, 2})), {0, 2, 2}, DType::Float32);
+  EXPECT_ERROR(linalg::set_diag(zeros({2, 3}), zeros({3})), InvalidArgumentError, "set_diag", "diagonal",
+               "[3]", "[2, 3]");
+  EXPECT_ERROR(linalg::set_diag(zeros({3}), zeros({3})), InvalidArgumentError, "set_diag", "input",
+               "rank >= 2");
+  EXPECT_ERROR(linalg::set_diag(zeros({2, 2}), zeros({2}, DType::Float64)), InvalidArgumentError, "set_diag",
+               "float64");
+}
+
 class LinalgDecompositionInference : public ::testing::Test {
  protected:
   InferenceOnlyBuilder builder;
@@ -186,6 +273,13 @@ TEST_F(LinalgDecompositionInference, UnknownDimensions) {
   expect_meta(su[1], {U, U}, DType::Float32);
   expect_meta(su[2], {3, 3}, DType::Float32);
   EXPECT_EQ(linalg::svd(sym(DType::Float32, {U, 3}), false, false).size(), 1u);
+  expect_meta(linalg::lstsq(sym(DType::Float64, {U, U, 3}), sym(DType::Float64, {U, U, 2})), {U, 3, 2},
+              DType::Float64);
+  expect_meta(linalg::pinv(sym(DType::Float64, {2, U, 3})), {2, 3, U}, DType::Float64);
+  expect_meta(linalg::matrix_power(sym(DType::Float32, {U, U}), -2), {U, U}, DType::Float32);
+  expect_meta(linalg::set_diag(sym(DType::Float32, {U, 3, U}), sym(DType::Float32, {U, U})), {U, 3, U},
+              DType::Float32);
+  expect_meta(linalg::norm(sym(DType::Float64, {U, U, 4}), 2, {-2, -1}), {U}, DType::Float64);
   EXPECT_ERROR(linalg::eigh(sym(DType::Float64, {3, 4})), InvalidArgumentError, "eigh", "square", "[3, 4]");
   EXPECT_ERROR(linalg::qr(sym(DType::Int32, {U, U})), InvalidArgumentError, "qr", "int32");
 }

@@ -259,10 +259,20 @@ TEST(Norm, Matrix) {
   expect_values(linalg::norm(x, 1, {1, 0}), {7});
   expect_meta(linalg::norm(x, 1, {0, 1}, true), Shape{1, 1}, DType::Float32);
   expect_meta(linalg::norm(zeros(Shape{3, 2, 2}), "fro", {-2, -1}), Shape{3}, DType::Float32);
-  EXPECT_ERROR(linalg::norm(x, 2, {0, 1}), UnimplementedError, "norm", "SVD");
+  // Singular values sqrt(15 +- sqrt(125)): their sum is sqrt(50) (= sqrt(||x||^2 + 2 |det x|)).
+  expect_values(linalg::norm(x, 2, {0, 1}), {std::sqrt(15 + std::sqrt(125.0))}, 1e-6);
+  expect_values(linalg::norm(x, "nuc", {1, 0}), {std::sqrt(50.0)}, 1e-6);
+  Tensor batch = testing::rand64({3, 4, 2}, 1);  // matrices over axes (0, 2), kept
+  Tensor n2 = linalg::norm(batch, 2, {0, 2}, true);
+  expect_meta(n2, Shape{1, 4, 1}, DType::Float64);
+  expect_values(n2,
+                reduce_max(linalg::svd(transpose(batch, {1, 0, 2}), false, false)[0], -1).to_vector<double>(),
+                1e-12);
+  EXPECT_ERROR(linalg::norm(constant({{1, 2}, {3, 4}}), 2, {0, 1}), InvalidArgumentError, "norm", "int32");
   EXPECT_ERROR(linalg::norm(x, 3, {0, 1}), InvalidArgumentError, "norm", "matrix");
   EXPECT_ERROR(linalg::norm(x, "fro", 0), InvalidArgumentError, "norm", "'fro'");
   EXPECT_ERROR(linalg::norm(x, "nuc"), InvalidArgumentError, "norm", "'nuc'");
+  EXPECT_ERROR(linalg::norm(x, "nuc", 0), InvalidArgumentError, "norm", "'nuc'", "two axes");
   EXPECT_ERROR(linalg::norm(x, 0), InvalidArgumentError, "norm", "> 0");
   EXPECT_ERROR(linalg::norm(x, 2, {0, 0}), InvalidArgumentError, "norm", "repeats");
   EXPECT_ERROR(linalg::norm(constant({1, 2})), InvalidArgumentError, "norm", "int32");
