@@ -291,6 +291,50 @@ Raises:
 )doc",
       "data"_a, "partitions"_a, "num_partitions"_a, "name"_a = py::none());
 
+  struct Scatter {
+    const char* name;
+    ef::Tensor (*fn)(const ef::Tensor&, const ef::Tensor&, const ef::Tensor&, ef::CallSite);
+    const char* what;
+    const char* example;
+  };
+  for (const Scatter& s :
+       {Scatter{"tensor_scatter_nd_update", &ef::tensor_scatter_nd_update,
+                "with `updates` written at `indices` (for duplicate indices the last one wins)",
+                "array([9., 1., 6.], dtype=float32)"},
+        Scatter{"tensor_scatter_nd_min", &ef::tensor_scatter_nd_min,
+                "with the minimum of its elements and `updates` at `indices`",
+                "array([1., 1., 1.], dtype=float32)"},
+        Scatter{"tensor_scatter_nd_max", &ef::tensor_scatter_nd_max,
+                "with the maximum of its elements and `updates` at `indices`",
+                "array([9., 1., 6.], dtype=float32)"},
+        Scatter{"tensor_scatter_nd_sub", &ef::tensor_scatter_nd_sub, "with `updates` subtracted at `indices`",
+                "array([-8.,  1., -5.], dtype=float32)"}}) {
+    std::string doc = std::string("Returns `tensor` ") + s.what + ".\n\n>>> ef." + s.name +
+                      "([1., 1., 1.], [[0], [2]], [9., 6.]).numpy()\n" + s.example +
+                      R"doc(
+
+Args:
+  tensor: A tensor-like (numeric for min and max).
+  indices: An int32 or int64 tensor-like, [..., k] with k <= tensor.ndim.
+  updates: A tensor-like of tensor's dtype and of shape
+    indices.shape[:-1] + tensor.shape[k:].
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of tensor's dtype and shape.
+
+Raises:
+  InvalidArgumentError: an index is out of range, or updates has the wrong
+    shape or dtype.
+)doc";
+    auto fn = s.fn;
+    m.def(
+        s.name,
+        [fn](TensorArg tensor, TensorArg indices, TensorArg updates, py::handle) {
+          return fn(tensor, indices, updates, kPython);
+        },
+        doc.c_str(), "tensor"_a, "indices"_a, "updates"_a, "name"_a = py::none());
+  }
   struct Sorted {
     const char* name;
     ef::Tensor (*fn)(const ef::Tensor&, const ef::Tensor&, ef::CallSite);

@@ -223,3 +223,44 @@ def test_value_dependent_sizes_in_graphs():
     assert masked.shape == (0,)
     np.testing.assert_array_equal(seg.numpy(), [0.0, 6.0])
     np.testing.assert_array_equal(y.numpy(), [1])
+
+
+@pytest.mark.parametrize("name", ["update", "min", "max", "sub"])
+def test_tensor_scatter_nd_matches_torch(name):
+    rng = _rng(10)
+    t, u = rng.normal(size=(5, 2)), rng.normal(size=(3, 2))
+    rows = np.array([3, 0, 4])
+    fn = getattr(ef, "tensor_scatter_nd_" + name)
+
+    def reference(x, updates):
+        index = torch.tensor(rows).reshape(-1, 1).expand(updates.shape)
+        if name == "update":
+            return x.index_put((torch.tensor(rows),), updates)
+        if name == "sub":
+            return x.index_put((torch.tensor(rows),), -updates, accumulate=True)
+        return x.scatter_reduce(0, index, updates, reduce="a" + name, include_self=True)
+
+    x = np.concatenate([t.ravel(), u.ravel()])
+    def split(v):
+        if isinstance(v, torch.Tensor):
+            return v[:10].reshape(5, 2), v[10:].reshape(3, 2)
+        return ef.reshape(v[:10], [5, 2]), ef.reshape(v[10:], [3, 2])
+
+    _grads(lambda v: fn(split(v)[0] * split(v)[0], rows[:, None], split(v)[1] * 3.0),
+           lambda v: reference(split(v)[0] * split(v)[0], split(v)[1] * 3.0), x)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="not in"):
+        fn(t, [[5]], u[:1])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="updates"):
+        fn(t, rows[:, None], u[:2])
+
+
+def test_tensor_scatter_nd_update_duplicates_last_wins():
+    x = ef.constant([1.0, 2.0, 3.0])
+    v = ef.constant([5.0, 6.0])
+    with ef.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        tape.watch(v)
+        y = ef.tensor_scatter_nd_update(x, [[1], [1]], v) * ef.constant([1.0, 10.0, 100.0])
+    np.testing.assert_array_equal(y.numpy(), [1.0, 60.0, 300.0])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [1.0, 0.0, 100.0])
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [0.0, 10.0])

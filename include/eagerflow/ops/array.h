@@ -120,6 +120,18 @@ Tensor scatter_nd(const Tensor& indices, const Tensor& updates, const Shape& sha
 // the wrong shape or dtype throw InvalidArgumentError.
 Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
                              CallSite where = CallSite::current());
+// `tensor` with the rows at `indices` replaced by `updates` (duplicates apply in order:
+// the last wins), or combined with them by min or max (NaN wins; numeric dtypes), or
+// with the updates subtracted; the checks of tensor_scatter_nd_add. The gradient of
+// update's updates needs the indexed sizes known (UnimplementedError in a graph otherwise).
+Tensor tensor_scatter_nd_update(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                                CallSite where = CallSite::current());
+Tensor tensor_scatter_nd_min(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                             CallSite where = CallSite::current());
+Tensor tensor_scatter_nd_max(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                             CallSite where = CallSite::current());
+Tensor tensor_scatter_nd_sub(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
+                             CallSite where = CallSite::current());
 // Elementwise condition ? x : y with three-way NumPy broadcasting; condition is bool,
 // x and y share a dtype (a number takes the other operand's dtype).
 Tensor where(const Tensor& condition, const TensorOrScalar& x, const TensorOrScalar& y,

@@ -7,6 +7,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
+#include "ops/array/scatter_rows.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -259,10 +260,7 @@ void infer_gather_nd(const OpCall& call, OutputMetas& out) {
 // The rows gather_nd copies: row t of the output (of `row` elements) is params'
 // elements [offsets[t], offsets[t] + row), params seen contiguous. The indices are
 // checked here, on the host, whatever the device.
-struct Rows {
-  std::vector<int64_t> offsets;
-  int64_t row = 0;
-};
+using detail::Rows;
 Rows gather_nd_rows(const OpCall& call) {
   auto [bd, m] = gather_nd_dims(call);
   const Shape& ps = call.inputs[0].shape();
@@ -335,8 +333,11 @@ const OpDef& kGatherNd = define_op({
 // ---- scatter_nd(indices, updates, shape) ----
 enum ScatterAttr { kShape };
 
-// Index tuples (the last axis of `ind`, of known length) no longer than the output's
-// rank, and updates of shape ind[:-1] + shape[m:] (unknown dimensions match anything).
+}  // namespace
+
+// Shared with the other tensor_scatter_nd ops (ops/array/scatter_rows.h).
+namespace detail {
+
 void check_scatter_shapes(std::string_view op, const Shape& ind, const Shape& upd, const Shape& shape) {
   if (ind.rank() == 0) fail(op, ": argument 'indices' must have at least one axis, got a scalar");
   int64_t m = ind[ind.rank() - 1];
@@ -353,6 +354,12 @@ void check_scatter_shapes(std::string_view op, const Shape& ind, const Shape& up
          " need updates of shape ", Shape(expected));
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::check_scatter_shapes;
+
 void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
   const Shape& ind = call.inputs[0].shape();
   const Shape& upd = call.inputs[1].shape();
@@ -364,8 +371,10 @@ void infer_scatter_nd(const OpCall& call, OutputMetas& out) {
   out.add(call.inputs[1].dtype(), shape);
 }
 
-// The element offsets in an output of `shape` of the rows that scatter_nd adds into
-// (rows of `row` elements), the indices checked on the host.
+}  // namespace
+
+namespace detail {
+
 Rows scatter_rows(const Shape& shape, const Tensor& indices, std::string_view op) {
   const Shape& is = indices.shape();
   const int m = static_cast<int>(is[is.rank() - 1]);
@@ -385,6 +394,12 @@ Rows scatter_rows(const Shape& shape, const Tensor& indices, std::string_view op
   }
   return {std::move(offsets), S};
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::scatter_rows;
 
 // Adds `updates` into `out` at the index tuples of `indices` (the last axis of
 // indices addresses the leading axes of out); duplicates add up, bool combines with or.

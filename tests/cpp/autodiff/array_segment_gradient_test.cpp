@@ -78,5 +78,32 @@ TEST(ArraySegmentGradients, SegmentReductions) {
   testing::expect_values(tape.gradient(y, t), {0.5, 0, 0.5, 5});
 }
 
+TEST(ArraySegmentGradients, TensorScatterUpdateMinMaxSub) {
+  Tensor t = rand64({4, 2}, 5, -2, 2);
+  Tensor u = rand64({3, 2}, 6, -2, 2);
+  Tensor idx = constant({{0}, {2}, {0}});  // a duplicate: the last update lands
+  using Scatter = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, CallSite);
+  for (auto [name, op] : {std::pair<const char*, Scatter>{"update", &tensor_scatter_nd_update},
+                          {"min", &tensor_scatter_nd_min},
+                          {"max", &tensor_scatter_nd_max},
+                          {"sub", &tensor_scatter_nd_sub}}) {
+    SCOPED_TRACE(name);
+    expect_gradients(
+        [&](const std::vector<Tensor>& in) {
+          return squared(op(in[0] * in[0], idx, in[1] * 3.0, CallSite::current()));
+        },
+        {t, u});
+  }
+  // The update that is overwritten gets no gradient; the tensor none where updates landed.
+  Tensor x = constant({1.0, 2.0, 3.0});
+  Tensor v = constant({5.0, 6.0});
+  GradientTape tape(true);
+  tape.watch(x);
+  tape.watch(v);
+  Tensor y = tensor_scatter_nd_update(x, constant({{1}, {1}}), v) * constant({1.0, 10.0, 100.0});
+  testing::expect_values(tape.gradient(y, x), {1, 0, 100});
+  testing::expect_values(tape.gradient(y, v), {0, 10});
+}
+
 }  // namespace
 }  // namespace ef

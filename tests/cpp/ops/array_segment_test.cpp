@@ -186,6 +186,38 @@ TEST(ArraySegments, UnsortedReductions) {
                "unsorted_segment_min", "bool");
 }
 
+TEST(ArrayTensorScatter, UpdateMinMaxSub) {
+  Tensor t = constant({1.0, 1.0, 1.0, 1.0});
+  Tensor idx = constant({{0}, {2}, {0}});
+  Tensor upd = constant({9.0, 6.0, -3.0});
+  expect_values(tensor_scatter_nd_update(t, idx, upd), {-3, 1, 6, 1});  // duplicates: the last wins
+  expect_values(tensor_scatter_nd_min(t, idx, upd), {-3, 1, 1, 1});
+  expect_values(tensor_scatter_nd_max(t, idx, upd), {9, 1, 6, 1});
+  expect_values(tensor_scatter_nd_sub(t, idx, upd), {-5, 1, -5, 1});
+  expect_values(tensor_scatter_nd_max(t, constant({{1}}), constant({kNaN})), {1, kNaN, 1, 1});
+  // Rows of a matrix, int and bool dtypes, empty updates.
+  Tensor m = constant({{1, 2}, {3, 4}, {5, 6}});
+  expect_values(tensor_scatter_nd_update(m, i64({1, 2}, {2, 1}), constant({{7, 8}, {9, 0}})),
+                {1, 2, 7, 8, 9, 0});
+  expect_values(tensor_scatter_nd_min(m, constant({{0, 1}}), constant({-1})), {1, -1, 3, 4, 5, 6});
+  expect_values(tensor_scatter_nd_update(constant({true, false}), constant({{1}}), constant({true})), {1, 1});
+  expect_values(tensor_scatter_nd_update(t, zeros({0, 1}, DType::Int32), zeros({0}, DType::Float64)),
+                {1, 1, 1, 1});
+  expect_meta(tensor_scatter_nd_max(m, constant({{0}}), constant({{0, 0}})), {3, 2}, DType::Int32);
+  EXPECT_ERROR(tensor_scatter_nd_update(t, constant({{4}}), constant({1.0})), InvalidArgumentError,
+               "tensor_scatter_nd_update", "4", "[0, 4)");
+  EXPECT_ERROR(tensor_scatter_nd_min(t, idx, constant({1.f, 2.f, 3.f})), InvalidArgumentError,
+               "tensor_scatter_nd_min", "float32", "float64");
+  EXPECT_ERROR(tensor_scatter_nd_max(t, idx, constant({1.0})), InvalidArgumentError, "tensor_scatter_nd_max",
+               "updates", "[1]", "[3]");
+  EXPECT_ERROR(tensor_scatter_nd_max(constant({true}), constant({{0}}), constant({true})),
+               InvalidArgumentError, "tensor_scatter_nd_max", "bool");
+  EXPECT_ERROR(tensor_scatter_nd_update(t, constant({{0.0}}), constant({1.0})), InvalidArgumentError,
+               "tensor_scatter_nd_update", "indices");
+  EXPECT_ERROR(tensor_scatter_nd_sub(constant({true}), constant({{0}}), constant({true})),
+               InvalidArgumentError, "tensor_scatter_nd_sub", "bool");
+}
+
 // Sizes that depend on values are unknown while a graph is built and known when it runs.
 TEST(ArraySegments, GraphsWithValueDependentSizes) {
   Graph g;
