@@ -157,7 +157,8 @@ Raises:
 With fast (default), from the regularized normal equations
 (A^T A + l2_regularizer I) X = A^T rhs by Cholesky, or for m < n the
 minimum-norm X = A^T (A A^T + l2_regularizer I)^-1 rhs; with fast=False by QR
-(l2_regularizer must then be 0).
+(l2_regularizer must then be 0). Inside ef.function with unknown m or n, the
+matrices are taken to have m >= n.
 
 >>> ef.linalg.lstsq([[1., 0.], [0., 1.], [1., 1.]], [[1.], [2.], [3.]]).numpy().round(4)
 array([[1.],

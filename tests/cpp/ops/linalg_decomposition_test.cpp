@@ -206,6 +206,7 @@ TEST(LinalgPinv, ValuesAndRankDeficient) {
                 {0.5, 0, 0, 1e3}, 1e-9);
   EXPECT_ERROR(linalg::pinv(zeros({3})), InvalidArgumentError, "pinv", "rank >= 2");
   EXPECT_ERROR(linalg::pinv(zeros({3, 3}, DType::Int64)), InvalidArgumentError, "pinv", "int64");
+  EXPECT_ERROR(linalg::pinv(constant(true)), InvalidArgumentError, "pinv", "'a'", "bool");
 }
 
 TEST(LinalgMatrixPower, Values) {
