@@ -5,7 +5,7 @@
 #   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
 #   make install-test   install into a temporary prefix and build an outside project against it;
 #                       pip-install the Python package (wheel and `pip install .`) into virtual environments
-#   make fuzz           run the libFuzzer targets (ops, checkpoint and event-file readers) for FUZZ_TIME seconds in all (build-fuzz/, clang)
+#   make fuzz           run the libFuzzer targets (ops; checkpoint, event-file and saved-model readers) for FUZZ_TIME seconds in all (build-fuzz/, clang)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
 #   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md),
 #                       then build the HTML documentation (docs-check: Sphinx with warnings as errors, links)
@@ -60,15 +60,17 @@ build-fuzz/build.ninja: | setup
 	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
 
 fuzz-build: setup build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer saved_model_fuzzer
 
-# FUZZ_TIME is shared: two thirds for the ops, a sixth for each file reader.
+# FUZZ_TIME is shared: half for the ops, a sixth for each file reader.
 fuzz: fuzz-build
-	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) * 2 / 3 )) $(JOBS)
+	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) / 2 )) $(JOBS)
 	scripts/fuzz.sh build-fuzz/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
 	  tests/fuzz/checkpoint_corpus tests/fuzz/checkpoint_regressions
 	scripts/fuzz.sh build-fuzz/tests/fuzz/event_file_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
 	  tests/fuzz/event_file_corpus tests/fuzz/event_file_regressions
+	scripts/fuzz.sh build-fuzz/tests/fuzz/saved_model_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
+	  tests/fuzz/saved_model_corpus tests/fuzz/saved_model_regressions
 
 build-bench/build.ninja: | setup-bench
 	cmake -S . -B build-bench $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \

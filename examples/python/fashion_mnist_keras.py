@@ -1,7 +1,9 @@
 """Fashion-MNIST the Keras way: a Sequential MLP with compile / fit (validation split,
 the best epoch saved by ModelCheckpoint, EarlyStopping), then a fresh model restored
 from the best checkpoint scores the best epoch's validation accuracy, and the whole
-model saved by model.save comes back from load_model compiled, scoring as it did.
+model saved by model.save comes back from load_model compiled, scoring as it did. The
+model is also exported as a saved model (checkpoint_dir/saved_model), which the C++
+example classify_saved_model classifies the test set with, without Python.
 
     PYTHONPATH=build/python python3 examples/python/fashion_mnist_keras.py [--epochs 5] ...
 """
@@ -57,6 +59,12 @@ def main(flags):
     _, loaded_accuracy = loaded.evaluate(test.images, test.labels, batch_size=1000)
     print(f"load_model {whole}: test accuracy {loaded_accuracy:.4f} (the trained model's {trained_accuracy:.4f})")
     same = same and loaded_accuracy == trained_accuracy
+
+    exported = os.path.join(flags.checkpoint_dir, "saved_model")
+    serve = ef.function(lambda images: model(images), input_signature=[
+        ef.TensorSpec([None, 28, 28], ef.float32, name="images")])
+    ef.saved_model.save(model, exported, signatures=serve)
+    print(f"saved model {exported}: test accuracy {trained_accuracy:.4f}")
     return 0 if same else 1
 
 

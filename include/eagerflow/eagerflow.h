@@ -27,6 +27,7 @@
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/crc32c.h"
 #include "eagerflow/io/model_file.h"
+#include "eagerflow/io/npy.h"
 #include "eagerflow/io/safetensors.h"
 #include "eagerflow/io/summary.h"
 #include "eagerflow/nn/activations.h"

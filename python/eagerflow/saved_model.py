@@ -125,10 +125,8 @@ def _bound_functions(obj):
 
 
 def _keras_exports(model):
-    from eagerflow import keras
-    if not isinstance(model, keras.Model):
-        return None
-    model._build_from_input() if hasattr(model, "_build_from_input") else None
+    if hasattr(model, "_build_from_input"):
+        model._build_from_input()
     inputs = list(getattr(model, "_inputs", None) or [])
     symbolic = getattr(model, "_symbolic_input", None)
     if not inputs and symbolic is not None:
@@ -158,7 +156,8 @@ def save(obj, export_dir, signatures=None):
     complete or not at all.
 
     Args:
-      obj: A Keras model (exports its call as "serving_default" and "__call__"), an
+      obj: A Keras model (exports its call as "serving_default" and "__call__"; a
+        model that does not begin with keras.Input needs `signatures`), an
         ef.Module or any object whose ef.functions with an input_signature become
         exports under their attribute names, or an ef.function itself.
       export_dir: The directory to write.
@@ -173,14 +172,15 @@ def save(obj, export_dir, signatures=None):
     """
     exports = []
     names = set()
+    from eagerflow import keras
     if isinstance(obj, (Function, ConcreteFunction)):
         exports.append(_export("__call__", obj, False))
         if signatures is None:
             signatures = obj
-    keras_exports = _keras_exports(obj) if not exports else None
-    if keras_exports and signatures is None:
-        exports += keras_exports
-    elif not exports:
+    elif isinstance(obj, keras.Model):
+        if signatures is None:
+            exports += _keras_exports(obj)
+    else:
         for name, fn, instance in _bound_functions(obj):
             if isinstance(fn, Function) and fn.input_signature is None:
                 continue  # traced per call: nothing fixed to export
@@ -194,6 +194,9 @@ def save(obj, export_dir, signatures=None):
         items = signatures.items() if isinstance(signatures, dict) else [("serving_default", signatures)]
         for name, fn in items:
             exports.append(_export(name, fn, True))
+        if isinstance(obj, keras.Model) and "serving_default" in dict(items):
+            # A Keras model is callable when loaded, as its serving signature.
+            exports.append(_export("__call__", dict(items)["serving_default"], False))
     for e in exports:
         if e.name in names:
             raise ValueError(f"saved_model.save: two exports are named '{e.name}'")

@@ -12,6 +12,8 @@
 #include <set>
 #include <unordered_map>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "eagerflow/io/safetensors.h"
 #include "io/atomic_file.h"
 #include "saved_model/graph_serialization.h"
@@ -257,6 +259,8 @@ LoadedModel load_from_bytes(const std::string& graph_bytes, const std::string& v
   const std::string graph_file = (fs::path(source) / kGraphFile).string();
   const std::string variables_file = (fs::path(source) / kVariablesFile).string();
   pb::SavedModel model;
+  // A damaged file is our error to report; protobuf would also print its own.
+  const google::protobuf::LogSilencer quiet;
   if (!model.ParseFromString(graph_bytes))
     fail<DataLossError>(graph_file, ": not a saved model's graph file (the protobuf message does not parse)");
   if (model.format_version() == 0)

@@ -184,6 +184,17 @@ def test_the_keras_example_restores_its_best_epoch(tmp_path):
     out = _run_example("fashion_mnist_keras.py", "--epochs", "2", "--train-examples", "1000",
                        "--checkpoint-dir", str(tmp_path))
     assert "(the same)" in out and "Total params: 203530" in out and "load_model" in out
+    # The exported saved model classifies the test set in C++ alone, as well as in Python.
+    import pathlib
+    import re
+    import subprocess
+    python_accuracy = re.search(r"saved model .*: test accuracy ([0-9.]+)", out).group(1)
+    classify = pathlib.Path(ef.__file__).parents[2] / "examples" / "classify_saved_model"
+    if not classify.exists():
+        pytest.skip(f"{classify} is not built")
+    run = subprocess.run([str(classify), str(tmp_path / "saved_model")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert re.search(r"test accuracy ([0-9.]+)", run.stdout).group(1) == python_accuracy
 
 
 def test_the_lstm_example_learns():

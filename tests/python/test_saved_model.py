@@ -99,3 +99,25 @@ def test_functions_without_an_input_signature_and_damaged_files_are_refused(tmp_
         ef.saved_model.load(tmp_path / "f")
     with pytest.raises(ef.errors.NotFoundError):
         ef.saved_model.load(tmp_path / "missing")
+
+
+def test_eagerflow_run_runs_a_saved_model_on_npy_files(tmp_path):
+    import pathlib
+    runner = pathlib.Path(ef.__file__).parents[2] / "eagerflow-run"
+    if not runner.exists():
+        pytest.skip(f"{runner} is not built")
+    m = Scaler()
+    ef.saved_model.save(m, tmp_path / "m")
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    run = subprocess.run([str(runner), str(tmp_path / "m"), "--input", f"x={tmp_path / 'x.npy'}", "--output",
+                          str(tmp_path / "out.npz")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    out = np.load(tmp_path / "out.npz")
+    np.testing.assert_array_equal(out["scaled"], m(x)["scaled"].numpy())
+    assert out["total"] == pytest.approx(26.0)
+    listing = subprocess.run([str(runner), str(tmp_path / "m"), "--list"], capture_output=True, text=True).stdout
+    assert "signature serving_default" in listing and "input  x: float32[?, 2]" in listing
+    bad = subprocess.run([str(runner), str(tmp_path / "m"), "--input", f"y={tmp_path / 'x.npy'}"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "needs --input x=" in bad.stderr
