@@ -10,7 +10,8 @@ from eagerflow._core import (  # noqa: F401
     # special functions
     acosh, asinh, atan2, atanh, bessel_i0e, bessel_i1e, cumulative_logsumexp, digamma, erfc, erfinv, lgamma,
     log_sigmoid, nan_to_num, polygamma, truncatediv, truncatemod, xdivy, xlog1py, xlogy,
-    # segment reductions
+    # segment reductions, bincount
+    bincount,
     segment_max, segment_mean, segment_min, segment_sum, unsorted_segment_max, unsorted_segment_mean,
     unsorted_segment_min, unsorted_segment_sum,
 )

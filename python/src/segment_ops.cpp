@@ -291,6 +291,41 @@ Raises:
 )doc",
       "data"_a, "partitions"_a, "num_partitions"_a, "name"_a = py::none());
 
+  m.def(
+      "bincount",
+      [](TensorArg arr, py::handle weights, std::optional<int64_t> minlength,
+         std::optional<int64_t> maxlength, DTypeArg dtype, py::handle) {
+        return ef::bincount(arr, optional_tensor(weights), minlength.value_or(0), maxlength,
+                            dtype.value.value_or(ef::DType::Int32), kPython);
+      },
+      R"doc(Counts the occurrences of each value of a non-negative integer array.
+
+output[v] is the number of elements equal to v, or the sum of their weights.
+The length is max(arr) + 1, at least minlength and at most maxlength (larger
+values are dropped).
+
+>>> ef.math.bincount([1, 1, 3]).numpy()
+array([0, 2, 0, 1], dtype=int32)
+>>> ef.math.bincount([1, 1, 3], weights=[0.5, 1., 2.], minlength=5).numpy()
+array([0. , 1.5, 0. , 2. , 0. ], dtype=float32)
+
+Args:
+  arr: An int32 or int64 tensor-like of non-negative values.
+  weights: None, or a numeric tensor-like of arr's shape (its dtype is the
+    output's).
+  minlength: None or an int, the least output length.
+  maxlength: None or an int, the greatest output length.
+  dtype: The output dtype without weights (default int32).
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A 1-D Tensor.
+
+Raises:
+  InvalidArgumentError: a negative value, or weights of another shape.
+)doc",
+      "arr"_a, "weights"_a = py::none(), "minlength"_a = py::none(), "maxlength"_a = py::none(),
+      "dtype"_a = py::none(), "name"_a = py::none());
   struct Scatter {
     const char* name;
     ef::Tensor (*fn)(const ef::Tensor&, const ef::Tensor&, const ef::Tensor&, ef::CallSite);

@@ -264,3 +264,26 @@ def test_tensor_scatter_nd_update_duplicates_last_wins():
     np.testing.assert_array_equal(y.numpy(), [1.0, 60.0, 300.0])
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [1.0, 0.0, 100.0])
     np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [0.0, 10.0])
+
+
+def test_bincount_matches_torch():
+    rng = _rng(11)
+    arr = rng.integers(0, 6, size=12)
+    np.testing.assert_array_equal(ef.math.bincount(arr).numpy(), torch.bincount(torch.tensor(arr)).numpy())
+    w = rng.normal(size=12)
+    _grads(lambda t: ef.math.bincount(arr, weights=t * t, minlength=9),
+           # (torch.bincount has no gradient: index_add sums the same way.)
+           lambda t: torch.zeros(9, dtype=t.dtype).index_add(0, torch.tensor(arr), t * t), w)
+    np.testing.assert_array_equal(ef.math.bincount(arr, maxlength=3).numpy(), np.bincount(arr)[:3])
+    assert ef.math.bincount(arr, dtype=ef.float64).dtype == ef.float64
+    with pytest.raises(ef.errors.InvalidArgumentError, match="negative"):
+        ef.math.bincount([1, -2])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="weights"):
+        ef.math.bincount([1, 2], weights=[1.0])
+
+    @ef.function
+    def counts(a):
+        return ef.math.bincount(a)
+
+    np.testing.assert_array_equal(counts(np.array([0, 2, 2])).numpy(), [1, 0, 2])
+    np.testing.assert_array_equal(counts(np.array([4, 4, 4])).numpy(), [0, 0, 0, 0, 3])

@@ -186,6 +186,13 @@ UniqueResult unique(const Tensor& x, DType out_idx = DType::Int32, CallSite wher
 UniqueResult unique_with_counts(const Tensor& x, DType out_idx = DType::Int32,
                                 CallSite where = CallSite::current());
 
+// output[v] = the sum of the weights (default: ones of `dtype`) of the elements of the
+// non-negative int `arr` equal to v; length max(arr) + 1, at least minlength, at most
+// maxlength (larger values are dropped). Negative values throw InvalidArgumentError.
+Tensor bincount(const Tensor& arr, const std::optional<Tensor>& weights = std::nullopt, int64_t minlength = 0,
+                std::optional<int64_t> maxlength = std::nullopt, DType dtype = DType::Int32,
+                CallSite where = CallSite::current());
+
 // ---- Segment reductions ----
 // Rows of data with the same id combined into output row `id`. The sorted forms take 1-D
 // non-negative, non-decreasing segment_ids (InvalidArgumentError otherwise) and give last

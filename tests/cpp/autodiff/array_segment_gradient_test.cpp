@@ -105,5 +105,17 @@ TEST(ArraySegmentGradients, TensorScatterUpdateMinMaxSub) {
   testing::expect_values(tape.gradient(y, v), {0, 10});
 }
 
+TEST(ArraySegmentGradients, BincountWeights) {
+  Tensor arr = constant({1, 4, 1, 0, 2});
+  Tensor w = rand64({5}, 7, -2, 2);
+  expect_gradients([&](const std::vector<Tensor>& in) { return squared(bincount(arr, in[0] * in[0])); }, {w});
+  // Values at or past maxlength are dropped: their weights get no gradient.
+  expect_gradients([&](const std::vector<Tensor>& in) { return squared(bincount(arr, in[0], 0, 2)); }, {w});
+  GradientTape tape;
+  tape.watch(w);
+  Tensor y = reduce_sum(bincount(arr, w, 0, 2));
+  testing::expect_values(tape.gradient(y, w), {1, 0, 1, 1, 0});
+}
+
 }  // namespace
 }  // namespace ef

@@ -218,6 +218,23 @@ TEST(ArrayTensorScatter, UpdateMinMaxSub) {
                InvalidArgumentError, "tensor_scatter_nd_sub", "bool");
 }
 
+TEST(ArrayBincount, CountsAndWeights) {
+  Tensor arr = constant({1, 1, 3, 0});
+  Tensor counts = bincount(arr);
+  expect_meta(counts, {4}, DType::Int32);
+  expect_values(counts, {1, 2, 0, 1});
+  expect_values(bincount(arr, constant({0.5, 1.0, 2.0, 4.0}), 6), {4, 1.5, 0, 2, 0, 0});
+  expect_values(bincount(i64({1, 1, 3, 5}), std::nullopt, 0, 2, DType::Float64), {0, 2});  // 3, 5 dropped
+  expect_meta(bincount(i64({1, 1, 3, 5}), std::nullopt, 0, 2, DType::Float64), {2}, DType::Float64);
+  expect_meta(bincount(zeros({0}, DType::Int32)), {0}, DType::Int32);
+  expect_values(bincount(zeros({0}, DType::Int32), std::nullopt, 3), {0, 0, 0});
+  expect_values(bincount(constant({{2, 0}, {2, 2}})), {1, 0, 3});
+  EXPECT_ERROR(bincount(constant({1, -1})), InvalidArgumentError, "bincount", "arr[1] = -1", "negative");
+  EXPECT_ERROR(bincount(constant({1.0})), InvalidArgumentError, "bincount", "arr", "float64");
+  EXPECT_ERROR(bincount(arr, constant({1.0})), InvalidArgumentError, "bincount", "weights", "[1]", "[4]");
+  EXPECT_ERROR(bincount(arr, std::nullopt, -1), InvalidArgumentError, "bincount", "minlength");
+}
+
 // Sizes that depend on values are unknown while a graph is built and known when it runs.
 TEST(ArraySegments, GraphsWithValueDependentSizes) {
   Graph g;
