@@ -24,7 +24,7 @@ from eagerflow._core import (  # noqa: F401
     argsort, broadcast_to, concat, expand_dims, gather, gather_nd, identity, one_hot, pad, rank,
     reshape, reverse, scatter_nd, shape, size, slice, sort, split, squeeze, stack, strided_slice,
     tensor_scatter_nd_add, tile, transpose, unstack, where,
-    boolean_mask, dynamic_partition, meshgrid, repeat, roll, searchsorted, unique, unique_with_counts,
+    boolean_mask, dynamic_partition, dynamic_stitch, meshgrid, repeat, roll, searchsorted, unique, unique_with_counts,
     tensor_scatter_nd_max, tensor_scatter_nd_min, tensor_scatter_nd_sub, tensor_scatter_nd_update,
     # math (also in ef.math)
     abs, add, argmax, argmin, cast, clip_by_value, cos, cumprod, cumsum, divide, equal, exp,

@@ -292,6 +292,33 @@ Raises:
       "data"_a, "partitions"_a, "num_partitions"_a, "name"_a = py::none());
 
   m.def(
+      "dynamic_stitch",
+      [](TensorListArg indices, TensorListArg data, py::handle) {
+        return ef::dynamic_stitch(indices, data, kPython);
+      },
+      R"doc(Interleaves the values of `data` into one tensor by `indices`.
+
+merged[indices[m][i]] = data[m][i]; the result has the largest index + 1 rows.
+Where an index repeats, the later one wins. The inverse of dynamic_partition.
+
+>>> ef.dynamic_stitch([[0, 2], [1]], [[10., 30.], [20.]]).numpy()
+array([10., 20., 30.], dtype=float32)
+
+Args:
+  indices: A list of int32 or int64 tensor-likes of non-negative indices.
+  data: A list of tensor-likes of one dtype, data[m] of shape
+    indices[m].shape + the same trailing shape for every m.
+  name: Ignored (TensorFlow compatibility).
+
+Returns:
+  A Tensor of data's dtype and of shape [max index + 1] + the trailing shape.
+
+Raises:
+  InvalidArgumentError: a negative index, lists of different lengths, or
+    shapes that do not fit.
+)doc",
+      "indices"_a, "data"_a, "name"_a = py::none());
+  m.def(
       "bincount",
       [](TensorArg arr, py::handle weights, std::optional<int64_t> minlength,
          std::optional<int64_t> maxlength, DTypeArg dtype, py::handle) {

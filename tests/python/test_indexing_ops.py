@@ -287,3 +287,23 @@ def test_bincount_matches_torch():
 
     np.testing.assert_array_equal(counts(np.array([0, 2, 2])).numpy(), [1, 0, 2])
     np.testing.assert_array_equal(counts(np.array([4, 4, 4])).numpy(), [0, 0, 0, 0, 3])
+
+
+def test_dynamic_stitch_inverts_dynamic_partition():
+    rng = _rng(12)
+    data = rng.normal(size=(6, 2))
+    parts = np.array([1, 0, 2, 1, 0, 1])
+    pieces = ef.dynamic_partition(data, parts, 3)
+    positions = ef.dynamic_partition(np.arange(6), parts, 3)
+    np.testing.assert_array_equal(ef.dynamic_stitch(positions, pieces).numpy(), data)
+    # Gradients against torch's index_put (distinct indices: torch leaves duplicates unordered).
+    order = np.array([4, 0, 5, 2, 1, 3])
+    _grads(lambda t: ef.dynamic_stitch([order[:2], order[2:]], [(t * t)[:2], t[2:] * 3.0]),
+           lambda t: torch.zeros(6, 2, dtype=t.dtype).index_put((torch.tensor(order),),
+                                                                 torch.cat([(t * t)[:2], t[2:] * 3.0])), data)
+    merged = ef.dynamic_stitch([[0, 1], [1]], [[1.0, 2.0], [9.0]])
+    np.testing.assert_array_equal(merged.numpy(), [1.0, 9.0])  # the later pair wins
+    with pytest.raises(ef.errors.InvalidArgumentError, match="non-negative"):
+        ef.dynamic_stitch([[-1]], [[1.0]])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="data"):
+        ef.dynamic_stitch([[0], [1]], [[1.0]])

@@ -123,7 +123,7 @@ Tensor tensor_scatter_nd_add(const Tensor& tensor, const Tensor& indices, const 
 // `tensor` with the rows at `indices` replaced by `updates` (duplicates apply in order:
 // the last wins), or combined with them by min or max (NaN wins; numeric dtypes), or
 // with the updates subtracted; the checks of tensor_scatter_nd_add. The gradient of
-// update's updates needs the indexed sizes known (UnimplementedError in a graph otherwise).
+// update's updates needs indices of known shape (UnimplementedError in a graph otherwise).
 Tensor tensor_scatter_nd_update(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
                                 CallSite where = CallSite::current());
 Tensor tensor_scatter_nd_min(const Tensor& tensor, const Tensor& indices, const Tensor& updates,
@@ -173,6 +173,12 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& args, const std::string&
 // the slices whose partition is p, in order. Known partitions outside [0, num_partitions) throw.
 std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitions, int64_t num_partitions,
                                       CallSite where = CallSite::current());
+
+// The inverse of dynamic_partition: merged[indices[m][i...]] = data[m][i...], of length the
+// largest index + 1; for a repeated index the later pair wins (tf.dynamic_stitch). Each
+// data[m] has shape indices[m].shape + the same known trailing sizes; negative indices throw.
+Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data,
+                      CallSite where = CallSite::current());
 
 struct UniqueResult {
   Tensor y;      // the distinct values, in order of first appearance

@@ -1,5 +1,5 @@
 // Composite indexing ops, written with public ops (no kernel, no gradient of their own):
-// repeat, boolean_mask, dynamic_partition and meshgrid.
+// repeat, boolean_mask, dynamic_partition, dynamic_stitch and meshgrid.
 #include <string>
 
 #include "eagerflow/ops/array.h"
@@ -83,6 +83,54 @@ std::vector<Tensor> dynamic_partition(const Tensor& data, const Tensor& partitio
     return Tensor();
   });
   return out;
+}
+
+// The rows of all data, each written at its index (flattened and concatenated, so later
+// pairs win, as TensorFlow's); bincount of the indices gives the length (max + 1), known
+// only from the values.
+Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data, CallSite where) {
+  return detail::with_call_site(where, [&] {
+    if (indices.size() != data.size())
+      fail("dynamic_stitch: ", indices.size(), " index tensors but ", data.size(), " data tensors");
+    if (indices.empty()) fail("dynamic_stitch: needs at least one pair of indices and data");
+    std::vector<Tensor> flat_indices, flat_data;
+    Dims rest;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const Tensor &ind = indices[i], &d = data[i];
+      if (!ind.defined() || !d.defined()) fail("dynamic_stitch: pair ", i, " holds an undefined tensor");
+      if (ind.dtype() != DType::Int32 && ind.dtype() != DType::Int64)
+        fail("dynamic_stitch: indices[", i, "] must be int32 or int64, got ", name(ind.dtype()));
+      if (d.dtype() != data[0].dtype())
+        fail("dynamic_stitch: data[", i, "] is ", name(d.dtype()), " but data[0] is ", name(data[0].dtype()));
+      const Shape &is = ind.shape(), &ds = d.shape();
+      bool fits = is.rank() <= ds.rank();
+      for (int j = 0; fits && j < is.rank(); ++j)
+        fits = is[j] == ds[j] || is[j] == kUnknownDim || ds[j] == kUnknownDim;
+      Dims tail(ds.begin() + std::min(is.rank(), ds.rank()), ds.end());
+      if (i == 0) rest = tail;
+      fits = fits && Shape(tail) == Shape(rest);
+      if (!fits || !Shape(tail).is_fully_defined())
+        fail("dynamic_stitch: data[", i, "] (shape ", ds, ") must be indices[", i, "]'s shape (", is,
+             ") followed by the same known sizes for every pair (", Shape(rest), ")");
+      if (!ind.is_symbolic())
+        for (int64_t v : ind.to_vector<int64_t>())
+          if (v < 0) fail("dynamic_stitch: indices[", i, "] holds ", v, "; indices must be non-negative");
+      flat_indices.push_back(reshape(cast(ind, DType::Int64), Shape{-1}));
+      Dims rows(rest.begin(), rest.end());
+      rows.insert(0, -1);
+      flat_data.push_back(reshape(d, Shape(rows)));
+    }
+    const Tensor all_indices = concat(flat_indices, 0), all_data = concat(flat_data, 0);
+    // Zeros of [max index + 1] + rest.
+    Dims column(rest.size() + 1, 1);
+    column[0] = -1;
+    const Tensor zero_rows =
+        reshape(cast(zeros_like(bincount(all_indices)), all_data.dtype()), Shape(column));
+    const Tensor zero_row = zeros(Shape(rest), all_data.dtype());
+    const Tensor base =
+        all_data.dtype() == DType::Bool ? logical_or(zero_rows, zero_row) : add(zero_rows, zero_row);
+    return tensor_scatter_nd_update(base, expand_dims(all_indices, -1), all_data);
+  });
 }
 
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& args, const std::string& indexing, CallSite where) {

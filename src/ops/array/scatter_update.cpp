@@ -8,6 +8,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
+#include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
 #include "ops/op_helpers.h"
@@ -65,15 +66,25 @@ void scatter_update_cpu(const OpCall& call, std::span<Tensor> outputs) {
 Tensor lands(const Tensor& tensor, const Tensor& indices, const Tensor& updates) {
   const Shape& ts = tensor.shape();
   const int m = static_cast<int>(indices.shape()[indices.rank() - 1]);
-  Dims lead(ts.begin(), ts.begin() + m);
+  const Dims lead(ts.begin(), ts.begin() + m);
   const Shape tuples(Dims(indices.shape().begin(), indices.shape().end() - 1));
-  if (!Shape(lead).is_fully_defined() || !tuples.is_fully_defined())
+  if (!tuples.is_fully_defined())
     fail<UnimplementedError>(
-        "tensor_scatter_nd_update: the gradient of updates needs known sizes of indices and of "
-        "the indexed axes of tensor, got shapes ",
-        indices.shape(), " and ", ts);
+        "tensor_scatter_nd_update: the gradient of updates needs indices of known shape, got ",
+        indices.shape());
+  // -1 over tensor's indexed axes; where their sizes are unknown (a graph), shaped from
+  // tensor itself when it runs.
+  Tensor unset;
+  if (Shape(lead).is_fully_defined()) {
+    unset = fill(Shape(lead), -1, DType::Int64);
+  } else {
+    std::vector<int64_t> trailing;
+    for (int i = m; i < ts.rank(); ++i) trailing.push_back(i);
+    Tensor zero = cast(zeros_like(tensor), DType::Int64);
+    unset = subtract(trailing.empty() ? zero : reduce_max(zero, Axes(trailing)), 1);
+  }
   Tensor order = reshape(range(0, tuples.num_elements(), 1, DType::Int64), tuples);
-  Tensor last = tensor_scatter_nd_max(fill(Shape(lead), -1, DType::Int64), indices, order);
+  Tensor last = tensor_scatter_nd_max(unset, indices, order);
   Tensor mask = equal(gather_nd(last, indices), order);
   for (int i = indices.rank() - 1; i < updates.rank(); ++i) mask = expand_dims(mask, -1);
   return mask;

@@ -117,5 +117,21 @@ TEST(ArraySegmentGradients, BincountWeights) {
   testing::expect_values(tape.gradient(y, w), {1, 0, 1, 1, 0});
 }
 
+TEST(ArraySegmentGradients, DynamicStitch) {
+  // Index 1 is written twice: only the later value (in b) gets its gradient.
+  Tensor ia = constant({0, 1}), ib = constant({{3, 1}});
+  Fn f = [&](const std::vector<Tensor>& in) {
+    return squared(dynamic_stitch({ia, ib}, {in[0], in[1] * 2.0}));
+  };
+  expect_gradients(f, {rand64({2, 3}, 8), rand64({1, 2, 3}, 9)});
+  GradientTape tape(true);
+  Tensor a = constant({1.0, 2.0}), b = constant({{3.0, 4.0}});
+  tape.watch(a);
+  tape.watch(b);
+  Tensor y = reduce_sum(dynamic_stitch({ia, ib}, {a, b}) * constant({1.0, 10.0, 100.0, 1000.0}));
+  testing::expect_values(tape.gradient(y, a), {1, 0});
+  testing::expect_values(tape.gradient(y, b), {1000, 10});
+}
+
 }  // namespace
 }  // namespace ef

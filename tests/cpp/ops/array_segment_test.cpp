@@ -138,6 +138,32 @@ TEST(ArrayDynamicPartition, SplitsByPartition) {
                "[2]");
 }
 
+TEST(ArrayDynamicStitch, MergesByIndexLaterPairsWin) {
+  // TensorFlow's documented example.
+  Tensor merged = dynamic_stitch({constant(int32_t{6}), constant({4, 1}), constant({{5, 2}, {0, 3}})},
+                                 {constant({61, 62}), constant({{41, 42}, {11, 12}}),
+                                  constant({{{51, 52}, {21, 22}}, {{1, 2}, {31, 32}}})});
+  expect_meta(merged, {7, 2}, DType::Int32);
+  expect_values(merged, {1, 2, 11, 12, 21, 22, 31, 32, 41, 42, 51, 52, 61, 62});
+  expect_values(dynamic_stitch({constant({0, 1}), i64({1})}, {constant({1.0, 2.0}), constant({9.0})}),
+                {1, 9});
+  expect_values(dynamic_stitch({constant({2})}, {constant({true})}), {0, 0, 1});  // unset rows: 0
+  // dynamic_partition then dynamic_stitch with the positions gives the input back.
+  Tensor x = constant({10, 20, 30, 40}), p = constant({1, 0, 1, 1});
+  std::vector<Tensor> parts = dynamic_partition(x, p, 2), where_from = dynamic_partition(range(0, 4), p, 2);
+  expect_values(dynamic_stitch(where_from, parts), {10, 20, 30, 40});
+  EXPECT_ERROR(dynamic_stitch({constant({0})}, {}), InvalidArgumentError, "dynamic_stitch", "1 index",
+               "0 data");
+  EXPECT_ERROR(dynamic_stitch({constant({-1})}, {constant({1})}), InvalidArgumentError, "dynamic_stitch",
+               "non-negative");
+  EXPECT_ERROR(dynamic_stitch({constant({0, 1})}, {constant({1})}), InvalidArgumentError, "dynamic_stitch",
+               "[1]", "[2]");
+  EXPECT_ERROR(dynamic_stitch({constant({0}), constant({1})}, {constant({1}), constant({1.0})}),
+               InvalidArgumentError, "dynamic_stitch", "float64", "int32");
+  EXPECT_ERROR(dynamic_stitch({constant({0.0})}, {constant({1})}), InvalidArgumentError, "dynamic_stitch",
+               "indices[0]", "float64");
+}
+
 TEST(ArraySegments, SortedReductions) {
   Tensor data = constant({{1.0, 2.0}, {3.0, -4.0}, {5.0, 6.0}, {7.0, 8.0}});
   Tensor ids = constant({0, 0, 2, 2});
