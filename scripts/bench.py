@@ -46,6 +46,7 @@ FAMILIES = {
     "pass": ("us/call", None),
     "einsum": ("us/op", None),  # bench/python/bench_einsum.py: einsum contractions
     "linalg": ("us/op", None),  # bench/python/bench_linalg.py: solve and cholesky
+    "saved_model": ("us/call", None),  # bench/python/bench_function.py: a loaded saved model's call
 }
 # Families whose case runs n ops per iteration (name "family/n"): shown as time per op.
 PER_OP = {"backward"}

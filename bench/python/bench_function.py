@@ -10,6 +10,10 @@
   executor runs the small independent nodes at once ("branches/function"), or one by one
   with GraphOptimizerOptions.parallel_execution off ("branches/serial").
 
+- saved_model/mlp: a 784-256-10 MLP's forward pass on a batch of 64 ("function": the
+  ef.function, "loaded": the same function saved with ef.saved_model and loaded again,
+  which must cost no more), and saved_model/chain/1e+06 likewise for the chain above.
+
 - arith/N: an 8-op chain of cheap arithmetic over N float32,
     y = ((x * 1.5 + 0.5) * x - x * x * 0.25) / (x * x + 1)
   which is bound by memory rather than by arithmetic.
@@ -144,7 +148,32 @@ def main():
             "eagerflow": median_time(lambda: traced_branches(ws_ef), args.repetitions, inner=50),
             "pytorch": torch_time}
         ef.set_graph_optimizer_options(saved)
+    saved_model_cases(results, rng, args.repetitions)
     print(json.dumps(results, indent=1))
+
+
+def saved_model_cases(results, rng, repetitions):
+    import tempfile
+    w1, w2 = (ef.Variable(rng.standard_normal(s).astype(np.float32) * 0.05) for s in ((784, 256), (256, 10)))
+    tw1, tw2 = (torch.from_numpy(w.numpy()) for w in (w1, w2))
+    x_np = rng.standard_normal((64, 784)).astype(np.float32)
+    c_np = rng.standard_normal(10 ** 6).astype(np.float32)
+    cases = (
+        ("mlp", lambda x: ef.nn.softmax(ef.matmul(ef.nn.relu(ef.matmul(x, w1)), w2)), [None, 784], x_np,
+         lambda x: torch.softmax(torch.relu(x @ tw1) @ tw2, -1)),
+        ("chain/1e+06", chain_ef, [None], c_np, chain_torch),
+    )
+    with tempfile.TemporaryDirectory() as tmp, torch.inference_mode():
+        for name, fn, shape, value, torch_fn in cases:
+            traced = ef.function(fn, input_signature=[ef.TensorSpec(shape, ef.float32)])
+            ef.saved_model.save(traced, f"{tmp}/{name.replace('/', '_')}")
+            loaded = ef.saved_model.load(f"{tmp}/{name.replace('/', '_')}")
+            x_ef, x_torch = ef.constant(value), torch.from_numpy(value)
+            torch_time = median_time(lambda: torch_fn(x_torch), repetitions, inner=20)
+            results[f"saved_model/{name}/function"] = {
+                "eagerflow": median_time(lambda: traced(x_ef), repetitions, inner=20), "pytorch": torch_time}
+            results[f"saved_model/{name}/loaded"] = {
+                "eagerflow": median_time(lambda: loaded(x_ef), repetitions, inner=20), "pytorch": torch_time}
 
 
 if __name__ == "__main__":

@@ -262,6 +262,7 @@ class LoadedModel:
     loaded model with a GradientTape and an optimizer works)."""
 
     def __init__(self, core):
+        """Wraps what the C++ loader gave back (use ef.saved_model.load)."""
         self._core = core
         self.signatures = {}
         self._functions = {}
@@ -276,6 +277,7 @@ class LoadedModel:
         self.trainable_variables = [v for v in self.variables if v.trainable]
 
     def __call__(self, *args):
+        """Runs the exported `__call__` (a Module's, or a Keras model's call) on tensors."""
         call = self._functions.get("__call__")
         if call is None:
             raise TypeError(f"this saved model exports no __call__; it has {sorted(self._functions)} and "

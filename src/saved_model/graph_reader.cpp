@@ -154,7 +154,7 @@ void read_op(const pb::NodeDef& def, Node& n, const GraphState& g, const Place& 
     op.infer(OpCall{op, inputs, n.attrs}, inferred);
     n.random_runs = ef::detail::random_runs_of(op, n.attrs);
   } catch (const Error& e) {
-    at.fail("attrs", "op '" + def.op() + "' refuses its inputs or attributes: " + e.message());
+    at.fail("inputs and attrs", "op '" + def.op() + "' refuses them: " + e.message());
   }
   check_outputs(inferred, n, at);
 }

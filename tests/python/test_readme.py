@@ -3,8 +3,9 @@ import pathlib
 import re
 
 
-def test_readme_python_blocks_run(capsys):
+def test_readme_python_blocks_run(capsys, tmp_path, monkeypatch):
     readme = (pathlib.Path(__file__).parents[2] / "README.md").read_text()
+    monkeypatch.chdir(tmp_path)  # the blocks write files (a saved model, logs)
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert blocks
     for block in blocks:
@@ -16,3 +17,4 @@ def test_readme_python_blocks_run(capsys):
     assert re.search(r"accuracy (0\.9\d|1\.00)", out)  # the Keras fit example learned
     assert "<dtype: 'bfloat16'> <dtype: 'float32'>" in out  # mixed precision
     assert "Calls" in out and "matmul" in out  # the profiler table of the TensorBoard example
+    assert (tmp_path / "scaler" / "saved_model.pb").exists()

@@ -41,10 +41,45 @@ class OutputMetas {
   size_t count_ = 0;
 };
 
+// The tensor inputs of an op call: a span whose indexing is checked. An op's public
+// function always passes its op's number of inputs, but a graph read from a file may
+// name any number (Note [loading validates everything] in saved_model.h), and inference
+// reads the inputs it expects: reading past the end throws InvalidArgumentError instead
+// of reading out of bounds, whether or not the op checks its input count itself.
+class OpInputs {
+ public:
+  OpInputs() = default;
+  OpInputs(std::span<const Tensor> inputs) : inputs_(inputs) {}     // NOLINT: implicit by design
+  OpInputs(const std::vector<Tensor>& inputs) : inputs_(inputs) {}  // NOLINT
+
+  const Tensor& operator[](size_t i) const {
+    if (i >= inputs_.size()) [[unlikely]]
+      fail_missing(i);
+    return inputs_[i];
+  }
+  size_t size() const { return inputs_.size(); }
+  bool empty() const { return inputs_.empty(); }
+  const Tensor* begin() const { return inputs_.data(); }
+  const Tensor* end() const { return inputs_.data() + inputs_.size(); }
+  std::span<const Tensor> subspan(size_t offset, size_t count = std::dynamic_extent) const {
+    if (offset > inputs_.size() || (count != std::dynamic_extent && count > inputs_.size() - offset))
+        [[unlikely]]
+      fail_missing(offset + (count == std::dynamic_extent ? 0 : count));
+    return inputs_.subspan(offset, count);
+  }
+  operator std::span<const Tensor>() const { return inputs_; }  // NOLINT
+
+ private:
+  [[noreturn]] void fail_missing(size_t i) const {
+    fail("op call: input ", i, " is read but the call has only ", inputs_.size(), " inputs");
+  }
+  std::span<const Tensor> inputs_;
+};
+
 // What inference and kernels see of one call.
 struct OpCall {
   const OpDef& op;
-  std::span<const Tensor> inputs;
+  OpInputs inputs;
   const Attrs& attrs;
 };
 

@@ -109,7 +109,7 @@ std::vector<Tensor> fused_reduce_sum_grad(const GradCall& c) {
     Dims all_axes;
     for (int i = 0; i < summed.rank(); ++i) all_axes.push_back(i);
     const Attrs sum_attrs{all_axes, false};
-    const OpCall sum_call{sum, {&summed, 1}, sum_attrs};
+    const OpCall sum_call{sum, std::span<const Tensor>(&summed, 1), sum_attrs};
     grads.back() = sum.gradient(GradCall{sum_call, c.outputs.last(1), c.output_grads.last(1)})[0];
   }
   const OpCall fused_call{fused, c.forward.inputs, c.forward.attrs};

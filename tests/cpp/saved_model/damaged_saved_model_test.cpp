@@ -179,7 +179,9 @@ std::vector<Edit> edits() {
        [=](auto& m) { matmul(m).mutable_outputs(0)->set_dtype(static_cast<pb::DataType>(99)); },
        "unknown dtype 99"},
       {"attribute dropped", [=](auto& m) { matmul(m).mutable_attrs()->RemoveLast(); }, "attrs"},
-      {"attribute of another type", [=](auto& m) { matmul(m).mutable_attrs(0)->set_s("yes"); }, "attrs"},
+      {"attribute of another type", [=](auto& m) { matmul(m).mutable_attrs(0)->set_s("yes"); },
+       "inputs and attrs"},
+      {"input dropped", [=](auto& m) { matmul(m).mutable_inputs()->RemoveLast(); }, "input 1 is read"},
       {"attribute without a value", [=](auto& m) { matmul(m).mutable_attrs(0)->Clear(); }, "holds no value"},
       {"huge placeholder",
        [](auto& m) {
