@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
@@ -151,27 +152,118 @@ std::vector<Tensor> cumsum_grad(const GradCall& call) {
                  !attrs.get_bool(kReverse))};
 }
 
-// d y_i / d x_k = the product of the scanned elements up to i other than x_k. Where no
-// zero comes at or before x_k in scan order this is y_i / x_k, which gives TensorFlow's
-// _CumprodGrad, reverse-cumsum(y * g) / x. Past that, TensorFlow's formula divides by
-// zero; here, the first zero's products are the scan of x with that zero set to 1, and
-// every later element has a zero among its "others", so its gradient is 0. This is
-// exact at first order everywhere; a second derivative is exact where x has no zero,
-// but at a zero it misses the dependence of the later elements' (zero) gradients on
-// that zero. The alternative exact at every order costs O(n^2) per scanned line.
+// ---- cumprod's gradient, exact at every order ----
+// Note [cumprod gradient]: in scan order, with P_k = prod_{j<k} x_j (the exclusive
+// cumprod), the gradient of an inclusive cumprod is P_k S_k with the suffix recurrence
+// S_k = g_k + x_{k+1} S_{k+1}, and of an exclusive one P_k T_k with
+// T_k = g_{k+1} + x_{k+1} T_{k+1}. Neither divides, so zeros in x need no special case.
+// The recurrences are cumprod_linear_scan (h_k = b_k + a_k h_{k-1}, h_{-1} = 0, a at the
+// first scanned position unused), whose gradient is again that op in the opposite
+// direction, with products and rolls; P is cumprod itself. So every order is exact.
+// (The gradient used to be TensorFlow's reverse-cumsum(y * g) / x with the first zero
+// patched: exact at first order, but its second derivative at a zero dropped the later
+// elements' dependence on that zero: sum(cumprod(x)) at x = [0, 2, 3] gave Hessian times
+// ones [0, 4, 2] instead of [6, 4, 2].)
+enum LinearScanAttr { kLinAxis, kLinReverse };
+
+void infer_linear_scan(const OpCall& call, OutputMetas& out) {
+  detail::check_input_count(call, 2);
+  const Tensor& a = call.inputs[0];
+  detail::check_dtype(call, a.dtype(), kFloatTypes, "a");
+  detail::check_same_dtype(call, 0, 1, "a", "b");
+  const Shape& s = call.inputs[1].shape();
+  if (s.rank() != a.rank() || (s.is_fully_defined() && a.shape().is_fully_defined() && s != a.shape()))
+    fail(call.op.name, ": argument 'b' has shape ", s, ", a has shape ", a.shape(), "; they must be equal");
+  if (a.rank() == 0)
+    fail(call.op.name, ": argument 'a' is a scalar (shape []); it needs an axis to scan along");
+  normalize_axis(call.attrs.get_int(kLinAxis), a.rank(), call.op.name);
+  out.add(a.dtype(), a.shape());
+}
+
+void linear_scan_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  Tensor& out = outputs[0];
+  if (out.num_elements() == 0) return;
+  const Tensor a = detail::materialize(call.inputs[0]), b = detail::materialize(call.inputs[1]);
+  const int axis = normalize_axis(call.attrs.get_int(kLinAxis), a.rank(), call.op.name);
+  const bool reverse = call.attrs.get_bool(kLinReverse);
+  const Shape& shape = a.shape();
+  const int64_t n = shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= shape[i];
+  for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape[i];
+  dispatch_in<kFloatTypes>(a.dtype(), call.op.name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *pa = typed_data<T>(a), *pb = typed_data<T>(b);
+    T* dst = typed_output<T>(out);
+    parallel_for(outer * inner, static_cast<double>(n) * 2 + 5, [&](int64_t lo, int64_t hi) {
+      for (int64_t line = lo; line < hi; ++line) {
+        const int64_t base = (line / inner) * n * inner + line % inner;
+        double h = 0;
+        for (int64_t p = 0; p < n; ++p) {
+          const int64_t i = base + (reverse ? n - 1 - p : p) * inner;
+          h = p == 0 ? double(pb[i]) : double(pb[i]) + double(pa[i]) * h;
+          dst[i] = static_cast<T>(h);
+        }
+      }
+    });
+  });
+}
+
+Tensor linear_scan(const Tensor& a, const Tensor& b, int64_t axis, bool reverse);
+
+// x moved one place along the scan (reverse: scanning backwards): to_next gives each
+// position the next scanned element's value, otherwise the previous one's; the
+// position left over takes the wrapped-around element (callers mask or ignore it).
+Tensor scan_shift(const Tensor& x, int64_t axis, bool reverse, bool to_next) {
+  return roll(x, {(reverse != to_next) ? -1 : 1}, {axis});
+}
+
+// The first position in scan order (true there).
+Tensor scan_first(const Tensor& x, int64_t axis, bool reverse) {
+  return equal(cumsum(ones_like(x), axis, true, reverse), 0);
+}
+
+// With cotangent u: lambda_k = u_k + a_{k+1} lambda_{k+1} (the opposite-direction scan
+// with a moved back one place; the wrapped-around a lands where it is unused);
+// d b = lambda, d a_k = lambda_k h_{k-1} (0 at the first position).
+std::vector<Tensor> linear_scan_grad(const GradCall& call) {
+  const Tensor &a = call.forward.inputs[0], &h = call.outputs[0], &u = call.output_grads[0];
+  const int64_t axis = call.forward.attrs.get_int(kLinAxis);
+  const bool reverse = call.forward.attrs.get_bool(kLinReverse);
+  Tensor lambda = linear_scan(scan_shift(a, axis, reverse, true), u, axis, !reverse);
+  Tensor da;
+  if (call.needs(0))
+    da = multiply(lambda, where(scan_first(h, axis, reverse), 0, scan_shift(h, axis, reverse, false)));
+  return {da, call.needs(1) ? lambda : Tensor()};
+}
+
+const OpDef& kCumprodLinearScan = define_op({
+    .name = "cumprod_linear_scan",
+    .attr_names = {"axis", "reverse"},
+    .infer = infer_linear_scan,
+    .kernels = {linear_scan_cpu},
+    .gradient = linear_scan_grad,
+    .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
+});
+
+Tensor linear_scan(const Tensor& a, const Tensor& b, int64_t axis, bool reverse) {
+  return run_op(kCumprodLinearScan, {a, b}, {axis, reverse}, CallSite::current());
+}
+
+// Note [cumprod gradient].
 std::vector<Tensor> cumprod_grad(const GradCall& call) {
   const Attrs& attrs = call.forward.attrs;
-  const Tensor &x = call.forward.inputs[0], &y = call.outputs[0], &g = call.output_grads[0];
+  const Tensor &x = call.forward.inputs[0], &g = call.output_grads[0];
   const int64_t axis = attrs.get_int(kAxis);
   const bool exclusive = attrs.get_bool(kExclusive), reverse = attrs.get_bool(kReverse);
-  Tensor is_zero = equal(x, 0);
-  Tensor zeros_so_far = cumsum(cast(is_zero, DType::Int32), axis, false, reverse);  // x_k included
-  Tensor no_zero_yet = equal(zeros_so_far, 0);
-  Tensor first_zero = logical_and(is_zero, equal(zeros_so_far, 1));
-  Tensor plain = divide(cumsum(multiply(y, g), axis, exclusive, !reverse), where(is_zero, 1, x));
-  Tensor skip_zero = cumprod(where(first_zero, 1, x), axis, exclusive, reverse);
-  Tensor at_first_zero = cumsum(multiply(skip_zero, g), axis, exclusive, !reverse);
-  return {where(no_zero_yet, plain, where(first_zero, at_first_zero, 0))};
+  Tensor prefix = cumprod(x, axis, true, reverse);
+  // x_{k+1} at k; at the last position the wrapped-around x_0 is unused (first in the
+  // backward scan).
+  Tensor next_x = scan_shift(x, axis, reverse, true);
+  Tensor b = g;
+  // g_{k+1} at k, 0 at the last position.
+  if (exclusive) b = where(scan_first(g, axis, !reverse), 0, scan_shift(g, axis, reverse, true));
+  return {multiply(prefix, linear_scan(next_x, b, axis, !reverse))};
 }
 
 // ---- The gradient of cumulative_logsumexp, as an op of its own ----
@@ -333,6 +425,7 @@ const OpDef& kCumprod = define_op({
     .infer = infer_scan<kNumericTypes>,
     .kernels = {scan_cpu<ProdOp>, cuda::scan_kernel},
     .gradient = cumprod_grad,
+    .gradient_uses = kGradientReadsInputs,
 });
 
 const OpDef& kCumulativeLogsumexp = define_op({

@@ -128,6 +128,46 @@ TEST(MathSpecialGradients, CumulativeLogsumexpSecondOrderThroughZeroOutputGradie
   EXPECT_TRUE(std::isnan(dv[0]) && std::isnan(dv[1]) && !std::isnan(dv[2]));
 }
 
+// cumprod's gradient at zeros: exact at second and third order (Note [cumprod
+// gradient]). The old gradient divided by x away from the zeros and patched the first
+// zero, so its second derivative there missed the later elements' dependence on it.
+TEST(MathSpecialGradients, CumprodHigherOrderThroughZeros) {
+  // One zero, two zeros, zeros at the ends of lines along either axis, and none.
+  std::vector<Tensor> xs = {constant({{1.5, 0.0, 2.0, -1.0}, {0.5, 2.0, 0.0, 3.0}, {2.0, -1.0, 1.5, 0.7}}),
+                            constant({{0.0, 1.5, 0.0, 2.0}, {1.2, 0.0, 0.0, -1.0}, {0.0, 2.0, 0.5, 0.0}}),
+                            constant({{0.0, 1.5, 2.0, 0.0}, {0.0, 2.0, -1.0, 0.5}, {0.3, 1.1, 2.0, 0.0}}),
+                            rand64({3, 4}, 11, -2, 2)};
+  Tensor w = rand64({3, 4}, 12, -1, 1);
+  for (size_t c = 0; c < xs.size(); ++c)
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true})
+        for (int64_t axis : {0, 1}) {
+          SCOPED_TRACE(::testing::Message() << "case " << c << " exclusive " << exclusive << " reverse "
+                                            << reverse << " axis " << axis);
+          Fn f = [&](const std::vector<Tensor>& in) { return cumprod(in[0], axis, exclusive, reverse) * w; };
+          expect_gradients(f, {xs[c]});
+          Fn g = [&](const std::vector<Tensor>& in) {
+            GradientTape tape;
+            tape.watch(in[0]);
+            Tensor s = reduce_sum(cumprod(in[0], axis, exclusive, reverse) * w);
+            return tape.gradient(s, in[0]);
+          };
+          expect_gradients(g, {xs[c]});  // second and third order
+        }
+  // sum(cumprod(x)) = x0 + x0 x1 + x0 x1 x2: its Hessian times ones at [0, 2, 3] is
+  // [x1 + 1 + x2, 1 + x2 + x0, x1 + x0] = [6, 4, 2] (the old gradient gave 0 first).
+  for (auto [x, want] : {std::pair<Tensor, std::vector<double>>{constant({0.0, 2.0, 3.0}), {6, 4, 2}},
+                         {constant({2.0, 0.0, 3.0}), {4, 6, 2}}}) {
+    GradientTape outer;
+    outer.watch(x);
+    GradientTape inner;
+    inner.watch(x);
+    Tensor s = reduce_sum(cumprod(x));
+    Tensor gsum = reduce_sum(inner.gradient(s, x));
+    EXPECT_EQ(outer.gradient(gsum, x).to_vector<double>(), want);
+  }
+}
+
 TEST(MathSpecialGradients, PolygammaInX) {
   Tensor n = constant({1.0, 2.0, 3.0});
   Fn f = [&](const std::vector<Tensor>& in) { return polygamma(n, in[0]); };
