@@ -6,9 +6,43 @@
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/runtime/context.h"
+#include "ops/op_helpers.h"
 
 namespace ef {
 namespace {
+
+// Note [custom gradients in graphs]: a graph cannot yet hold a custom gradient function,
+// so while a graph is being built (ef.function, graph mode) f's outputs pass through
+// this identity, whose gradient raises. Without it a traced f would be differentiated
+// through its own ops, giving the ordinary gradient instead of the custom one: a
+// silently wrong number.
+void infer_identity(const OpCall& call, OutputMetas& out) {
+  out.add(call.inputs[0].dtype(), call.inputs[0].shape());
+}
+
+void identity_view(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& x = call.inputs[0];
+  outputs[0] = detail::make_view(x, x.shape(), x.strides(), x.impl()->offset);
+}
+
+std::vector<Tensor> custom_gradient_in_graph_gradient(const GradCall&) {
+  fail<UnimplementedError>(
+      "custom_gradient: a function with a custom gradient was traced into a graph (ef.function or graph "
+      "mode), "
+      "where its gradient cannot be used yet; call it eagerly to differentiate it, or trace only code that "
+      "is not "
+      "differentiated through it");
+}
+
+const OpDef& kCustomGradientInGraph = define_op({
+    .name = "custom_gradient_in_graph",
+    .infer = infer_identity,
+    .kernels = {identity_view},
+    .gradient = custom_gradient_in_graph_gradient,
+    .gradient_uses = kGradientReadsNoValues,
+    .traits = {.view = true},
+});
 
 std::string variable_names(const std::vector<Variable>& variables) {
   std::ostringstream os;
@@ -43,6 +77,12 @@ std::vector<Tensor> call_gradient(const WithGradients& result, const std::vector
 
 TensorsFunction custom_gradient(std::function<WithGradients(const std::vector<Tensor>&)> f) {
   return [f = std::move(f)](const std::vector<Tensor>& inputs) -> std::vector<Tensor> {
+    if (Context::current().builder) {  // Note [custom gradients in graphs]
+      std::vector<Tensor> outputs = f(inputs).outputs;
+      for (Tensor& out : outputs)
+        if (out.defined()) out = run_op(kCustomGradientInGraph, {out}, {}, CallSite::current());
+      return outputs;
+    }
     // Without a recording tape nobody will ask for the gradient.
     if (!detail::tapes_recording()) return f(inputs).outputs;
 

@@ -269,3 +269,23 @@ def test_custom_gradient_second_order_and_several_inputs():
         da = inner.gradient(y, a)  # 2ab
     assert float(da) == 20.0
     assert float(outer.gradient(da, a)) == 10.0  # 2b
+
+
+def test_a_custom_gradient_traced_into_a_function_raises_instead_of_the_ordinary_gradient():
+    # Traced, f's own ops would give the ordinary gradient [18, 36, 54]: a wrong number.
+    @ef.custom_gradient
+    def clipped(x):
+        return x * 3.0, lambda dy: ef.clip_by_value(dy, -0.1, 0.1)
+
+    f = ef.function(lambda x: ef.reduce_sum(clipped(x) ** 2), input_signature=[ef.TensorSpec([3], ef.float32)])
+    x = ef.constant([1.0, 2.0, 3.0])
+    assert f(x).numpy() == 126.0
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with pytest.raises(ef.errors.UnimplementedError, match="custom gradient was traced into a graph"):
+        tape.gradient(y, x)
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = ef.reduce_sum(clipped(x) ** 2)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [0.1, 0.1, 0.1])

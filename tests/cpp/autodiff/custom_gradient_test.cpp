@@ -38,9 +38,17 @@ TEST(CustomGradient, HigherOrderFlowsThroughTheGradientFunction) {
   // d/dx of the custom gradient 1 - 1/(1 + e^x) is e^x / (1 + e^x)^2.
   const double x0 = 0.7, e = std::exp(x0);
   EXPECT_NEAR(grad(grad(log1pexp))(constant(x0)).item<double>(), e / ((1 + e) * (1 + e)), 1e-12);
-  // The custom gradient is the true one here, so finite differences agree at both orders.
-  testing::expect_gradients([](const std::vector<Tensor>& a) { return log1pexp(a[0]); },
-                            {testing::rand64({2, 3}, 5, -3, 3)});
+  // The custom gradient is the true one here, so finite differences agree at both orders
+  // on tapes; the check's graph-mode part then raises (Note [custom gradients in graphs]),
+  // which it reaches only after the tape checks passed.
+  const testing::GradientCheckResult r = testing::check_gradients(
+      [](const std::vector<Tensor>& a) { return log1pexp(a[0]); }, {testing::rand64({2, 3}, 5, -3, 3)});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(
+      r.message.find("graph mode: tracing or running f failed: custom_gradient: a function with a custom "
+                     "gradient was traced into a graph"),
+      std::string::npos)
+      << r.message;
 }
 
 TEST(CustomGradient, NoisySquareTrainsWithNoisyGradients) {
@@ -198,6 +206,35 @@ TEST(CustomGradient, NonPersistentTapeReleasesTheGradientFunction) {
     EXPECT_EQ(tape.gradient(y, x).item<double>(), 6.0);
     EXPECT_TRUE(watch_token.expired());
   }
+}
+
+}  // namespace
+}  // namespace ef
+
+namespace ef {
+namespace {
+
+// Note [custom gradients in graphs]: traced, the forward pass runs, and asking for the
+// gradient raises instead of differentiating f's own ops (the ordinary gradient, which
+// would be silently wrong).
+TEST(CustomGradientInGraphs, TheForwardRunsAndTheGradientRaises) {
+  auto clipped = custom_gradient([](const Tensor& x) {
+    return WithGradient{x * 3.f, [](const Tensor& dy) { return clip_by_value(dy, -0.1f, 0.1f); }};
+  });
+  Function f(
+      [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{reduce_sum(square(clipped(in[0])))}; },
+      "f", std::vector<TensorSpec>{{DType::Float32, {3}, "x"}});
+  const Tensor x = constant({1.f, 2.f, 3.f});
+  EXPECT_EQ(f({x})[0].item<float>(), 126.f);  // traced outside a tape
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = f({x})[0];
+  EXPECT_THROW(tape.gradient(y, x), UnimplementedError);
+  // Eagerly the custom gradient applies.
+  GradientTape eager;
+  eager.watch(x);
+  const Tensor z = reduce_sum(square(clipped(x)));
+  EXPECT_EQ(eager.gradient(z, x).to_vector<float>(), (std::vector<float>{0.1f, 0.1f, 0.1f}));
 }
 
 }  // namespace
