@@ -4,18 +4,13 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "linalg_bindings.h"
 
 namespace efpy {
 namespace {
 
 using namespace pybind11::literals;
 constexpr ef::CallSite kPython{};
-
-// Runs a matrix function without the GIL when its input is large.
-template <class F>
-auto large(const ef::Tensor& x, F&& f) {
-  return maybe_without_gil(x.num_elements(), std::forward<F>(f));
-}
 
 }  // namespace
 

@@ -159,9 +159,8 @@ void read_op(const pb::NodeDef& def, Node& n, const GraphState& g, const Place& 
   check_outputs(inferred, n, at);
 }
 
-std::shared_ptr<GraphState> read_subgraph(const pb::SubGraphDef& def, SubGraph& sub,
-                                          const std::vector<Variable>& variables, const Place& at,
-                                          const std::string& field, int depth) {
+void read_subgraph(const pb::SubGraphDef& def, SubGraph& sub, const std::vector<Variable>& variables,
+                   const Place& at, const std::string& field, int depth) {
   const Place inner{at.file, at.path + " " + field};
   sub.graph = read_graph(def.graph(), variables, inner, depth + 1);
   for (int i = 0; i < def.args_size(); ++i) {
@@ -174,7 +173,6 @@ std::shared_ptr<GraphState> read_subgraph(const pb::SubGraphDef& def, SubGraph& 
     sub.outputs.push_back(read_ref(def.outputs(i), *sub.graph, inner, "outputs[" + std::to_string(i) + "]"));
   for (size_t i = 0; i < sub.graph->nodes.size(); ++i)
     if (sub.graph->nodes[i].stateful()) sub.stateful.push_back(static_cast<int>(i));
-  return sub.graph;
 }
 
 void expect(bool ok, const Place& at, const std::string& field, const std::string& why) {
@@ -334,8 +332,7 @@ void read_node(const pb::NodeDef& def, GraphState& g, const std::vector<Variable
       read_control(def, n, g, variables, at, depth);
       break;
   }
-  const int added = g.add_node(std::move(n), def.name().empty() ? "node" : def.name());
-  (void)added;
+  g.add_node(std::move(n), def.name().empty() ? "node" : def.name());
 }
 
 // Later nodes (a loaded function's gradient) get names after the loaded ones: "add_3"
