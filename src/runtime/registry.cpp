@@ -33,6 +33,8 @@ const OpDef& define_op(OpDef def) {
                         "' needs a gradient function, or not_differentiable set to the reason it has none");
   if (def.gradient && !def.not_differentiable.empty())
     fail<InternalError>("define_op: op '", def.name, "' has a gradient but is also marked not differentiable");
+  if (def.jvp && !def.not_differentiable.empty())
+    fail<InternalError>("define_op: op '", def.name, "' has a jvp rule but is marked not differentiable");
   // A view op's kernel only describes a view of its input's storage (Note [views]),
   // the same on every device: it serves them all.
   if (def.traits.view)

@@ -109,6 +109,22 @@ struct GradCall {
 // public ops so it runs eagerly, in graphs, and can itself be differentiated.
 using GradFn = std::vector<Tensor> (*)(const GradCall& call);
 
+// Inputs of a forward-mode rule (Note [forward mode] in autodiff/forward_accumulator.h):
+// the forward call, its outputs, and one tangent per input, undefined where the input
+// has none (a zero tangent). At least one tangent is defined.
+struct JvpCall {
+  const OpCall& forward;
+  std::span<const Tensor> outputs;
+  std::span<const Tensor> input_tangents;
+
+  bool has_tangent(size_t input) const {
+    return input < input_tangents.size() && input_tangents[input].defined();
+  }
+};
+// Returns one tangent per output (undefined where it is zero), written with public ops
+// so that it runs eagerly and in graphs and can itself be differentiated, in either mode.
+using JvpFn = std::vector<Tensor> (*)(const JvpCall& call);
+
 // Note [gradient uses]: a tape keeps, for each recorded op, the forward values its
 // gradient function may read, and nothing else. An op declares in its OpDef which of
 // its inputs and outputs the gradient reads; the default is all of them, so an op that
@@ -197,6 +213,10 @@ class OpDef {
   GradientUses gradient_uses;
   // Set instead of `gradient` for ops that have no gradient, saying why.
   std::string_view not_differentiable;
+  // The forward-mode rule. Null on a differentiable op: a tangent reaching it throws
+  // UnimplementedError. Ops marked not_differentiable give no tangent, as they give no
+  // gradient.
+  JvpFn jvp = nullptr;
   OpTraits traits;
   // Set for elementwise ops that fused_elementwise can run (Note [elementwise blocks]).
   ElementwiseBlock elementwise_block;
