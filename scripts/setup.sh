@@ -14,6 +14,7 @@ packages=(
   dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev         # checkpoint headers
   libprotobuf-dev protobuf-compiler  # TensorBoard event files
+  libopenmpi-dev openmpi-bin python3-mpi4py  # ef.distribute: collectives on MPI, mpirun
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
