@@ -6,6 +6,7 @@
 #pragma once
 
 #include "eagerflow/autodiff/custom_gradient.h"
+#include "eagerflow/autodiff/forward_accumulator.h"
 #include "eagerflow/autodiff/function_transforms.h"
 #include "eagerflow/autodiff/gradient_check.h"
 #include "eagerflow/autodiff/gradient_tape.h"

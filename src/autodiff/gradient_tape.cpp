@@ -58,9 +58,17 @@ class TapeStack : public OpRecorder {
     for (detail::VariableReadLog* log : read_logs) log->add(variable, value);
     for (GradientTape::Impl* tape : tapes)
       if (tape->records()) tape->on_read(variable, value);
+    detail::accumulate_variable_read(variable, value);
   }
 
+  // Tapes first, then forward accumulators, whose jvp rules the tapes then record
+  // (Note [forward mode] in forward_accumulator.h).
   void record(const OpCall& call, std::span<const Tensor> outputs) override {
+    if (!tapes.empty()) record_on_tapes(call, outputs);
+    if (detail::accumulators_active()) detail::accumulate_op(call, outputs);
+  }
+
+  void record_on_tapes(const OpCall& call, std::span<const Tensor> outputs) {
     if (!call.op.not_differentiable.empty()) return;  // gradients stop at such ops
     record_entry(call.inputs, outputs, [&] {
       auto attrs = call.attrs.size() ? std::make_shared<const Attrs>(call.attrs) : nullptr;
@@ -114,13 +122,20 @@ void check_source(const Tensor& source, size_t index, const char* what) {
 
 }  // namespace
 
-bool detail::tapes_recording() { return !tape_stack().tapes.empty(); }
+bool detail::tapes_recording() { return !tape_stack().tapes.empty() || accumulators_active(); }
+
+void detail::install_recorder() { Context::current().recorder = &tape_stack(); }
+
+void detail::remove_recorder_if_idle() {
+  if (tape_stack().tapes.empty() && !accumulators_active()) Context::current().recorder = nullptr;
+}
 
 void detail::record_custom_gradient(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                     std::shared_ptr<const CustomGradientFn> gradient) {
   tape_stack().record_entry(inputs, outputs, [&] {
     return TapeEntry{nullptr, {}, {inputs.begin(), inputs.end()}, {outputs.begin(), outputs.end()}, gradient};
   });
+  if (accumulators_active()) accumulate_custom(inputs, outputs, *gradient);
 }
 
 detail::VariableReadLog::VariableReadLog() { tape_stack().read_logs.push_back(this); }
@@ -170,7 +185,7 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables) : imp
   impl_->persistent = persistent;
   impl_->watch_accessed_variables = watch_accessed_variables;
   tape_stack().tapes.push_back(impl_.get());
-  Context::current().recorder = &tape_stack();
+  detail::install_recorder();
 }
 
 GradientTape::~GradientTape() { stop(); }
@@ -178,14 +193,14 @@ GradientTape::~GradientTape() { stop(); }
 void GradientTape::stop() {
   auto& tapes = tape_stack().tapes;
   tapes.erase(std::remove(tapes.begin(), tapes.end(), impl_.get()), tapes.end());
-  if (tapes.empty()) Context::current().recorder = nullptr;
+  detail::remove_recorder_if_idle();
 }
 
 void GradientTape::resume() {
   auto& tapes = tape_stack().tapes;
   if (std::find(tapes.begin(), tapes.end(), impl_.get()) != tapes.end()) return;
   tapes.push_back(impl_.get());
-  Context::current().recorder = &tape_stack();
+  detail::install_recorder();
 }
 
 void GradientTape::watch(const Tensor& t) {

@@ -52,8 +52,27 @@ class ObservedGradientFunctions {
   std::unordered_set<const OpDef*>* saved_;
 };
 
-// Whether some tape records on this thread.
+// Whether some tape records, or some forward accumulator is active, on this thread
+// (custom_gradient and function calls then record themselves as one entry).
 bool tapes_recording();
+
+// This thread's recorder (tapes and forward accumulators): installs it in the Context,
+// or removes it when no tape and no accumulator is active any more.
+void install_recorder();
+void remove_recorder_if_idle();
+
+// Forward mode (Note [forward mode] in forward_accumulator.h), called by the recorder:
+// whether an accumulator is active, and the tangents of an op call's outputs, of a
+// variable read and of a custom_gradient (or function) call.
+bool accumulators_active();
+void accumulate_op(const OpCall& call, std::span<const Tensor> outputs);
+void accumulate_variable_read(const Variable& variable, const Tensor& value);
+void accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                       const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient);
+
+// While set on this thread, forward mode adds every op whose jvp rule it runs
+// (check_gradients learns from it which jvp rules it verified).
+std::unordered_set<const OpDef*>*& jvp_rules_run();
 
 // Records a custom_gradient call on every recording tape that watches one of `inputs`
 // (Note [custom gradients] in custom_gradient.h).

@@ -17,6 +17,10 @@ class WriteGradientCoverage : public ::testing::Environment {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << testing::gradient_coverage_table();
     if (!out) ADD_FAILURE() << "could not write " << path;
+    // The whole suite ran: every jvp rule must have been checked (Note [forward-mode checks]).
+    for (const std::string& op : testing::unverified_jvp_rules())
+      ADD_FAILURE() << "op '" << op << "' has a jvp rule that no check_gradients call verified; add a "
+                    << "gradient test whose function uses it";
   }
 };
 

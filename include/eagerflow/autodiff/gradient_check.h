@@ -24,7 +24,10 @@ struct GradientCheckResult {
 // f maps the inputs to a tensor whose sum is differentiated. Inputs are converted to
 // float64. Order 1 checks d(sum f)/d(input) for every input element; order 2 also
 // checks the gradient of <tape gradient, v> (v a fixed random direction), computed by
-// nesting tapes, against central differences of the tape gradient.
+// nesting tapes, against central differences of the tape gradient. Forward mode is
+// checked too when every op f reaches has a jvp rule (Note [forward-mode checks] in
+// gradient_check.cpp): f's tangent along v, and at order 2 the Hessian-vector product
+// forward-over-reverse and reverse-over-forward.
 GradientCheckResult check_gradients(const std::function<Tensor(const std::vector<Tensor>&)>& f,
                                     const std::vector<Tensor>& inputs, int order = 2,
                                     double tolerance = 1e-6);
@@ -33,5 +36,8 @@ GradientCheckResult check_gradients(const std::function<Tensor(const std::vector
 // op, whether it has a gradient (or why not), and whether check_gradients has verified
 // its gradient function at first and at second order in this process.
 std::string gradient_coverage_table();
+
+// The ops with a jvp rule that no check_gradients call of this process has verified.
+std::vector<std::string> unverified_jvp_rules();
 
 }  // namespace ef::testing

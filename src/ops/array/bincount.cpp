@@ -7,6 +7,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -90,6 +91,7 @@ const OpDef& kBincount = define_op({
     .kernels = {bincount_cpu},
     .gradient = bincount_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kNoValues},
+    .jvp = detail::jvp_linear<value_bit(1)>,
 });
 
 }  // namespace

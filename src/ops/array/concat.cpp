@@ -3,6 +3,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -80,6 +81,7 @@ const OpDef& kConcat = define_op({
     .infer = infer_concat,
     .kernels = {concat_kernel, concat_kernel},
     .gradient = concat_grad,
+    .jvp = detail::jvp_linear<>,
 });
 
 // ---- unstack(x, axis) ----
@@ -133,6 +135,7 @@ const OpDef& kUnstack = define_op({
     .infer = infer_unstack,
     .kernels = {unstack_cpu},
     .gradient = unstack_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -224,6 +227,7 @@ const OpDef& kSplit = define_op({
     .infer = infer_split,
     .kernels = {split_cpu},
     .gradient = split_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 

@@ -8,6 +8,7 @@
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -221,6 +222,7 @@ const OpDef& kGather = define_op({
     .infer = infer_gather,
     .kernels = {gather_cpu, gather_cuda},
     .gradient = gather_grad,
+    .jvp = detail::jvp_linear<value_bit(0)>,
 });
 
 // ---- gather_nd(params, indices, batch_dims) ----
@@ -328,6 +330,7 @@ const OpDef& kGatherNd = define_op({
     .infer = infer_gather_nd,
     .kernels = {gather_nd_cpu, gather_nd_cuda},
     .gradient = gather_nd_grad,
+    .jvp = detail::jvp_linear<value_bit(0)>,
 });
 
 // ---- scatter_nd(indices, updates, shape) ----
@@ -465,6 +468,7 @@ const OpDef& kScatterNd = define_op({
     .infer = infer_scatter_nd,
     .kernels = {scatter_nd_cpu, scatter_nd_cuda},
     .gradient = scatter_nd_grad,
+    .jvp = detail::jvp_linear<value_bit(1)>,
 });
 
 // ---- tensor_scatter_nd_add(tensor, indices, updates) ----
@@ -497,6 +501,7 @@ const OpDef& kTensorScatterNdAdd = define_op({
     .infer = infer_tensor_scatter_nd_add,
     .kernels = {tensor_scatter_nd_add_kernel, tensor_scatter_nd_add_kernel},
     .gradient = tensor_scatter_nd_add_grad,
+    .jvp = detail::jvp_linear<value_bit(0) | value_bit(2)>,
 });
 
 }  // namespace

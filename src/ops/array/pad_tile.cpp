@@ -4,6 +4,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -191,12 +192,28 @@ void pad_cuda(const OpCall& call, std::span<Tensor> outputs) {
   detail::copy_elements(*x.impl(), *interior.impl());
 }
 
+// The padding value is a constant: the tangent is padded with zeros, in every mode.
+std::vector<Tensor> pad_jvp(const JvpCall& call) {
+  Attrs attrs = call.forward.attrs;
+  attrs.set(kValue, std::visit(
+                        [](const auto& v) -> AttrValue {
+                          using V = std::decay_t<decltype(v)>;
+                          if constexpr (std::is_arithmetic_v<V>)
+                            return V{0};
+                          else
+                            return v;
+                        },
+                        call.forward.attrs[kValue]));
+  return {run_op(call.forward.op, {call.input_tangents[0]}, attrs, CallSite::current())};
+}
+
 const OpDef& kPad = define_op({
     .name = "pad",
     .attr_names = {"paddings", "mode", "constant_values"},
     .infer = infer_pad,
     .kernels = {pad_cpu, pad_cuda},
     .gradient = pad_grad,
+    .jvp = pad_jvp,
 });
 
 // ---- tile(x, multiples) ----
@@ -315,6 +332,7 @@ const OpDef& kTile = define_op({
     .infer = infer_tile,
     .kernels = {tile_kernel, tile_kernel},
     .gradient = tile_grad,
+    .jvp = detail::jvp_linear<>,
 });
 
 // The number as an attr for `dtype`: int64 for integers and bool (exact), else double.

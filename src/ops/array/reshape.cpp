@@ -4,6 +4,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -125,6 +126,7 @@ const OpDef& kReshape = define_op({
     .kernels = {reshape_cpu},
     .gradient = reshape_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -173,6 +175,7 @@ const OpDef& kExpandDims = define_op({
     .kernels = {expand_dims_cpu},
     .gradient = expand_dims_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -235,6 +238,7 @@ const OpDef& kSqueeze = define_op({
     .kernels = {squeeze_cpu},
     .gradient = squeeze_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -257,6 +261,7 @@ const OpDef& kIdentity = define_op({
     .kernels = {identity_cpu},
     .gradient = identity_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
+    .jvp = detail::jvp_linear<>,
     .traits = {.elementwise = true, .view = true},
 });
 

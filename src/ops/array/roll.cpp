@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -96,6 +97,7 @@ const OpDef& kRoll = define_op({
     .kernels = {roll_cpu},
     .gradient = roll_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = detail::jvp_linear<>,
 });
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -117,6 +118,19 @@ std::vector<Tensor> scatter_extreme_grad(const GradCall& call) {
   return {multiply(share, x_ind), Tensor(), multiply(gather_nd(share, indices), y_ind)};
 }
 
+// Min/max: each output element moves with the values equal to it, averaged over ties
+// (the gradient's split, transposed).
+std::vector<Tensor> scatter_extreme_jvp(const JvpCall& call) {
+  const Tensor &x = call.forward.inputs[0], &indices = call.forward.inputs[1], &y = call.forward.inputs[2];
+  const Tensor& out = call.outputs[0];
+  Tensor x_ind = cast(equal(x, out), x.dtype());
+  Tensor y_ind = cast(equal(y, gather_nd(out, indices)), x.dtype());
+  Tensor count = maximum(tensor_scatter_nd_add(x_ind, indices, y_ind), 1);
+  Tensor moved = tensor_scatter_nd_add(multiply(x_ind, detail::tangent_or_zeros(call, 0)), indices,
+                                       multiply(y_ind, detail::tangent_or_zeros(call, 2)));
+  return {divide(moved, count)};
+}
+
 template <Combine C>
 OpDef scatter_update_op(std::string_view name) {
   return OpDef{
@@ -124,6 +138,8 @@ OpDef scatter_update_op(std::string_view name) {
       .infer = infer_scatter_update<C>,
       .kernels = {scatter_update_cpu<C>},
       .gradient = C == Combine::Update ? scatter_update_grad : scatter_extreme_grad,
+      // Update: the kernel picks the same landing update for the tangents.
+      .jvp = C == Combine::Update ? detail::jvp_linear<value_bit(0) | value_bit(2)> : scatter_extreme_jvp,
   };
 }
 

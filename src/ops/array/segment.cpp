@@ -14,6 +14,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -174,6 +175,17 @@ std::vector<Tensor> segment_extreme_grad(const GradCall& call) {
   return {where(selected, gather_drop_negatives(share, ids), zeros_like(data)), Tensor()};
 }
 
+// Each data row reaches one segment: the jvp sums the gradient's partial derivatives
+// times the tangent per segment (detail::jvp_grouped).
+template <bool Sorted>
+std::vector<Tensor> segment_extreme_jvp(const JvpCall& call) {
+  return detail::jvp_grouped(call, [](const JvpCall& c, const Tensor& terms) {
+    const Tensor& ids = c.forward.inputs[1];
+    return Sorted ? segment_sum(terms, ids)
+                  : unsorted_segment_sum(terms, ids, c.forward.attrs.get_int(kNumSegments));
+  });
+}
+
 template <Reducer R, bool Sorted>
 OpDef segment_op(std::string_view name) {
   OpDef def{
@@ -182,6 +194,7 @@ OpDef segment_op(std::string_view name) {
       .infer = infer_segment<Sorted>,
       .kernels = {segment_cpu<R, Sorted>},
       .gradient = R == Reducer::Sum ? segment_sum_grad : segment_extreme_grad<Sorted>,
+      .jvp = R == Reducer::Sum ? detail::jvp_linear<value_bit(0)> : segment_extreme_jvp<Sorted>,
   };
   if (R == Reducer::Sum) def.gradient_uses = {.inputs = value_bit(1), .outputs = kNoValues};  // the ids only
   return def;

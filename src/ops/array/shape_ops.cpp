@@ -3,6 +3,7 @@
 // made while building, so that in a graph they see the fed values' dimensions where the
 // static shapes have unknown ones (tf.shape versus x.shape).
 #include "eagerflow/ops/array.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -117,6 +118,7 @@ const OpDef& kEnsureShapeMatch = define_op({
     .kernels = {ensure_shape_match_kernel},
     .gradient = ensure_shape_match_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = detail::jvp_linear<value_bit(0)>,
     .traits = {.view = true},
 });
 

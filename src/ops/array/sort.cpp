@@ -8,6 +8,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -166,12 +167,34 @@ std::vector<Tensor> sort_grad(const GradCall& call) {
   return {ef::transpose(grad, back)};
 }
 
+// The tangent follows the values: gathered along the axis in argsort's order (the
+// permutation the gradient transposes), tied elements as the gradient takes them.
+Tensor take_along_axis(const Tensor& t, const Tensor& order, int axis) {
+  const int rank = t.rank();
+  if (axis == rank - 1) return ef::gather(t, order, axis, rank - 1);
+  std::vector<int64_t> perm, back(rank);
+  for (int i = 0; i < rank; ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  for (int i = 0; i < rank; ++i) back[static_cast<size_t>(perm[i])] = i;
+  Tensor moved = ef::gather(ef::transpose(t, perm), ef::transpose(order, perm), rank - 1, rank - 1);
+  return ef::transpose(moved, back);
+}
+
+std::vector<Tensor> sort_jvp(const JvpCall& call) {
+  const Tensor& x = call.forward.inputs[0];
+  const int axis = sort_axis(call.forward);
+  Tensor order = ef::argsort(x, axis, call.forward.attrs.get<std::string>(kDirection));
+  return {take_along_axis(call.input_tangents[0], order, axis)};
+}
+
 const OpDef& kSort = define_op({
     .name = "sort",
     .attr_names = {"axis", "direction"},
     .infer = infer_sort,
     .kernels = {sort_cpu, sort_cuda},
     .gradient = sort_grad,
+    .jvp = sort_jvp,
 });
 
 const OpDef& kArgsort = define_op({
@@ -220,12 +243,19 @@ std::vector<Tensor> top_k_grad(const GradCall& call) {
   return {scatter_last_axis(call.output_grads[0], call.outputs[1], x.shape())};
 }
 
+// The values' tangent is the input's tangent at the indices output (last axis).
+std::vector<Tensor> top_k_jvp(const JvpCall& call) {
+  const Tensor& t = call.input_tangents[0];
+  return {ef::gather(t, call.outputs[1], t.rank() - 1, t.rank() - 1), Tensor()};
+}
+
 const OpDef& kTopK = define_op({
     .name = "top_k",
     .attr_names = {"k", "sorted"},
     .infer = infer_top_k,
     .kernels = {top_k_cpu, top_k_cuda},
     .gradient = top_k_grad,
+    .jvp = top_k_jvp,
 });
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -230,6 +231,7 @@ const OpDef& kStridedSlice = define_op({
     .infer = infer_strided_slice,
     .kernels = {strided_slice_cpu},
     .gradient = strided_slice_gradient,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -241,6 +243,7 @@ const OpDef& kStridedSliceGrad = define_op({
     .kernels = {strided_slice_grad_kernel, strided_slice_grad_kernel},
     .gradient = strided_slice_grad_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = detail::jvp_linear<value_bit(1)>,
 });
 
 const OpDef& strided_slice_op() { return kStridedSlice; }
@@ -315,6 +318,7 @@ const OpDef& kSlice = define_op({
     .infer = infer_slice,
     .kernels = {slice_cpu},
     .gradient = slice_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 

@@ -3,6 +3,7 @@
 #include "backends/cuda/kernels.h"
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -26,6 +27,7 @@ const OpDef& kContiguous = define_op({
     .infer = infer_contiguous,
     .kernels = {copy_kernel, copy_kernel},
     .gradient = contiguous_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.elementwise = true},
 });
 

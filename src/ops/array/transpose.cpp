@@ -2,6 +2,7 @@
 // negate strides (Note [views]).
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -59,6 +60,7 @@ const OpDef& kTranspose = define_op({
     .infer = infer_transpose,
     .kernels = {transpose_cpu},
     .gradient = transpose_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -101,6 +103,7 @@ const OpDef& kBroadcastTo = define_op({
     .infer = infer_broadcast_to,
     .kernels = {broadcast_to_cpu},
     .gradient = broadcast_to_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 
@@ -144,6 +147,7 @@ const OpDef& kReverse = define_op({
     .infer = infer_reverse,
     .kernels = {reverse_cpu},
     .gradient = reverse_grad,
+    .jvp = detail::jvp_linear<>,
     .traits = {.view = true},
 });
 

@@ -4,6 +4,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -57,6 +58,7 @@ const OpDef& kSelect = define_op({
     .infer = infer_select,
     .kernels = {select_cpu, cuda::elementwise_kernel},
     .gradient = select_grad,
+    .jvp = detail::jvp_linear<value_bit(1) | value_bit(2)>,
     .traits = {.elementwise = true},
 });
 

@@ -3,6 +3,7 @@
 // matrix gradients need are all bands. Its gradient is the same band of the gradient.
 #include "backends/cpu/elementwise.h"
 #include "eagerflow/ops/linalg.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -62,6 +63,7 @@ const OpDef& kBandPart = define_op({
     .kernels = {band_part_cpu},
     .gradient = band_part_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = detail::jvp_linear<>,
 });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -68,12 +69,26 @@ std::vector<Tensor> cholesky_grad(const GradCall& call) {
   return {multiply(add(both, linalg::matrix_transpose(both)), 0.5)};
 }
 
+// dL = L Phi(L^-1 S L^-T), Phi the lower triangle with half the diagonal, for S the
+// symmetric part of t_A (the gradient is symmetric, so only that part moves L).
+std::vector<Tensor> cholesky_jvp(const JvpCall& call) {
+  const Tensor& l = call.outputs[0];
+  const Tensor& t = call.input_tangents[0];
+  Tensor s = multiply(add(t, linalg::matrix_transpose(t)), 0.5);
+  Tensor left = linalg::triangular_solve(l, s, true, false);  // L^-1 S
+  Tensor m =
+      linalg::matrix_transpose(linalg::triangular_solve(l, linalg::matrix_transpose(left), true, false));
+  Tensor phi = subtract(linalg::band_part(m, -1, 0), multiply(linalg::band_part(m, 0, 0), 0.5));
+  return {matmul(l, phi)};
+}
+
 const OpDef& kCholesky = define_op({
     .name = "cholesky",
     .infer = infer_cholesky,
     .kernels = {cholesky_cpu},
     .gradient = cholesky_grad,
     .gradient_uses = kGradientReadsOutputs,
+    .jvp = cholesky_jvp,
 });
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -114,6 +115,25 @@ std::vector<Tensor> eigh_grad(const GradCall& call) {
   return {lower_triangle_grad(v, inner)};
 }
 
+// With S the symmetric matrix the kernel reads (the lower triangle mirrored, as the
+// gradient's lower_triangle_grad transposes) and M = V^T S V: de = diag(M) and
+// dV = V (F * M), F as in eigh_grad.
+std::vector<Tensor> eigh_jvp(const JvpCall& call) {
+  const Tensor& t = call.input_tangents[0];
+  const bool compute_v = call.forward.attrs.get_bool(kComputeV);
+  const Tensor& e = call.outputs[0];
+  const Tensor v = compute_v ? call.outputs[1] : linalg::eigh(call.forward.inputs[0]).second;
+  Tensor lower = linalg::band_part(t, -1, 0);
+  Tensor s = subtract(add(lower, linalg::matrix_transpose(lower)), linalg::band_part(t, 0, 0));
+  Tensor m = matmul(v, matmul(s, v), true, false);
+  Tensor de = linalg::diag_part(m);
+  if (!compute_v) return {de};
+  Tensor diff = subtract(expand_dims(e, -2), expand_dims(e, -1));
+  Tensor eye = linalg::band_part(ones_like(diff), 0, 0);
+  Tensor f = divide(subtract(1.0, eye), add(diff, eye));
+  return {de, matmul(v, multiply(f, m))};
+}
+
 const OpDef& kEigh = define_op({
     .name = "eigh",
     .attr_names = {"compute_v"},
@@ -121,6 +141,7 @@ const OpDef& kEigh = define_op({
     .kernels = {eigh_cpu},
     .gradient = eigh_grad,
     // gradient_uses: the default (every value): compute_v = false reads the input, true the outputs.
+    .jvp = eigh_jvp,
 });
 
 }  // namespace

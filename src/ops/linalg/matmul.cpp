@@ -12,6 +12,7 @@
 #include "backends/cpu/blas.h"
 #include "backends/cuda/kernels.h"
 #include "eagerflow/ops/linalg.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -242,6 +243,7 @@ const OpDef& kMatMul = define_op({
     .kernels = {matmul_cpu, cuda::matmul_kernel},
     .gradient = matmul_grad,
     .gradient_uses = kGradientReadsInputs,  // never C (Note [gradient uses])
+    .jvp = detail::jvp_multilinear<>,
 });
 
 }  // namespace

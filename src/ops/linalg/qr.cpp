@@ -9,6 +9,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -122,6 +123,45 @@ std::vector<Tensor> qr_grad(const GradCall& call) {
   return {concat({dx, matmul(q, dv)}, -1)};
 }
 
+// x R^-1 for the upper-triangular R.
+Tensor times_inverse(const Tensor& x, const Tensor& r) {
+  return linalg::matrix_transpose(linalg::triangular_solve(r, linalg::matrix_transpose(x), false, true));
+}
+
+// For m >= n: Q^T dA R^-1 = Q^T dQ + dR R^-1 is a skew part W (Q^T Q = I) plus an upper
+// triangular one U; W's strictly lower triangle is X's. So dR = U R, dQ = dA R^-1 - Q U.
+std::pair<Tensor, Tensor> qr_jvp_deep(const Tensor& q, const Tensor& r, const Tensor& da) {
+  Tensor da_rinv = times_inverse(da, r);
+  Tensor x = matmul(q, da_rinv, true, false);
+  Tensor below = linalg::band_part(x, -1, 0);
+  below = subtract(below, linalg::band_part(x, 0, 0));
+  Tensor u = subtract(x, subtract(below, linalg::matrix_transpose(below)));
+  return {subtract(da_rinv, matmul(q, u)), matmul(u, r)};
+}
+
+std::vector<Tensor> qr_jvp(const JvpCall& call) {
+  const Tensor &q = call.outputs[0], &r = call.outputs[1], &a = call.forward.inputs[0];
+  const Tensor& da = call.input_tangents[0];
+  const int64_t m = q.shape().dim(-2), n = r.shape().dim(-1);
+  if (m == kUnknownDim || n == kUnknownDim)
+    fail<UnimplementedError>("qr: forward mode needs the matrix dimensions, which are unknown (input shape ",
+                             a.shape(), ")");
+  if (call.forward.attrs.get_bool(kFullMatrices) && m > n)
+    fail<UnimplementedError>(
+        "qr: forward mode is not defined for full_matrices=True when the input has more "
+        "rows than columns (input shape ",
+        a.shape(), "), as the gradient is not");
+  if (m >= n) {
+    auto [dq, dr] = qr_jvp_deep(q, r, da);
+    return {dq, dr};
+  }
+  // m < n: A = [X, Y], R = [U, V] with X = Q U square; then dV = Q^T (dY - dQ V).
+  auto [dq, du] = qr_jvp_deep(q, columns(r, 0, m), columns(da, 0, m));
+  Tensor dv =
+      matmul(q, subtract(columns(da, m, kUnknownDim), matmul(dq, columns(r, m, kUnknownDim))), true, false);
+  return {dq, concat({du, dv}, -1)};
+}
+
 const OpDef& kQr = define_op({
     .name = "qr",
     .attr_names = {"full_matrices"},
@@ -129,6 +169,7 @@ const OpDef& kQr = define_op({
     .kernels = {qr_cpu},
     .gradient = qr_grad,
     .gradient_uses = {.inputs = kAllValues, .outputs = kAllValues},
+    .jvp = qr_jvp,
 });
 
 }  // namespace

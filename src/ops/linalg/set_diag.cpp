@@ -6,6 +6,7 @@
 #include "backends/cpu/elementwise.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -63,6 +64,7 @@ const OpDef& kSetDiag = define_op({
     .kernels = {set_diag_cpu},
     .gradient = set_diag_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = detail::jvp_linear<>,
 });
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "eagerflow/ops/reduction.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -67,12 +69,19 @@ std::vector<Tensor> slogdet_grad(const GradCall& call) {
   return {multiply(linalg::inv(a, true), expand_dims(expand_dims(g, -1), -1))};
 }
 
+// d log|det A| = trace(A^-1 t_A) = sum(A^-T * t_A); the sign is piecewise constant.
+std::vector<Tensor> slogdet_jvp(const JvpCall& call) {
+  const Tensor& a = call.forward.inputs[0];
+  return {Tensor(), reduce_sum(multiply(linalg::inv(a, true), call.input_tangents[0]), Axes({-2, -1}))};
+}
+
 const OpDef& kSlogdet = define_op({
     .name = "slogdet",
     .infer = infer_slogdet,
     .kernels = {slogdet_cpu},
     .gradient = slogdet_grad,
     .gradient_uses = kGradientReadsInputs,
+    .jvp = slogdet_jvp,
 });
 
 }  // namespace

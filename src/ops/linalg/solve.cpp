@@ -7,6 +7,7 @@
 
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -92,6 +93,15 @@ std::vector<Tensor> solve_grad(const GradCall& call) {
   return {grad_a, call.needs(1) ? grad_b : Tensor()};
 }
 
+// dx = op(A)^-1 (t_b - op(t_A) x), op the adjoint or not.
+std::vector<Tensor> solve_jvp(const JvpCall& call) {
+  const Tensor &a = call.forward.inputs[0], &x = call.outputs[0];
+  const bool adjoint = call.forward.attrs.get_bool(kAdjoint);
+  Tensor rhs = detail::tangent_or_zeros(call, 1);
+  if (call.has_tangent(0)) rhs = subtract(rhs, matmul(call.input_tangents[0], x, adjoint, false));
+  return {linalg::solve(a, rhs, adjoint)};
+}
+
 const OpDef& kSolve = define_op({
     .name = "solve",
     .attr_names = {"adjoint"},
@@ -99,6 +109,7 @@ const OpDef& kSolve = define_op({
     .kernels = {solve_cpu},
     .gradient = solve_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
+    .jvp = solve_jvp,
 });
 
 }  // namespace

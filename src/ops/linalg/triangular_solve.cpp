@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -77,6 +78,19 @@ std::vector<Tensor> triangular_solve_grad(const GradCall& call) {
   return {grad_a, call.needs(1) ? grad_b : Tensor()};
 }
 
+// As solve's, with only the triangle the solve reads of t_A (the gradient's band_part).
+std::vector<Tensor> triangular_solve_jvp(const JvpCall& call) {
+  const Tensor &a = call.forward.inputs[0], &x = call.outputs[0];
+  const bool lower = call.forward.attrs.get_bool(kLower), adjoint = call.forward.attrs.get_bool(kAdjoint);
+  Tensor rhs = detail::tangent_or_zeros(call, 1);
+  if (call.has_tangent(0)) {
+    const Tensor& t = call.input_tangents[0];
+    Tensor triangle = lower ? linalg::band_part(t, -1, 0) : linalg::band_part(t, 0, -1);
+    rhs = subtract(rhs, matmul(triangle, x, adjoint, false));
+  }
+  return {linalg::triangular_solve(a, rhs, lower, adjoint)};
+}
+
 const OpDef& kTriangularSolve = define_op({
     .name = "triangular_solve",
     .attr_names = {"lower", "adjoint"},
@@ -84,6 +98,7 @@ const OpDef& kTriangularSolve = define_op({
     .kernels = {triangular_solve_cpu},
     .gradient = triangular_solve_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
+    .jvp = triangular_solve_jvp,
 });
 
 }  // namespace

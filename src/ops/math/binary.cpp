@@ -10,6 +10,7 @@
 #include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -186,7 +187,13 @@ constexpr std::string_view kBoolOutput = "its output is bool";
 constexpr std::string_view kPiecewiseConstant = "piecewise constant: its gradient is zero wherever it exists";
 
 using detail::not_differentiable;
-using detail::with_gradient;
+// Every differentiable op here is elementwise, so its jvp rule comes from its gradient
+// (detail::jvp_elementwise).
+OpDef with_gradient(OpDef def, GradFn gradient, GradientUses uses = {}) {
+  def = detail::with_gradient(std::move(def), gradient, uses);
+  def.jvp = detail::jvp_elementwise;
+  return def;
+}
 
 const OpDef& kAdd =
     define_op(with_gradient(binary_op<AddFn, kNumericTypes>("add"), add_grad, kGradientReadsNoValues));

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/kernels.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -52,6 +53,13 @@ std::vector<Tensor> cast_grad(const GradCall& c) {
   return {cast(c.output_grads[0], in)};
 }
 
+// Floats in, floats out: the tangent converted like the value.
+std::vector<Tensor> cast_jvp(const JvpCall& c) {
+  const DType out = c.outputs[0].dtype();
+  if (!is_floating(out)) return {Tensor()};
+  return {cast(c.input_tangents[0], out)};
+}
+
 const OpDef& kCast = define_op({
     .name = "cast",
     .attr_names = {"dtype"},
@@ -59,6 +67,7 @@ const OpDef& kCast = define_op({
     .kernels = {cast_cpu, cuda::cast_kernel},
     .gradient = cast_grad,
     .gradient_uses = kGradientReadsNoValues,  // only the input dtype (Note [gradient uses])
+    .jvp = cast_jvp,
     .traits = {.elementwise = true},
 });
 

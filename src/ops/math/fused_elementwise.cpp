@@ -10,6 +10,7 @@
 #include "backends/cpu/stream_copy.h"
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/math/fused_eval.h"
 #include "ops/math/fused_run.h"
 #include "ops/op_helpers.h"
@@ -131,13 +132,48 @@ void fused_cuda(const OpCall& call, std::span<Tensor> outputs) {
   for (size_t j = 0; j < outputs.size(); ++j) outputs[j] = values[static_cast<size_t>(plan->outputs[j])];
 }
 
+// Tangents forward through the program, one step's jvp rule at a time (the gradient's
+// replay, the other way).
+std::vector<Tensor> fused_jvp(const JvpCall& c) {
+  const auto plan = detail::fused_plan(c.forward.attrs);
+  const int64_t num_inputs = plan->num_inputs;
+  std::vector<Tensor> values = run_one_by_one(plan->program, c.forward.inputs);
+  std::vector<Tensor> tangents(values.size());
+  for (int64_t i = 0; i < num_inputs; ++i)
+    if (c.has_tangent(i)) tangents[i] = c.input_tangents[i];
+  static const Attrs kNoAttrs;
+  for (size_t k = 0; k < plan->steps.size(); ++k) {
+    const FusedStep& step = plan->steps[k];
+    const Tensor operand_tangents[2] = {tangents[step.operands[0]],
+                                        step.arity == 2 ? tangents[step.operands[1]] : Tensor()};
+    if (!operand_tangents[0].defined() && !operand_tangents[1].defined()) continue;
+    if (!step.op->not_differentiable.empty()) continue;
+    if (!step.op->jvp)
+      fail<UnimplementedError>(step.op->name,
+                               " (in fused_elementwise): forward-mode differentiation is not "
+                               "implemented for this op");
+    const size_t v = static_cast<size_t>(num_inputs) + k;
+    Tensor operands[2] = {values[step.operands[0]], values[step.operands[1]]};
+    OpCall forward{*step.op, std::span<const Tensor>(operands, step.arity), kNoAttrs};
+    tangents[v] = step.op->jvp(
+        JvpCall{forward, {&values[v], 1}, {operand_tangents, static_cast<size_t>(step.arity)}})[0];
+  }
+  std::vector<Tensor> out;
+  for (size_t j = 0; j < plan->outputs.size(); ++j) {
+    const Tensor& t = tangents[plan->outputs[j]];
+    out.push_back(t.defined() ? detail::broadcast_like(t, c.outputs[j]) : Tensor());
+  }
+  return out;
+}
+
 const OpDef& kFusedElementwise = define_op({
     .name = "fused_elementwise",
     .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
     .infer = infer_fused,
     .kernels = {fused_cpu, fused_cuda},
     .gradient = fused_grad,
-    .gradient_uses = kGradientReadsInputs,              // the replay recomputes everything else
+    .gradient_uses = kGradientReadsInputs,  // the replay recomputes everything else
+    .jvp = fused_jvp,
     .traits = {.elementwise = true, .in_place = true},  // staged_outputs makes it safe
 });
 

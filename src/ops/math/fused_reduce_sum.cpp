@@ -116,6 +116,17 @@ std::vector<Tensor> fused_reduce_sum_grad(const GradCall& c) {
   return fused.gradient(GradCall{fused_call, values, grads, c.needs_grad});
 }
 
+// fused_elementwise's jvp, and the summed output's tangent summed.
+std::vector<Tensor> fused_reduce_sum_jvp(const JvpCall& c) {
+  static const OpDef& fused = find_op("fused_elementwise");
+  const std::vector<Tensor> values =
+      fused_elementwise(fused_program_from_attrs(c.forward.attrs), c.forward.inputs);
+  const OpCall fused_call{fused, c.forward.inputs, c.forward.attrs};
+  std::vector<Tensor> tangents = fused.jvp(JvpCall{fused_call, values, c.input_tangents});
+  if (tangents.back().defined()) tangents.back() = reduce_sum(tangents.back());
+  return tangents;
+}
+
 // On CUDA devices: the program op by op, then reduce_sum of its last output (not yet
 // fused, and summed in the device reduction's order rather than the CPU's).
 void fused_reduce_sum_cuda(const OpCall& call, std::span<Tensor> outputs) {
@@ -134,6 +145,7 @@ const OpDef& kFusedReduceSum = define_op({
     .gradient_uses = kGradientReadsInputs,
     // Output 0 is a kept output, staged when a later step reads the input it overwrites,
     // or the sum, written once every element has been read.
+    .jvp = fused_reduce_sum_jvp,
     .traits = {.reduction = true, .in_place = true},
 });
 

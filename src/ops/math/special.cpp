@@ -9,6 +9,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -241,8 +242,10 @@ Grads polygamma_grad(const GradCall& c) {
 
 template <class F>
 OpDef special(std::string_view name, GradFn gradient, GradientUses uses) {
-  return detail::with_gradient(detail::not_fused(detail::unary_op<F, kFloat32Or64, false, true>(name)),
-                               gradient, uses);
+  OpDef def = detail::with_gradient(detail::not_fused(detail::unary_op<F, kFloat32Or64, false, true>(name)),
+                                    gradient, uses);
+  def.jvp = detail::jvp_elementwise;  // elementwise: the gradient gives the jvp
+  return def;
 }
 constexpr GradientUses kX = kGradientReadsInputs, kZ = kGradientReadsOutputs;
 constexpr GradientUses kXAndZ{.inputs = kAllValues, .outputs = kAllValues};
@@ -256,9 +259,13 @@ const OpDef& kErfc = define_op(special<ErfcFn>("erfc", erfc_grad, kX));
 const OpDef& kErfinv = define_op(special<ErfinvFn>("erfinv", erfinv_grad, kZ));
 const OpDef& kBesselI0e = define_op(special<BesselI0eFn>("bessel_i0e", bessel_i0e_grad, kXAndZ));
 const OpDef& kBesselI1e = define_op(special<BesselI1eFn>("bessel_i1e", bessel_i1e_grad, kXAndZ));
-const OpDef& kPolygamma = define_op(detail::with_gradient(
-    detail::not_fused(detail::binary_op<PolygammaFn, kFloat32Or64, false, true>("polygamma")), polygamma_grad,
-    kGradientReadsInputs));
+const OpDef& kPolygamma = define_op([] {
+  OpDef def = detail::with_gradient(
+      detail::not_fused(detail::binary_op<PolygammaFn, kFloat32Or64, false, true>("polygamma")),
+      polygamma_grad, kGradientReadsInputs);
+  def.jvp = detail::jvp_elementwise;  // a tangent of the order reaches polygamma_grad's error
+  return def;
+}());
 
 }  // namespace
 

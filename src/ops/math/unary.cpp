@@ -6,6 +6,7 @@
 
 #include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/math/fused_eval.h"
 #include "ops/op_helpers.h"
 
@@ -82,7 +83,9 @@ constexpr std::string_view kBoolOutput = "its output is bool";
 // [gradient uses] in op_def.h.
 template <class F, DTypeSet Set, bool BoolOutput = false, bool Expensive = false>
 OpDef unary(std::string_view name, GradFn gradient, GradientUses uses) {
-  return detail::with_gradient(unary_op<F, Set, BoolOutput, Expensive>(name), gradient, uses);
+  OpDef def = detail::with_gradient(unary_op<F, Set, BoolOutput, Expensive>(name), gradient, uses);
+  def.jvp = detail::jvp_elementwise;  // elementwise: the gradient gives the jvp
+  return def;
 }
 constexpr GradientUses kX = kGradientReadsInputs, kZ = kGradientReadsOutputs, kNeither = kGradientReadsNoValues;
 template <class F, DTypeSet Set, bool BoolOutput = false>

@@ -11,6 +11,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -93,7 +94,13 @@ std::vector<Tensor> softsign_grad(const GradCall& call) {
   return {g_of(call) / square(1 + abs(x_of(call)))};
 }
 
-using detail::with_gradient;
+// Every differentiable op here is elementwise, so its jvp rule comes from its gradient
+// (detail::jvp_elementwise).
+OpDef with_gradient(OpDef def, GradFn gradient, GradientUses uses = {}) {
+  def = detail::with_gradient(std::move(def), gradient, uses);
+  def.jvp = detail::jvp_elementwise;
+  return def;
+}
 
 // Each says whether its gradient above reads x (input) or y (output); elu and selu read
 // both (Note [gradient uses] in op_def.h).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eagerflow/ops/conv.h"
+#include "ops/jvp_helpers.h"
 #include "ops/nn/pool_common.h"
 #include "ops/nn/window_geometry.h"
 #include "ops/op_helpers.h"
@@ -141,6 +142,7 @@ const OpDef& kAvgPool = define_op({
     .kernels = {float_kernel<avg_pool_typed<float>, avg_pool_typed<double>>, avg_pool_cuda},
     .gradient = avg_pool_gradient,
     .gradient_uses = kGradientReadsNoValues,  // x's shape only (Note [gradient uses])
+    .jvp = detail::jvp_linear<>,
 });
 
 const OpDef& kAvgPoolGrad = define_op({
@@ -150,6 +152,7 @@ const OpDef& kAvgPoolGrad = define_op({
     .kernels = {float_kernel<avg_pool_grad_typed<float>, avg_pool_grad_typed<double>>, avg_pool_grad_cuda},
     .gradient = avg_pool_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,  // Note [gradient uses]
+    .jvp = detail::jvp_linear<>,
 });
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "backends/cpu/blas.h"
 #include "eagerflow/ops/conv.h"
+#include "ops/jvp_helpers.h"
 #include "ops/nn/conv2d_onednn.h"
 #include "ops/nn/im2col.h"
 #include "ops/op_helpers.h"
@@ -396,6 +397,7 @@ const OpDef& kConv2d = define_op({
     .kernels = {float_kernel<Conv2dK>, conv2d_cuda},
     .gradient = conv2d_grad,
     .gradient_uses = kGradientReadsInputs,  // never y (Note [gradient uses])
+    .jvp = detail::jvp_multilinear<>,
 });
 
 const OpDef& kConv2dBackpropInput = define_op({
@@ -405,6 +407,7 @@ const OpDef& kConv2dBackpropInput = define_op({
     .kernels = {float_kernel<InputK>, backprop_input_cuda},
     .gradient = backprop_input_grad,
     .gradient_uses = kGradientReadsInputs,  // never dx (Note [gradient uses])
+    .jvp = detail::jvp_multilinear<>,
 });
 
 const OpDef& kConv2dBackpropFilter = define_op({
@@ -414,6 +417,7 @@ const OpDef& kConv2dBackpropFilter = define_op({
     .kernels = {float_kernel<FilterK>, backprop_filter_cuda},
     .gradient = backprop_filter_grad,
     .gradient_uses = kGradientReadsInputs,  // never dw (Note [gradient uses])
+    .jvp = detail::jvp_multilinear<>,
 });
 
 }  // namespace

@@ -5,9 +5,10 @@
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
-#include "eagerflow/ops/reduction.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
+#include "ops/jvp_helpers.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
 
@@ -107,6 +108,21 @@ void dense_cuda(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = reduce_sum(multiply(labels, subtract(log_sum, shifted)), axis);
 }
 
+// Each row's loss depends on that row only: the partial derivatives of dense_grad times
+// the tangents, summed over the class axis.
+std::vector<Tensor> dense_jvp(const JvpCall& call) {
+  const Tensor &labels = call.forward.inputs[0], &logits = call.forward.inputs[1];
+  const int64_t axis = normalize_axis(call.forward.attrs.get_int(kAxis), logits.rank(), call.forward.op.name);
+  Tensor terms;
+  if (call.has_tangent(0)) terms = multiply(negative(log_softmax(logits, axis)), call.input_tangents[0]);
+  if (call.has_tangent(1)) {
+    Tensor d_logits = subtract(multiply(softmax(logits, axis), reduce_sum(labels, axis, true)), labels);
+    Tensor term = multiply(d_logits, call.input_tangents[1]);
+    terms = terms.defined() ? add(terms, term) : term;
+  }
+  return {reduce_sum(terms, axis)};
+}
+
 const OpDef& kDense = define_op({
     .name = "softmax_cross_entropy_with_logits",
     .attr_names = {"axis"},
@@ -114,6 +130,7 @@ const OpDef& kDense = define_op({
     .kernels = {dense_cpu, dense_cuda},
     .gradient = dense_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
+    .jvp = dense_jvp,
 });
 
 // ---- sparse_softmax_cross_entropy_with_logits(labels, logits) ----
@@ -183,12 +200,21 @@ std::vector<Tensor> sparse_grad(const GradCall& call) {
   return {Tensor(), multiply(g, subtract(softmax(logits, -1), target))};
 }
 
+// d loss = sum((softmax(logits) - one_hot(labels)) * t) over the classes.
+std::vector<Tensor> sparse_jvp(const JvpCall& call) {
+  const Tensor &labels = call.forward.inputs[0], &logits = call.forward.inputs[1];
+  if (!call.has_tangent(1)) return {Tensor()};
+  Tensor target = one_hot(labels, logits.shape().dim(-1), 1, 0, -1, logits.dtype());
+  return {reduce_sum(multiply(subtract(softmax(logits, -1), target), call.input_tangents[1]), -1)};
+}
+
 const OpDef& kSparse = define_op({
     .name = "sparse_softmax_cross_entropy_with_logits",
     .infer = infer_sparse,
     .kernels = {sparse_cpu, sparse_cuda},
     .gradient = sparse_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
+    .jvp = sparse_jvp,
 });
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
+#include "ops/jvp_helpers.h"
 #include "ops/nn/pool_common.h"
 #include "ops/nn/window_geometry.h"
 #include "ops/op_helpers.h"
@@ -197,6 +198,13 @@ void max_pool_grad_cuda(const OpCall& call, std::span<Tensor> outputs) {
                    outputs[0], call.op.name);
 }
 
+// J t where max_pool2d_grad(x, .) is J^T: its transpose, max_pool2d_grad_grad.
+std::vector<Tensor> max_pool_jvp(const JvpCall& call) {
+  const PoolArgs a(call.forward.attrs);
+  return {
+      max_pool2d_grad_grad(call.forward.inputs[0], call.input_tangents[0], a.ksize, a.strides, a.padding)};
+}
+
 const OpDef& kMaxPool = define_op({
     .name = "max_pool2d",
     .attr_names = {"strides", "padding", "ksize"},
@@ -204,6 +212,7 @@ const OpDef& kMaxPool = define_op({
     .kernels = {float_kernel<max_pool_typed<float>, max_pool_typed<double>>, max_pool_cuda},
     .gradient = max_pool_gradient,
     .gradient_uses = kGradientReadsInputs,  // x, not y (Note [gradient uses])
+    .jvp = max_pool_jvp,
 });
 
 const OpDef& kMaxPoolGrad = define_op({
@@ -213,6 +222,7 @@ const OpDef& kMaxPoolGrad = define_op({
     .kernels = {float_kernel<max_pool_grad_typed<float>, max_pool_grad_typed<double>>, max_pool_grad_cuda},
     .gradient = max_pool_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
+    .jvp = detail::jvp_linear<value_bit(1)>,
 });
 
 const OpDef& kMaxPoolGradGrad = define_op({
@@ -223,6 +233,7 @@ const OpDef& kMaxPoolGradGrad = define_op({
                 max_pool_grad_grad_cuda},
     .gradient = max_pool_grad_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
+    .jvp = detail::jvp_linear<value_bit(1)>,
 });
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -22,9 +23,13 @@ std::vector<Tensor> sigmoid_grad_grad(const GradCall& call) {
   return {call.needs(0) ? g * dy * (1 - 2 * y) : Tensor(), call.needs(1) ? sigmoid_grad(y, g) : Tensor()};
 }
 
-const OpDef& kSigmoidGrad = define_op(detail::with_gradient(
-    detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad,
-    kGradientReadsInputs));  // y and dy, never the output (Note [gradient uses])
+const OpDef& kSigmoidGrad = define_op([] {
+  OpDef def = detail::with_gradient(
+      detail::binary_op<SigmoidGradFn, cpu::kFloatTypes>("sigmoid_grad"), sigmoid_grad_grad,
+      kGradientReadsInputs);          // y and dy, never the output (Note [gradient uses])
+  def.jvp = detail::jvp_elementwise;  // elementwise: the gradient gives the jvp
+  return def;
+}());
 
 }  // namespace
 

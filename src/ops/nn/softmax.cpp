@@ -8,6 +8,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/jvp_helpers.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
 
@@ -87,6 +88,13 @@ void softmax_cuda(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = Log ? subtract(shifted, log(sum)) : divide(e, sum);
 }
 
+// dy = y * (t - sum(t * y)): softmax's Jacobian is symmetric, so this is its gradient's form.
+std::vector<Tensor> softmax_jvp(const JvpCall& call) {
+  const Tensor &y = call.outputs[0], &t = call.input_tangents[0];
+  const int64_t axis = call.forward.attrs.get_int(kAxis);
+  return {multiply(y, subtract(t, reduce_sum(multiply(t, y), axis, true)))};
+}
+
 const OpDef& kSoftmax = define_op({
     .name = "softmax",
     .attr_names = {"axis"},
@@ -94,7 +102,15 @@ const OpDef& kSoftmax = define_op({
     .kernels = {softmax_cpu<false>, softmax_cuda<false>},
     .gradient = softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
+    .jvp = softmax_jvp,
 });
+
+// dy = t - sum(softmax * t) (the transpose of the gradient's g - softmax * sum(g)).
+std::vector<Tensor> log_softmax_jvp(const JvpCall& call) {
+  const Tensor &y = call.outputs[0], &t = call.input_tangents[0];
+  const int64_t axis = call.forward.attrs.get_int(kAxis);
+  return {subtract(t, reduce_sum(multiply(exp(y), t), axis, true))};
+}
 
 const OpDef& kLogSoftmax = define_op({
     .name = "log_softmax",
@@ -103,6 +119,7 @@ const OpDef& kLogSoftmax = define_op({
     .kernels = {softmax_cpu<true>, softmax_cuda<true>},
     .gradient = log_softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
+    .jvp = log_softmax_jvp,
 });
 
 }  // namespace

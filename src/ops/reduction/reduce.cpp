@@ -11,6 +11,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
 #include "ops/reduction/sum_reducer.h"
@@ -232,15 +233,32 @@ std::vector<Tensor> reduce_prod_grad(const GradCall& call) {
   return {multiply(g, transpose(reshape(others, Shape(permuted_dims)), inverse))};
 }
 
-const OpDef& kReduceSum =
-    define_op(detail::with_gradient(reduction_op<SumR, kNumericTypes>("reduce_sum"), reduce_sum_grad,
-                                    kGradientReadsNoValues));  // x's shape only (Note [gradient uses])
-const OpDef& kReduceProd =
-    define_op(detail::with_gradient(reduction_op<ProdR, kNumericTypes>("reduce_prod"), reduce_prod_grad));
-const OpDef& kReduceMax =
-    define_op(detail::with_gradient(reduction_op<MaxR, kNumericTypes, true>("reduce_max"), reduce_extreme_grad));
-const OpDef& kReduceMin =
-    define_op(detail::with_gradient(reduction_op<MinR, kNumericTypes, true>("reduce_min"), reduce_extreme_grad));
+OpDef with_jvp(OpDef def, JvpFn jvp) {
+  def.jvp = jvp;
+  return def;
+}
+
+const OpDef& kReduceSum = define_op(
+    with_jvp(detail::with_gradient(reduction_op<SumR, kNumericTypes>("reduce_sum"), reduce_sum_grad,
+                                   kGradientReadsNoValues),  // x's shape only (Note [gradient uses])
+             detail::jvp_linear<>));
+
+// Each input element reaches one output element: the jvp sums the gradient's partial
+// derivatives times the tangent over the same axes (detail::jvp_grouped).
+std::vector<Tensor> grouped_jvp(const JvpCall& call) {
+  return detail::jvp_grouped(call, [](const JvpCall& c, const Tensor& terms) {
+    return run_op(kReduceSum, {terms}, c.forward.attrs, CallSite::current());
+  });
+}
+
+const OpDef& kReduceProd = define_op(with_jvp(
+    detail::with_gradient(reduction_op<ProdR, kNumericTypes>("reduce_prod"), reduce_prod_grad), grouped_jvp));
+const OpDef& kReduceMax = define_op(with_jvp(
+    detail::with_gradient(reduction_op<MaxR, kNumericTypes, true>("reduce_max"), reduce_extreme_grad),
+    grouped_jvp));
+const OpDef& kReduceMin = define_op(with_jvp(
+    detail::with_gradient(reduction_op<MinR, kNumericTypes, true>("reduce_min"), reduce_extreme_grad),
+    grouped_jvp));
 // ---- sum_to_shape_of(x, like) ----
 // The axes along which a tensor of `like`'s shape was broadcast to `x`'s: x's leading
 // extra axes, and the axes where `like` has size 1 and x does not.
@@ -304,6 +322,7 @@ const OpDef& kSumToShapeOf = define_op({
                 sum_to_shape_of_kernel<cuda::reduce_kernel>},
     .gradient = sum_to_shape_of_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kNoValues},
+    .jvp = detail::jvp_linear<value_bit(0)>,
     .traits = {.view = true},  // aliases x when nothing is summed
 });
 

@@ -14,6 +14,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
+#include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -237,6 +238,18 @@ std::vector<Tensor> linear_scan_grad(const GradCall& call) {
   return {da, call.needs(1) ? lambda : Tensor()};
 }
 
+// dh_k = db_k + da_k h_{k-1} + a_k dh_{k-1}: the same scan of db + da h_{k-1}.
+std::vector<Tensor> linear_scan_jvp(const JvpCall& call) {
+  const Tensor &a = call.forward.inputs[0], &h = call.outputs[0];
+  const int64_t axis = call.forward.attrs.get_int(kLinAxis);
+  const bool reverse = call.forward.attrs.get_bool(kLinReverse);
+  Tensor b = detail::tangent_or_zeros(call, 1);
+  if (call.has_tangent(0))
+    b = add(b, multiply(call.input_tangents[0],
+                        where(scan_first(h, axis, reverse), 0, scan_shift(h, axis, reverse, false))));
+  return {linear_scan(a, b, axis, reverse)};
+}
+
 const OpDef& kCumprodLinearScan = define_op({
     .name = "cumprod_linear_scan",
     .attr_names = {"axis", "reverse"},
@@ -244,6 +257,7 @@ const OpDef& kCumprodLinearScan = define_op({
     .kernels = {linear_scan_cpu},
     .gradient = linear_scan_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
+    .jvp = linear_scan_jvp,
 });
 
 Tensor linear_scan(const Tensor& a, const Tensor& b, int64_t axis, bool reverse) {
@@ -390,12 +404,28 @@ std::vector<Tensor> lse_grad_grad(const GradCall& call) {
           call.needs(1) ? negative(multiply(u, out)) : Tensor(), call.needs(2) ? other : Tensor()};
 }
 
+// out = E v: d out = t_x out + E (t_v - v t_y); out = E^T v: d out = E^T (v t_x + t_v) - t_y out
+// (the transposes of lse_grad_grad's terms). The attrs begin with the scan's.
+std::vector<Tensor> lse_grad_jvp(const JvpCall& call) {
+  const Tensor &x = call.forward.inputs[0], &y = call.forward.inputs[1], &v = call.forward.inputs[2];
+  const Tensor& out = call.outputs[0];
+  const bool transpose = call.forward.attrs.get_bool(kGradTranspose);
+  Tensor inner = detail::tangent_or_zeros(call, 2);
+  if (!transpose && call.has_tangent(1)) inner = subtract(inner, multiply(v, call.input_tangents[1]));
+  if (transpose && call.has_tangent(0)) inner = add(inner, multiply(v, call.input_tangents[0]));
+  Tensor result = lse_grad(x, y, inner, call.forward.attrs, transpose);
+  if (!transpose && call.has_tangent(0)) result = add(result, multiply(call.input_tangents[0], out));
+  if (transpose && call.has_tangent(1)) result = subtract(result, multiply(call.input_tangents[1], out));
+  return {result};
+}
+
 const OpDef& kCumulativeLogsumexpGrad = define_op({
     .name = "cumulative_logsumexp_grad",
     .attr_names = {"axis", "exclusive", "reverse", "transpose"},
     .infer = infer_lse_grad,
     .kernels = {lse_grad_cpu},
     .gradient = lse_grad_grad,
+    .jvp = lse_grad_jvp,
 });
 
 Tensor lse_grad(const Tensor& x, const Tensor& y, const Tensor& v, const Attrs& scan_attrs, bool transpose) {
@@ -417,7 +447,21 @@ const OpDef& kCumsum = define_op({
     .infer = infer_scan<kNumericTypes>,
     .kernels = {scan_cpu<SumOp>, cuda::scan_kernel},
     .gradient = cumsum_grad,
+    .jvp = detail::jvp_linear<>,
 });
+
+// Inclusive: dy_k = sum_{j<=k} t_j P_j prod_{j<i<=k} x_i, the scan h_k = t_k P_k + x_k h_{k-1}
+// (P the exclusive cumprod; no division, so zeros need no care). Exclusive: that scan
+// moved one place on, 0 at the first position.
+std::vector<Tensor> cumprod_jvp(const JvpCall& call) {
+  const Attrs& attrs = call.forward.attrs;
+  const Tensor& x = call.forward.inputs[0];
+  const int64_t axis = attrs.get_int(kAxis);
+  const bool exclusive = attrs.get_bool(kExclusive), reverse = attrs.get_bool(kReverse);
+  Tensor h = linear_scan(x, multiply(call.input_tangents[0], cumprod(x, axis, true, reverse)), axis, reverse);
+  if (exclusive) h = where(scan_first(h, axis, reverse), 0, scan_shift(h, axis, reverse, false));
+  return {h};
+}
 
 const OpDef& kCumprod = define_op({
     .name = "cumprod",
@@ -426,7 +470,14 @@ const OpDef& kCumprod = define_op({
     .kernels = {scan_cpu<ProdOp>, cuda::scan_kernel},
     .gradient = cumprod_grad,
     .gradient_uses = kGradientReadsInputs,
+    .jvp = cumprod_jvp,
 });
+
+// dy_i = sum_k exp(x_k - y_i) t_k = (E^T t)_i (Note [cumulative_logsumexp gradient]).
+std::vector<Tensor> cumulative_logsumexp_jvp(const JvpCall& call) {
+  return {
+      lse_grad(call.forward.inputs[0], call.outputs[0], call.input_tangents[0], call.forward.attrs, true)};
+}
 
 const OpDef& kCumulativeLogsumexp = define_op({
     .name = "cumulative_logsumexp",
@@ -435,6 +486,7 @@ const OpDef& kCumulativeLogsumexp = define_op({
     .kernels = {scan_cpu<LogAddExpOp, kFloatTypes>},
     .gradient = cumulative_logsumexp_grad,
     .gradient_uses = {.inputs = kAllValues, .outputs = kAllValues},
+    .jvp = cumulative_logsumexp_jvp,
 });
 
 }  // namespace
