@@ -1,4 +1,4 @@
-"""Automatic differentiation: GradientTape, the function transforms, custom_gradient.
+"""Automatic differentiation: GradientTape, ForwardAccumulator, the function transforms, custom_gradient.
 
 The work happens in C++; this module adds what is Python by nature: ``with`` blocks,
 decorators, and gradients shaped like the (nested) sources they were asked for.
@@ -233,6 +233,88 @@ class GradientTape:
     def reset(self):
         """Forgets everything recorded so far; the tape keeps recording."""
         self._recording_tape("reset").reset()
+
+
+class ForwardAccumulator:
+    """Computes Jacobian-vector products with forward-mode autodiff (TensorFlow's semantics).
+
+    Inside its ``with`` block, ops on the watched primals (and on what was computed
+    from them) also compute tangents; ``jvp`` reads them, during or after the block.
+
+    >>> x = ef.constant([1.0, 2.0])
+    >>> with ef.autodiff.ForwardAccumulator(x, ef.constant([1.0, 0.0])) as acc:
+    ...     y = ef.reduce_sum(x * x)
+    >>> acc.jvp(y).numpy()
+    array(2., dtype=float32)
+
+    Accumulators nest (an outer one differentiates an inner one's tangents) and compose
+    with GradientTapes in either order, so ``acc.jvp(tape.gradient(...))`` and
+    ``tape.gradient(acc.jvp(...), ...)`` are Hessian-vector products. An op without a
+    forward-mode rule raises UnimplementedError when a tangent reaches it.
+
+    Args:
+      primals: A Tensor or Variable, or a (nested) list, tuple or dict of them.
+      tangents: The same structure: each primal's tangent, of its dtype and shape.
+    """
+
+    def __init__(self, primals, tangents):
+        self._accumulator = _core._ForwardAccumulator()
+        self._accumulator.stop()  # active inside the `with` block only
+        self.watch(primals, tangents)
+
+    def __enter__(self):
+        self._accumulator.resume()
+        return self
+
+    def __exit__(self, *exc):
+        self._accumulator.stop()
+        return False
+
+    def watch(self, primals, tangents):
+        """Gives ``primals`` the ``tangents`` (added to any tangent they already have).
+
+        Raises:
+          ValueError: the structures differ.
+          InvalidArgumentError: a primal is not a float tensor, or a tangent's dtype or
+            shape is not its primal's.
+        """
+        flat_primals, flat_tangents = _flatten(primals), _flatten(tangents)
+        if len(flat_primals) != len(flat_tangents):
+            raise ValueError("ForwardAccumulator: %d primals but %d tangents" % (len(flat_primals), len(flat_tangents)))
+        for primal, tangent in zip(flat_primals, flat_tangents):
+            if not isinstance(primal, (_core.Tensor, _core.Variable)):
+                primal = _core.convert_to_tensor(primal)
+            self._accumulator.watch(primal, tangent)
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The tangents of ``primals`` (a tensor or nested structure of them).
+
+        A tensor that does not depend on the watched primals gets None, or zeros with
+        ``unconnected_gradients=ZERO``; integer and bool tensors always get None.
+        """
+        leaves = _flatten(primals)
+        tangents = self._accumulator.jvp(leaves, _unconnected(unconnected_gradients))
+        return _pack_like(primals, tangents)
+
+
+def jvp(f, primals, tangents, unconnected_gradients=UnconnectedGradients.ZERO):
+    """``(f(*primals), tangents of f's outputs)``: one forward pass under a ForwardAccumulator.
+
+    >>> y, t = ef.jvp(lambda x: x * x, (ef.constant(3.0),), (ef.constant(1.0),))
+    >>> float(y), float(t)
+    (9.0, 6.0)
+
+    Args:
+      f: A function of the primals returning a tensor or a (nested) structure of them.
+      primals: A tuple (or list) of the arguments.
+      tangents: One tangent per primal, of its dtype and shape.
+      unconnected_gradients: ZERO (default, as jax.jvp) gives zeros for an output that
+        does not depend on the primals; NONE gives None.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    with ForwardAccumulator(primals, tangents) as acc:
+        outputs = f(*primals)
+    return outputs, acc.jvp(outputs, unconnected_gradients)
 
 
 def stop_gradient(input, name=None):  # noqa: A002 (TensorFlow's argument name)

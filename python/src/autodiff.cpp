@@ -306,6 +306,28 @@ Raises:
           py::return_value_policy::take_ownership);
   py::class_<ef::GradientTape::StopRecording>(m, "_StopRecording");
 
+  // Forward mode (Note [forward mode] in forward_accumulator.h); ef.autodiff.ForwardAccumulator
+  // enters and leaves it with `with`.
+  py::class_<ef::ForwardAccumulator>(m, "_ForwardAccumulator")
+      .def(py::init<>())
+      .def("stop", &ef::ForwardAccumulator::stop)
+      .def("resume", &ef::ForwardAccumulator::resume)
+      .def("watch",
+           [](ef::ForwardAccumulator& acc, py::handle primal, TensorArg tangent) {
+             if (py::isinstance<ef::Variable>(primal))
+               acc.watch(primal.cast<const ef::Variable&>(), tangent);
+             else
+               acc.watch(to_tensor(primal), tangent);
+           })
+      .def(
+          "jvp",
+          [](const ef::ForwardAccumulator& acc, py::list primals, const std::string& unconnected) {
+            std::vector<ef::Tensor> flat;
+            for (py::handle t : primals) flat.push_back(to_tensor(t));
+            return tensors_or_none(acc.jvp(flat, unconnected_of(unconnected)));
+          },
+          "primals"_a, "unconnected_gradients"_a = "none");
+
   m.def(
       "stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); },
       "The identity, with no gradient flowing through it (see ef.stop_gradient).", "input"_a,
