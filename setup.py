@@ -53,6 +53,9 @@ class CMakeBuild(build_ext):
         if len(sonames) != 1:
             raise RuntimeError(f"setup.py: expected one libeagerflow.so.<major> in {stage}/lib, got {sonames}")
         shutil.copy2(sonames[0], package)  # the file behind the link
+        # ef.distribute's library, where MPI was found at build time.
+        for distribute in glob.glob(os.path.join(stage, "lib", "libeagerflow_distribute.so.[0-9]")):
+            shutil.copy2(distribute, package)
         # setuptools expects the extension at this path: it is the copied one.
         assert os.path.exists(self.get_ext_fullpath(ext.name)), self.get_ext_fullpath(ext.name)
 

@@ -40,6 +40,7 @@ void bind_devices(py::module_& m);  // device scopes, CUDA devices and their mem
 void bind_summary(py::module_& m);  // the submodule _core.summary: TensorBoard event files
 void bind_profiler(py::module_& m);  // the submodule _core.profiler: op timings, Chrome traces
 void bind_saved_model(py::module_& m);  // saved models: exports and loading (saved_model.cpp)
+void bind_distribute(py::module_& m);   // the submodule _core.distribute: collectives on MPI (distribute.cpp)
 
 // A Python object that C++ keeps (a callback inside a std::function, say) and may
 // release on a thread that does not hold the GIL: the destructor takes the GIL.

@@ -90,4 +90,5 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_summary(m);
   efpy::bind_profiler(m);
   efpy::bind_saved_model(m);
+  efpy::bind_distribute(m);
 }

@@ -1,0 +1,96 @@
+"""One rank of the multi-process tests in test_distribute.py (run under mpirun).
+
+Each check raises on failure: ef.distribute then ends the job naming this rank, and
+the test sees a failed mpirun. Prints "rank R ok" at the end.
+"""
+import sys
+
+import numpy as np
+
+import eagerflow as ef
+
+ROWS_PER_RANK, STEPS = 4, 3
+
+
+def check_collectives(r, n):
+    x = ef.constant([1.0, 2.0]) * (r + 1)
+    total = n * (n + 1) / 2
+    np.testing.assert_array_equal(ef.distribute.all_reduce(x).numpy(), [total, 2 * total])
+    np.testing.assert_array_equal(ef.distribute.all_reduce(x, op="mean").numpy(), [total / n, 2 * total / n])
+    np.testing.assert_array_equal(ef.distribute.all_reduce(x, op="max").numpy(), [n, 2 * n])
+    np.testing.assert_array_equal(ef.distribute.broadcast(np.full(3, r, np.int64), root=n - 1).numpy(), [n - 1] * 3)
+    gathered = ef.distribute.all_gather(ef.fill([1, 2], float(r)))
+    np.testing.assert_array_equal(gathered.numpy(), np.repeat(np.arange(n, dtype=np.float32), 2).reshape(n, 2))
+    scattered = ef.distribute.reduce_scatter(np.arange(2 * n, dtype=np.float64))
+    np.testing.assert_array_equal(scattered.numpy(), [2 * r * n, (2 * r + 1) * n])
+    ef.distribute.barrier()
+
+
+def check_gradient(r, n):
+    x = ef.constant([1.0, 2.0], dtype=ef.float64) + r
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        loss = ef.reduce_sum(ef.distribute.all_reduce(x * x))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), 2 * x.numpy() * n)
+
+
+def check_disagreement(r):
+    x = ef.ones([2]) if r == 0 else ef.ones([3])
+    try:
+        ef.distribute.all_reduce(x)
+    except ef.errors.InvalidArgumentError as e:
+        assert "disagree" in str(e) and "ranks 0: all_reduce(sum) float32 [2]" in str(e), str(e)
+    else:
+        raise AssertionError("ranks with different shapes got no error")
+
+
+def mlp_loss(w, x, y):
+    hidden = ef.tanh(ef.matmul(x, w[0]) + w[1])
+    return ef.reduce_mean(ef.square(ef.matmul(hidden, w[2]) + w[3] - y))
+
+
+def train(initial, make_optimizer, x, y, rows, average):
+    w = [ef.Variable(a) for a in initial]
+    optimizer = make_optimizer()
+    for _ in range(STEPS):
+        with ef.GradientTape() as tape:
+            loss = mlp_loss(w, x[rows], y[rows])
+        grads = tape.gradient(loss, w)
+        if average:
+            grads = [ef.distribute.all_reduce(g, op="mean") for g in grads]
+        optimizer.apply_gradients(zip(grads, w))
+    return [v.numpy() for v in w]
+
+
+def check_data_parallel(r, n):
+    """n ranks with batch B and averaged gradients end where one process with batch n*B does."""
+    for dtype, tolerance in ((np.float64, 1e-10), (np.float32, 1e-5)):
+        for make_optimizer in (lambda: ef.optimizers.SGD(0.1, momentum=0.9), lambda: ef.optimizers.Adam(0.01)):
+            rng = np.random.default_rng(0)  # the same draws on every rank
+            initial = [rng.normal(0, 0.5, s).astype(dtype) for s in ((3, 8), (8,), (8, 1), (1,))]
+            x = rng.standard_normal((n * ROWS_PER_RANK, 3)).astype(dtype)
+            y = rng.standard_normal((n * ROWS_PER_RANK, 1)).astype(dtype)
+            one = train(initial, make_optimizer, x, y, slice(None), average=False)
+            mine = slice(r * ROWS_PER_RANK, (r + 1) * ROWS_PER_RANK)
+            parallel = train(initial, make_optimizer, x, y, mine, average=True)
+            for a, b, start in zip(one, parallel, initial):
+                np.testing.assert_allclose(b, a, rtol=0, atol=tolerance)
+                assert np.abs(a - start).max() > 1e-3  # training moved the weights
+
+
+def main():
+    ef.distribute.init(timeout=60)
+    r, n = ef.distribute.rank(), ef.distribute.size()
+    assert n > 1, "run under mpirun with two or more ranks"
+    check_collectives(r, n)
+    check_gradient(r, n)
+    check_disagreement(r)
+    check_data_parallel(r, n)
+    if len(sys.argv) > 1 and sys.argv[1] == "raise" and r == 1:
+        raise RuntimeError("rank 1 could not read its shard")
+    ef.distribute.barrier()
+    print(f"rank {r} ok", flush=True)
+
+
+if __name__ == "__main__":
+    main()

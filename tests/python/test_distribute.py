@@ -1,0 +1,83 @@
+"""ef.distribute: a group of one in this process, and several ranks under mpirun
+(distribute_worker.py), skipping with the reason where MPI is missing."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import eagerflow as ef
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILT = getattr(ef._core, "distribute", None) is not None
+needs_build = pytest.mark.skipif(not BUILT, reason="eagerflow was built without MPI (libopenmpi-dev)")
+LAUNCHED = any(v in os.environ for v in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"))
+
+
+@needs_build
+@pytest.mark.skipif(LAUNCHED, reason="this test runs outside a launcher")
+def test_a_plain_process_is_a_group_of_one():
+    ef.distribute.init()
+    assert (ef.distribute.rank(), ef.distribute.size(), ef.distribute.local_rank()) == (0, 0 + 1, 0)
+    x = ef.constant([[1.0, 2.0]])
+    for op in ("sum", "mean", "max", "min"):
+        np.testing.assert_array_equal(ef.distribute.all_reduce(x, op=op).numpy(), [[1.0, 2.0]])
+    np.testing.assert_array_equal(ef.distribute.broadcast(x).numpy(), x.numpy())
+    np.testing.assert_array_equal(ef.distribute.all_gather(x).numpy(), x.numpy())
+    np.testing.assert_array_equal(ef.distribute.reduce_scatter(x).numpy(), x.numpy())
+    ef.distribute.barrier()
+
+
+@needs_build
+def test_collectives_in_functions_and_tapes():
+    ef.distribute.init()
+    n = ef.distribute.size()
+
+    @ef.function
+    def summed(x):
+        return ef.distribute.all_reduce(x * 2.0)
+
+    np.testing.assert_array_equal(summed(ef.constant([1.0, 3.0])).numpy(), [2.0 * n, 6.0 * n])
+    x = ef.constant([1.0, 2.0])
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = ef.reduce_sum(ef.distribute.all_reduce(x, op="mean") * 3.0)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [3.0, 3.0])
+
+
+@needs_build
+def test_bad_arguments_name_the_op():
+    ef.distribute.init()
+    with pytest.raises(ef.errors.InvalidArgumentError, match="avg.*sum, mean, max, min"):
+        ef.distribute.all_reduce(ef.ones([2]), op="avg")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="all_reduce: reduction 'mean' needs a floating dtype"):
+        ef.distribute.all_reduce(ef.constant([1, 2]), op="mean")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="all_gather.*scalar"):
+        ef.distribute.all_gather(ef.constant(1.0))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="broadcast: root 5"):
+        ef.distribute.broadcast(ef.ones([2]), root=5)
+
+
+def _mpirun(ranks, *args):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None or not BUILT:
+        pytest.skip("mpirun or eagerflow's MPI library is missing (install openmpi-bin, libopenmpi-dev)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    command = [mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), "-x", "PYTHONPATH",
+               sys.executable, os.path.join(HERE, "distribute_worker.py"), *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ranks_agree_with_one_process(ranks):
+    result = _mpirun(ranks)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(result.stdout.split("\n")[:-1]) == [f"rank {r} ok" for r in range(ranks)], result.stdout
+
+
+def test_an_uncaught_exception_ends_the_job_naming_the_rank():
+    result = _mpirun(2, "raise")
+    assert result.returncode != 0
+    assert "rank 1 of 2: uncaught RuntimeError: rank 1 could not read its shard" in result.stderr, result.stderr
