@@ -118,3 +118,85 @@ def reduce_scatter(x, op="sum"):
 def barrier():
     """Returns once every rank has called it."""
     _group().barrier()
+
+
+class ReduceOp:
+    """How MultiWorkerMirroredStrategy.reduce combines the replicas' values (tf.distribute.ReduceOp)."""
+    SUM = "sum"
+    MEAN = "mean"
+
+
+class MultiWorkerMirroredStrategy:
+    """Synchronous data parallelism over the processes mpirun starts (tf.distribute.MultiWorkerMirroredStrategy).
+
+    Each process is one replica. Variables created under scope() start with rank 0's values
+    on every rank; each replica runs the step on its own shard of the data
+    (experimental_distribute_dataset) and averages its gradients with the others
+    (all_reduce(g, op="mean")) before applying them, so all replicas take the same step:
+
+        strategy = ef.distribute.MultiWorkerMirroredStrategy()
+        with strategy.scope():
+            model = make_model()
+        for x, y in strategy.experimental_distribute_dataset(dataset):
+            loss = strategy.run(train_step, args=(x, y))
+            mean_loss = strategy.reduce(ef.distribute.ReduceOp.MEAN, loss)
+
+    Args:
+      timeout: seconds a collective may wait for the other ranks (see init).
+    """
+
+    def __init__(self, timeout=300.0):
+        init(timeout=timeout)
+
+    @property
+    def num_replicas_in_sync(self):
+        """The number of replicas: one per process."""
+        return size()
+
+    def scope(self):
+        """A context manager: variables created inside start with rank 0's values on every rank."""
+        return _group().MirroredScope()
+
+    def run(self, fn, args=(), kwargs=None):
+        """Runs fn(*args, **kwargs) as this process's replica and returns its result."""
+        return fn(*args, **(kwargs or {}))
+
+    def reduce(self, reduce_op, value, axis=None):
+        """Combines the replicas' value: ReduceOp.SUM or ReduceOp.MEAN over the replicas.
+
+        With axis, the value is first reduced along that axis on each replica, and MEAN
+        divides by the total number of elements along it across the replicas (the mean
+        over the global batch, as TensorFlow's).
+        """
+        if reduce_op not in (ReduceOp.SUM, ReduceOp.MEAN):
+            raise errors.InvalidArgumentError(f"reduce: reduce_op must be ReduceOp.SUM or ReduceOp.MEAN, got "
+                                              f"{reduce_op!r}")
+        value = _core.convert_to_tensor(value)
+        if axis is None:
+            return all_reduce(value, reduce_op)
+        total = all_reduce(_core.reduce_sum(value, axis=axis), ReduceOp.SUM)
+        if reduce_op == ReduceOp.SUM:
+            return total
+        count = all_reduce(_core.constant(float(value.shape[axis]), dtype=total.dtype), ReduceOp.SUM)
+        return total / count
+
+    def experimental_distribute_dataset(self, dataset):
+        """This replica's shard of dataset: of each run of num_replicas_in_sync elements
+        (batches), the rank-th. A last, incomplete run is dropped on every replica, so all
+        replicas take the same number of steps."""
+        return _ShardedDataset(dataset, rank(), size())
+
+
+class _ShardedDataset:
+    """Every size-th element of a dataset from rank on, in complete runs of size."""
+
+    def __init__(self, dataset, rank, size):
+        self._dataset, self._rank, self._size = dataset, rank, size
+
+    def __iter__(self):
+        run = []
+        for element in self._dataset:
+            run.append(element)
+            if len(run) == self._size:
+                yield run[self._rank]
+                run = []

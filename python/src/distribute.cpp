@@ -5,6 +5,8 @@
 #include "bindings.h"
 #include "convert.h"
 
+#include <memory>
+
 #ifdef EF_HAVE_DISTRIBUTE
 #include "eagerflow/distribute/distribute.h"
 #endif
@@ -61,6 +63,22 @@ void bind_distribute(py::module_& m) {
       },
       py::arg("x"), py::arg("op") = "sum");
   d.def("barrier", &dist::barrier, release());
+  // A context manager over dist::MirroredScope (the strategy's scope()).
+  struct Mirrored {
+    std::unique_ptr<dist::MirroredScope> scope;
+  };
+  py::class_<Mirrored>(d, "MirroredScope",
+                       "Variables created inside start with rank 0's initial values on every rank.")
+      .def(py::init<>())
+      .def("__enter__",
+           [](Mirrored& m) {
+             if (m.scope) throw py::value_error("MirroredScope: already entered");
+             m.scope = std::make_unique<dist::MirroredScope>();
+           })
+      .def("__exit__", [](Mirrored& m, py::args) {
+        m.scope.reset();
+        return false;
+      });
 #else
   (void)m;
 #endif

@@ -2,6 +2,7 @@
 
 #include "eagerflow/ops/math.h"
 #include "eagerflow/runtime/context.h"
+#include "eagerflow/runtime/variable_creation.h"
 
 namespace ef {
 
@@ -27,6 +28,8 @@ Variable::Variable(const Tensor& initial, std::string name, bool trainable) {
       !initial.is_symbolic() && context.device.type != DeviceType::CPU && initial.device() != context.device;
   const Tensor placed = moves ? initial.to(context.device) : initial;
   if (!builder || builder->variable_created(*this, placed)) state_->value = placed;
+  // Note [variable creation hooks]: eager variables only, once they hold their value.
+  if (state_->value.defined() && !state_->value.is_symbolic()) detail::run_variable_creation_hooks(*this);
 }
 
 Tensor Variable::checked_value(const char* op) const {

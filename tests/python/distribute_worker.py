@@ -78,6 +78,27 @@ def check_data_parallel(r, n):
                 assert np.abs(a - start).max() > 1e-3  # training moved the weights
 
 
+def check_strategy(r, n):
+    strategy = ef.distribute.MultiWorkerMirroredStrategy(timeout=60)
+    assert strategy.num_replicas_in_sync == n
+    with strategy.scope():
+        w = ef.Variable(np.full(3, float(r)))
+        layer = ef.keras.layers.Dense(4)
+        layer.build((None, 3))  # random initial kernel: rank 0's on every rank
+    np.testing.assert_array_equal(w.numpy(), [0.0] * 3)
+    kernel = layer.kernel.value()
+    spread = ef.distribute.all_reduce(kernel, op="max") - ef.distribute.all_reduce(kernel, op="min")
+    assert np.abs(spread.numpy()).max() == 0
+    assert ef.Variable(np.full(3, float(r))).numpy()[0] == r  # outside the scope: not mirrored
+    shard = list(strategy.experimental_distribute_dataset(range(2 * n + 1)))
+    assert shard == [r, n + r], shard
+    x = ef.constant([[1.0], [2.0]]) * (r + 1)  # a batch of 2 per replica
+    total = 3 * n * (n + 1) / 2
+    np.testing.assert_allclose(strategy.reduce(ef.distribute.ReduceOp.SUM, x, axis=0).numpy(), [total])
+    np.testing.assert_allclose(strategy.reduce(ef.distribute.ReduceOp.MEAN, x, axis=0).numpy(), [total / (2 * n)])
+    np.testing.assert_allclose(strategy.run(lambda a: a * 2, args=(x,)).numpy(), x.numpy() * 2)
+
+
 def main():
     ef.distribute.init(timeout=60)
     r, n = ef.distribute.rank(), ef.distribute.size()
@@ -86,6 +107,7 @@ def main():
     check_gradient(r, n)
     check_disagreement(r)
     check_data_parallel(r, n)
+    check_strategy(r, n)
     if len(sys.argv) > 1 and sys.argv[1] == "raise" and r == 1:
         raise RuntimeError("rank 1 could not read its shard")
     ef.distribute.barrier()

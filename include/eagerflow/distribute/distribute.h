@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/variable_creation.h"
 
 namespace ef::distribute {
 
@@ -87,5 +88,18 @@ Tensor reduce_scatter(const Tensor& x, Reduction reduction = Reduction::kSum,
                       CallSite where = CallSite::current());
 // Returns once every rank has called it (bounded by the timeout, like a collective).
 void barrier();
+
+// While it lives, every variable created on this thread starts with rank 0's initial
+// value on every rank (broadcast as it is created, Note [variable creation hooks]), so
+// replicas start identical even when initializers are random: MultiWorkerMirroredStrategy's
+// scope(). Every rank must create the same variables in the same order. Throws
+// FailedPreconditionError before init().
+class MirroredScope {
+ public:
+  MirroredScope();
+
+ private:
+  VariableCreationHook hook_;
+};
 
 }  // namespace ef::distribute

@@ -170,5 +170,17 @@ TEST_F(Distribute, CollectivesRunInsideFunctions) {
   EXPECT_EQ(f.trace_count(), 1);
 }
 
+TEST_F(Distribute, MirroredScopeStartsVariablesFromRankZero) {
+  Variable before(fill({2}, r()));
+  {
+    dist::MirroredScope mirrored;
+    Variable w(fill({2}, r() + 5));
+    EXPECT_EQ(w.value().to_vector<double>(), std::vector<double>(2, 5.0));
+  }
+  Variable after(fill({2}, r()));
+  EXPECT_EQ(before.value().to_vector<double>(), std::vector<double>(2, r()));
+  EXPECT_EQ(after.value().to_vector<double>(), std::vector<double>(2, r()));
+}
+
 }  // namespace
 }  // namespace ef
