@@ -139,6 +139,14 @@ void detail::accumulate_variable_read(const Variable& variable, const Tensor& va
   }
 }
 
+bool detail::tangents_reach(std::span<const Tensor> inputs) {
+  const Accumulators& list = accumulators();
+  for (size_t k = 0; k < std::min(list.active.size(), list.visible); ++k)
+    for (const Tensor& t : inputs)
+      if (list.active[k]->find(t)) return true;
+  return false;
+}
+
 // A custom gradient G(u) = Jᵀu is linear in u, so J t = d/du <G(u), t> — one backward
 // pass of G, differentiated by a tape (the transpose of a vjp, as TensorFlow does for
 // ops without forward functions).

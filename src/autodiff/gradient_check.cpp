@@ -60,6 +60,12 @@ VerifiedOrders& jvp_verified_orders() {
   return orders;
 }
 
+// The jvp rules whose traced graph gave the eager tangent (Note [forward-mode checks]).
+VerifiedOrders& jvp_graph_verified() {
+  static VerifiedOrders orders;
+  return orders;
+}
+
 // Collects into `ops` the jvp rules that forward mode runs while it lives.
 class ObservedJvpRules {
  public:
@@ -150,6 +156,25 @@ void compare_analytic(const Tensor& got, const Tensor& want, const std::string& 
   }
 }
 
+// The same tangent from a traced graph: equal up to rounding (the same kernels run).
+void check_jvp_in_graph_mode(const Function& f, const Inputs& inputs, const Inputs& directions,
+                             const Tensor& tangent, GradientCheckResult& result) {
+  const detail::GraphJvpFn graph_jvp = detail::graph_jvp();
+  if (!graph_jvp) return;
+  detail::GraphJvp graph;
+  try {
+    graph = graph_jvp(f, inputs, directions);
+  } catch (const UnimplementedError&) {
+    return;  // something f builds has no forward mode in graphs (a while_loop): the eager checks stand
+  } catch (const Error& e) {
+    result.ok = false;
+    result.message = std::string("graph mode: forward mode failed: ") + e.what();
+    return;
+  }
+  compare_with_graph(graph.tangent, tangent, "forward mode: the tangent", result);
+  if (result.ok) jvp_graph_verified().mark(graph.rules, 1);
+}
+
 double dot(const Inputs& a, const Inputs& b) {
   double sum = 0;
   for (size_t i = 0; i < a.size(); ++i) sum += reduce_sum(multiply(a[i], b[i])).item<double>();
@@ -163,8 +188,9 @@ double dot(const Inputs& a, const Inputs& b) {
 // (UnimplementedError), nothing is verified. At second order, the Hessian-vector
 // product H v that nested tapes gave is computed twice more: the accumulator around a
 // tape's gradient (forward-over-reverse) and a tape around the accumulator's tangent of
-// sum(f) (reverse-over-forward). The rules that ran get the "jvp" marks of
-// docs/gradient_coverage.md.
+// sum(f) (reverse-over-forward). The same tangent is also built into a graph around f's
+// trace and must come out equal (graph/gradient_check_graph.cpp, as for gradients). The
+// rules that ran get the "jvp" marks of docs/gradient_coverage.md.
 void check_forward_mode(const Function& f, const Inputs& inputs, const Inputs& directions, int order,
                         const Inputs& second, double tolerance, GradientCheckResult& result) {
   if (!result.ok) return;
@@ -220,7 +246,8 @@ void check_forward_mode(const Function& f, const Inputs& inputs, const Inputs& d
     return;
   }
   jvp_verified_orders().mark(rules, 1);
-  if (order < 2) return;
+  check_jvp_in_graph_mode(f, inputs, directions, tangent, result);
+  if (!result.ok || order < 2) return;
 
   std::unordered_set<const OpDef*> nested;
   try {
@@ -288,6 +315,10 @@ GraphGradientsFn& graph_gradients() {
   static GraphGradientsFn fn = nullptr;
   return fn;
 }
+GraphJvpFn& graph_jvp() {
+  static GraphJvpFn fn = nullptr;
+  return fn;
+}
 }  // namespace detail
 
 GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>& raw_inputs, int order,
@@ -310,8 +341,8 @@ GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>
     directions.push_back(
         random::uniform(inputs[i].shape(), -1, 1, DType::Float64, 1000 + static_cast<int64_t>(i)));
   if (order < 2) {
-    check_forward_mode(f, inputs, directions, order, {}, tolerance, result);
     check_in_graph_mode(f, inputs, {}, order, first, {}, result);
+    check_forward_mode(f, inputs, directions, order, {}, tolerance, result);
     return result;
   }
 
@@ -334,18 +365,19 @@ GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>
           tolerance * 10, result);
   // Their gradient functions were differentiated in turn, and agreed.
   if (result.ok) verified_orders().mark(ops_differentiated, 2);
-  check_forward_mode(f, inputs, directions, order, second, tolerance, result);
   check_in_graph_mode(f, inputs, directions, order, first, second, result);
+  check_forward_mode(f, inputs, directions, order, second, tolerance, result);
   return result;
 }
 
 std::string gradient_coverage_table() {
   std::vector<const OpDef*> ops = registered_ops();
-  int differentiable = 0, first = 0, second = 0, graph = 0, jvp_rules = 0, jvp_first = 0, jvp_second = 0;
+  int differentiable = 0, first = 0, second = 0, graph = 0, jvp_rules = 0, jvp_first = 0, jvp_second = 0,
+      jvp_graph_count = 0;
   std::ostringstream rows;
   for (const OpDef* op : ops) {
     const int verified = verified_orders().get(op), in_graph = graph_verified_orders().get(op);
-    const int jvp = jvp_verified_orders().get(op);
+    const int jvp = jvp_verified_orders().get(op), jvp_graph = jvp_graph_verified().get(op);
     const bool has_gradient = op->gradient != nullptr;
     differentiable += has_gradient;
     first += verified >= 1;
@@ -353,6 +385,7 @@ std::string gradient_coverage_table() {
     jvp_rules += op->jvp != nullptr;
     jvp_first += op->jvp && jvp >= 1;
     jvp_second += op->jvp && jvp >= 2;
+    jvp_graph_count += op->jvp && jvp_graph >= 1;
     rows << "| `" << op->name << "` | ";
     graph += has_gradient && in_graph >= 2;
     if (has_gradient)
@@ -361,13 +394,17 @@ std::string gradient_coverage_table() {
                : in_graph == 1 ? "1st order only"
                                : "–")
            << " | "
-           << (!op->jvp   ? "no rule"
+           << (!op->jvp   ? "no rule |"
                : jvp >= 2 ? "✓ | ✓"
                : jvp == 1 ? "✓ | –"
                           : "– | –")
-           << (op->jvp ? " |\n" : " | |\n");
+           << " | "
+           << (!op->jvp         ? ""
+               : jvp_graph >= 1 ? "✓"
+                                : "–")
+           << " |\n";
     else
-      rows << "no: " << op->not_differentiable << " | | | | | |\n";
+      rows << "no: " << op->not_differentiable << " | | | | | | |\n";
   }
   std::ostringstream os;
   os << "# Gradient coverage\n\n"
@@ -387,13 +424,15 @@ std::string gradient_coverage_table() {
      << "  \"no rule\": a tangent reaching the op raises UnimplementedError. A test fails when a rule is\n"
      << "  unverified (Note [forward-mode checks]).\n"
      << "- **jvp 2nd order**: a tape differentiated the rule (reverse-over-forward) and the result "
-        "agreed.\n\n"
+        "agreed.\n"
+     << "- **jvp graph mode**: the same tangent, built as graph nodes by a `ForwardAccumulator` around f's\n"
+     << "  trace (placeholders, one `Session` run), equalled the eager one.\n\n"
      << ops.size() << " primitive ops; " << differentiable << " differentiable; verified: " << first
      << " at first order, " << second << " at second order, " << graph << " at both orders in graph mode; "
-     << jvp_rules << " jvp rules, " << jvp_first << " verified, " << jvp_second
-     << " also at second order.\n\n"
-     << "| op | gradient | 1st order | 2nd order | graph mode | jvp | jvp 2nd order |\n"
-     << "|---|---|---|---|---|---|---|\n"
+     << jvp_rules << " jvp rules, " << jvp_first << " verified, " << jvp_second << " also at second order, "
+     << jvp_graph_count << " also in graph mode.\n\n"
+     << "| op | gradient | 1st order | 2nd order | graph mode | jvp | jvp 2nd order | jvp graph mode |\n"
+     << "|---|---|---|---|---|---|---|---|\n"
      << rows.str();
   return os.str();
 }

@@ -27,4 +27,16 @@ using GraphGradientsFn = GraphGradients (*)(const std::function<Tensor(const std
 // Null until graph mode registers itself.
 GraphGradientsFn& graph_gradients();
 
+// Forward mode on a traced graph (Note [forward-mode checks]): f's tangent along the
+// directions, built as graph nodes by a ForwardAccumulator around f's trace
+// (placeholders for the inputs and the directions) and computed by one Session run.
+struct GraphJvp {
+  Tensor tangent;
+  std::unordered_set<const OpDef*> rules;  // the jvp rules that built it
+};
+using GraphJvpFn = GraphJvp (*)(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                const std::vector<Tensor>& inputs, const std::vector<Tensor>& directions);
+// Null until graph mode registers itself.
+GraphJvpFn& graph_jvp();
+
 }  // namespace ef::testing::detail

@@ -67,6 +67,8 @@ void remove_recorder_if_idle();
 bool accumulators_active();
 void accumulate_op(const OpCall& call, std::span<const Tensor> outputs);
 void accumulate_variable_read(const Variable& variable, const Tensor& value);
+// Whether an active forward accumulator has a tangent for one of `inputs`.
+bool tangents_reach(std::span<const Tensor> inputs);
 void accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                        const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient);
 

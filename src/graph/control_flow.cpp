@@ -5,6 +5,7 @@
 
 #include <unordered_set>
 
+#include "autodiff/tape_internal.h"
 #include "eagerflow/ops/creation.h"
 #include "graph/executor.h"
 
@@ -94,9 +95,13 @@ std::vector<Tensor> add_control_node(NodeKind kind, std::shared_ptr<const Contro
   hoist_variable_reads(*control);
   Node n;
   n.kind = kind;
-  for (const Tensor& t : leading_inputs) n.inputs.push_back(g->value_of(t, name));
+  std::vector<Tensor> inputs = std::move(leading_inputs);  // the node's, as tensors of this graph
+  for (const Tensor& t : inputs) n.inputs.push_back(g->value_of(t, name));
   for (const SubGraph* sub : {&control->first, &control->second}) {
-    for (const Tensor& c : sub->graph->captures) n.inputs.push_back(g->value_of(c, name));
+    for (const Tensor& c : sub->graph->captures) {
+      n.inputs.push_back(g->value_of(c, name));
+      inputs.push_back(c);
+    }
     sub->graph->captures.clear();  // no reference cycle (see GraphState::parent)
     sub->graph->parent = nullptr;
   }
@@ -105,6 +110,21 @@ std::vector<Tensor> add_control_node(NodeKind kind, std::shared_ptr<const Contro
   const int index = g->add_node(std::move(n), name);
   std::vector<Tensor> result;
   for (size_t k = 0; k < g->node(index).outputs.size(); ++k) result.push_back(g->output({index, static_cast<int>(k)}));
+  // Tapes and forward accumulators active while the graph is built (inside a traced
+  // function) see the node as one entry whose gradient is the one gradients() uses.
+  // Without it the node, built here rather than dispatched, reached neither: a tape gave
+  // None through cond and while_loop, and a tangent came out zero. A cond's tangents
+  // come from that gradient (Note [forward mode]); a loop's would need the backward loop
+  // differentiated again, which gave wrong zeros for loops with an integer counter, so
+  // it is refused until loops get a forward rule of their own.
+  if (Context::current().recorder) {
+    if (kind == NodeKind::kWhile && tangents_reach(inputs))
+      fail<UnimplementedError>(
+          "while_loop: forward-mode differentiation (ForwardAccumulator, jvp) of a loop "
+          "built into a graph (ef.function, graph mode) is not implemented yet: a tangent "
+          "reached its loop variables or captures. Run the loop eagerly to get tangents.");
+    record_custom_gradient(inputs, result, control_flow_gradient(g->shared_from_this(), index));
+  }
   return result;
 }
 

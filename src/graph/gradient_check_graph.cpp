@@ -3,6 +3,7 @@
 // order, built as graph nodes by gradients() and computed by one Session run.
 #include "autodiff/gradient_check_internal.h"
 #include "autodiff/tape_internal.h"
+#include "eagerflow/autodiff/forward_accumulator.h"
 #include "eagerflow/graph/gradients.h"
 #include "eagerflow/graph/session.h"
 #include "eagerflow/ops/creation.h"
@@ -51,7 +52,39 @@ GraphGradients graph_gradients_of(const std::function<Tensor(const std::vector<T
   return out;
 }
 
+GraphJvp graph_jvp_of(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                      const std::vector<Tensor>& inputs, const std::vector<Tensor>& directions) {
+  GraphJvp out;
+  Graph graph;
+  std::vector<Tensor> placeholders, tangents;
+  Tensor tangent;
+  {
+    Graph::Scope scope(graph);
+    for (const Tensor& x : inputs) placeholders.push_back(placeholder(x.dtype(), x.shape()));
+    for (const Tensor& v : directions) tangents.push_back(placeholder(v.dtype(), v.shape()));
+    std::unordered_set<const OpDef*>* saved = std::exchange(ef::detail::jvp_rules_run(), &out.rules);
+    try {
+      ForwardAccumulator acc(placeholders, tangents);
+      tangent = acc.jvp(cast(f(placeholders), DType::Float64), UnconnectedGradients::Zero);
+    } catch (...) {
+      ef::detail::jvp_rules_run() = saved;
+      throw;
+    }
+    ef::detail::jvp_rules_run() = saved;
+  }
+  FeedDict feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    feeds.emplace_back(placeholders[i], inputs[i]);
+    feeds.emplace_back(tangents[i], directions[i]);
+  }
+  Session session(graph);
+  session.run(global_variables_initializer(graph));
+  out.tangent = session.run(std::vector<Tensor>{tangent}, feeds)[0];
+  return out;
+}
+
 [[maybe_unused]] const bool kRegistered = (graph_gradients() = graph_gradients_of, true);
+[[maybe_unused]] const bool kJvpRegistered = (graph_jvp() = graph_jvp_of, true);
 
 }  // namespace
 }  // namespace ef::testing::detail

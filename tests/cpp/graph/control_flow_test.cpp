@@ -116,6 +116,54 @@ TEST(ControlFlow, GradientsOfCondInFunctionsToSecondOrder) {
   }
 }
 
+// A tape inside a traced function sees cond and while_loop nodes (they are built, not
+// dispatched); it used to give None through them.
+TEST(ControlFlow, TapeInsideAFunctionDifferentiatesCondAndWhileLoop) {
+  auto through_cond = function([](Tensor x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = cond(
+        x > 0.0, [&] { return x * x * x; }, [&] { return x; });
+    return tape.gradient(y, x);
+  });
+  auto through_loop = function([](Tensor x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = while_loop([](const std::vector<Tensor>& v) { return v[0] < 3; },
+                          [&](const std::vector<Tensor>& v) {
+                            return std::vector<Tensor>{v[0] + 1, v[1] * x};
+                          },
+                          {constant(0), constant(1.0)})[1];
+    return tape.gradient(y, x);
+  });
+  const Tensor x = constant(1.5);
+  EXPECT_DOUBLE_EQ(through_cond(x).item<double>(), 3 * 1.5 * 1.5);
+  EXPECT_DOUBLE_EQ(through_loop(x).item<double>(), 3 * 1.5 * 1.5);
+}
+
+// Forward mode inside a traced function: a cond's tangent comes from its gradient; a
+// loop's is refused rather than given as zero.
+TEST(ControlFlow, ForwardModeInsideAFunction) {
+  auto through_cond = function([](Tensor x) {
+    ForwardAccumulator acc(x, ones_like(x));
+    Tensor y = cond(
+        x > 0.0, [&] { return sin(x) * x; }, [&] { return x; });
+    return acc.jvp(y);
+  });
+  EXPECT_NEAR(through_cond(constant(0.7)).item<double>(), std::cos(0.7) * 0.7 + std::sin(0.7), 1e-15);
+  EXPECT_DOUBLE_EQ(through_cond(constant(-0.7)).item<double>(), 1.0);
+  auto through_loop = function([](Tensor x) {
+    ForwardAccumulator acc(x, ones_like(x));
+    Tensor y = while_loop([](const std::vector<Tensor>& v) { return v[0] < 3; },
+                          [&](const std::vector<Tensor>& v) {
+                            return std::vector<Tensor>{v[0] + 1, v[1] * x};
+                          },
+                          {constant(0), constant(1.0)})[1];
+    return acc.jvp(y);
+  });
+  EXPECT_ERROR(through_loop(constant(1.5)), UnimplementedError, "while_loop", "forward-mode");
+}
+
 TEST(ControlFlow, SymbolicGradientsThroughCondCaptures) {
   Graph g;
   Tensor x, w, dx, dw;
