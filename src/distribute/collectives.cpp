@@ -11,7 +11,10 @@
 //   y = all_gather(x):      dL/dx_s = Σ_r g_r[slice s]                  = reduce_scatter_sum(g)
 //   y = reduce_scatter(x):  dL/dx_s[slice r] = g_r                      = all_gather(g)
 // The gradients are written with these same public collectives, so they run in graphs
-// and can be differentiated again.
+// and can be differentiated again. Forward mode is the same: sum, mean, broadcast and
+// all_gather are linear, so a tangent goes through the collective itself; max and min
+// pass the tangent of the rank holding the extremum (averaged over ties). Every rank
+// must have a tangent for the input when one has, as every rank must call the collective.
 #include <climits>
 #include <cstring>
 
@@ -127,12 +130,22 @@ std::vector<Tensor> all_reduce_grad(const GradCall& call) {
   return {all_reduce(g, Reduction::kSum) * mask / all_reduce(mask, Reduction::kSum)};
 }
 
+std::vector<Tensor> all_reduce_jvp(const JvpCall& call) {
+  const Reduction r = reduction_of(call.forward);
+  const Tensor& t = call.input_tangents[0];
+  if (r == Reduction::kSum || r == Reduction::kMean) return {all_reduce(t, r)};
+  const Tensor& x = call.forward.inputs[0];
+  const Tensor mask = cast(equal(x, call.outputs[0]), x.dtype());
+  return {all_reduce(t * mask, Reduction::kSum) / all_reduce(mask, Reduction::kSum)};
+}
+
 const OpDef& kAllReduce = define_op({
     .name = "all_reduce",
     .attr_names = {"reduction"},
     .infer = infer_all_reduce,
     .kernels = {all_reduce_cpu},
     .gradient = all_reduce_grad,
+    .jvp = all_reduce_jvp,
     .traits = {.stateful = true},
 });
 
@@ -167,6 +180,10 @@ std::vector<Tensor> broadcast_grad(const GradCall& call) {
   return {rank() == call.forward.attrs.get_int(kRoot) ? total : zeros_like(total)};
 }
 
+std::vector<Tensor> broadcast_jvp(const JvpCall& call) {
+  return {broadcast(call.input_tangents[0], static_cast<int>(call.forward.attrs.get_int(kRoot)))};
+}
+
 const OpDef& kBroadcast = define_op({
     .name = "broadcast",
     .attr_names = {"root"},
@@ -174,6 +191,7 @@ const OpDef& kBroadcast = define_op({
     .kernels = {broadcast_cpu},
     .gradient = broadcast_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = broadcast_jvp,
     .traits = {.stateful = true},
 });
 
@@ -210,6 +228,8 @@ std::vector<Tensor> all_gather_grad(const GradCall& call) {
   return {reduce_scatter(call.output_grads[0], Reduction::kSum)};
 }
 
+std::vector<Tensor> all_gather_jvp(const JvpCall& call) { return {all_gather(call.input_tangents[0])}; }
+
 const OpDef& kAllGather = define_op({
     .name = "all_gather",
     .attr_names = {},
@@ -217,6 +237,7 @@ const OpDef& kAllGather = define_op({
     .kernels = {all_gather_cpu},
     .gradient = all_gather_grad,
     .gradient_uses = kGradientReadsNoValues,
+    .jvp = all_gather_jvp,
     .traits = {.stateful = true},
 });
 
@@ -266,12 +287,22 @@ std::vector<Tensor> reduce_scatter_grad(const GradCall& call) {
   return {gathered * mask / all_gather(reduce_scatter(mask, Reduction::kSum))};
 }
 
+std::vector<Tensor> reduce_scatter_jvp(const JvpCall& call) {
+  const Reduction r = reduction_of(call.forward);
+  const Tensor& t = call.input_tangents[0];
+  if (r == Reduction::kSum || r == Reduction::kMean) return {reduce_scatter(t, r)};
+  const Tensor& x = call.forward.inputs[0];
+  const Tensor mask = cast(equal(x, all_gather(call.outputs[0])), x.dtype());
+  return {reduce_scatter(t * mask, Reduction::kSum) / reduce_scatter(mask, Reduction::kSum)};
+}
+
 const OpDef& kReduceScatter = define_op({
     .name = "reduce_scatter",
     .attr_names = {"reduction"},
     .infer = infer_reduce_scatter,
     .kernels = {reduce_scatter_cpu},
     .gradient = reduce_scatter_grad,
+    .jvp = reduce_scatter_jvp,
     .traits = {.stateful = true},
 });
 

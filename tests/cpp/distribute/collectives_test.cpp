@@ -162,6 +162,27 @@ TEST_F(Distribute, GradientsFollowTheMath) {
   }
 }
 
+// Forward mode: the tangents of the same collectives.
+TEST_F(Distribute, ForwardModeTangents) {
+  const Tensor x = constant({1.0, 2.0}) + r();
+  const Tensor tangent = constant({1.0, 10.0}) * (r() + 1);  // rank r's direction
+  const double tangents = n() * (n() + 1) / 2;               // Σ_r (r + 1)
+  {
+    ForwardAccumulator acc(x, tangent);
+    EXPECT_EQ(acc.jvp(dist::all_reduce(x)).to_vector<double>(),
+              (std::vector<double>{tangents, 10 * tangents}));
+    EXPECT_EQ(acc.jvp(dist::all_reduce(x, Reduction::kMax)).to_vector<double>(),
+              (std::vector<double>{n(), 10 * n()}));  // the last rank's tangent
+    EXPECT_EQ(acc.jvp(dist::broadcast(x, 0)).to_vector<double>(), (std::vector<double>{1, 10}));
+    std::vector<double> gathered;  // the ranks' tangents, concatenated
+    for (int s = 0; s < dist::size(); ++s) gathered.insert(gathered.end(), {s + 1.0, 10.0 * (s + 1)});
+    EXPECT_EQ(acc.jvp(dist::all_gather(x)).to_vector<double>(), gathered);
+  }
+  const Tensor big = range(0, 2 * dist::size(), 1, DType::Float64);
+  ForwardAccumulator acc(big, ones_like(big) * (r() + 1));
+  EXPECT_EQ(acc.jvp(dist::reduce_scatter(big)).to_vector<double>(), std::vector<double>(2, tangents));
+}
+
 TEST_F(Distribute, CollectivesRunInsideFunctions) {
   auto f = function([](Tensor x) { return dist::all_reduce(x * 2.0, Reduction::kSum); });
   for (int call = 0; call < 2; ++call)
