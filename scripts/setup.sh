@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev         # checkpoint headers
   libprotobuf-dev protobuf-compiler  # TensorBoard event files
   libopenmpi-dev openmpi-bin python3-mpi4py  # ef.distribute: collectives on MPI, mpirun
+  libonnx-dev python3-onnx   # ONNX export (libeagerflow_onnx) and its checker in the tests
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev   # libFuzzer + sanitizers for the fuzz target
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
@@ -38,4 +39,24 @@ if (( ${#missing[@]} )); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ONNX Runtime for the ONNX export tests (tests/python/test_onnx_export.py), from npm:
+# its CPU runtime ships inside the package. Into .node/ of the checkout (git ignores it).
+ORT_VERSION=1.30.0
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [[ ! -f "$root/.node/node_modules/onnxruntime-node/package.json" ]] ||
+   ! grep -q "\"version\": \"$ORT_VERSION\"" "$root/.node/node_modules/onnxruntime-node/package.json"; then
+  if ! command -v npm >/dev/null; then
+    echo "setup: installing nodejs npm"
+    SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  echo "setup: installing onnxruntime-node $ORT_VERSION into .node/"
+  mkdir -p "$root/.node"
+  # A failed download leaves the ONNX Runtime tests skipping (they say why), not the build broken.
+  npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$root/.node" "onnxruntime-node@$ORT_VERSION" ||
+    echo "setup: could not install onnxruntime-node; the ONNX Runtime tests will skip"
 fi

@@ -3,7 +3,7 @@
 #                 allocates and copies through (src/backends/cuda/{api,runtime,copy}.h)
 #   1 runtime/ops include/eagerflow/{runtime,ops}, src/{runtime,ops,backends}
 #   2 autodiff/graph
-#   3 nn, optim, data, io, saved_model, utils, distribute (and the umbrella eagerflow.h)
+#   3 nn, optim, data, io, saved_model, utils, distribute, onnx (and the umbrella eagerflow.h)
 #   4 python
 # Usage: cmake -DROOT=<source dir> -P check_include_layers.cmake
 function(layer_of path out)
@@ -14,7 +14,7 @@ function(layer_of path out)
     set(result 1)
   elseif(path MATCHES "^(include/eagerflow|src)/(autodiff|graph)/")
     set(result 2)
-  elseif(path MATCHES "^(include/eagerflow|src)/(nn|optim|data|io|saved_model|utils|distribute)/" OR path STREQUAL "include/eagerflow/eagerflow.h")
+  elseif(path MATCHES "^(include/eagerflow|src)/(nn|optim|data|io|saved_model|utils|distribute|onnx)/" OR path STREQUAL "include/eagerflow/eagerflow.h")
     set(result 3)
   elseif(path MATCHES "^python/")
     set(result 4)

@@ -74,6 +74,15 @@ def test_a_keras_model_exports_serving_default_named_after_its_inputs(tmp_path):
     assert len(loaded.variables) == 4
 
 
+def test_a_sequential_model_exports_too(tmp_path):
+    # Sequential was not a keras.Model to isinstance, so export refused it.
+    model = ef.keras.Sequential([ef.keras.Input((4,), name="x"), ef.keras.layers.Dense(2)])
+    assert isinstance(model, ef.keras.Model)
+    model.export(tmp_path / "sequential")
+    x = np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(ef.saved_model.load(tmp_path / "sequential")(x).numpy(), model(x).numpy())
+
+
 def test_a_saved_model_loads_in_a_fresh_process_without_the_code(tmp_path):
     m = Scaler()
     ef.saved_model.save(m, tmp_path / "m")

@@ -345,10 +345,10 @@ class _Training:
 
 
 class _ModelType(type(_core.keras.Model)):
-    # A functional model is a keras.Model too (isinstance), as in Keras, although its
-    # C++ class is Functional rather than the subclassing trampoline.
+    # Functional and Sequential models are keras.Models too (isinstance), as in Keras,
+    # although their C++ classes are not the subclassing trampoline.
     def __instancecheck__(cls, obj):
-        return type.__instancecheck__(cls, obj) or (cls is Model and isinstance(obj, Functional))
+        return type.__instancecheck__(cls, obj) or (cls is Model and isinstance(obj, (Functional, Sequential)))
 
 
 class Model(_Training, _core.keras.Model, metaclass=_ModelType):
