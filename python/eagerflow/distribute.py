@@ -41,19 +41,26 @@ def _end_job_on_uncaught(previous):
     return hook
 
 
-def init(timeout=300.0, check_agreement=True):
+def init(timeout=None, check_agreement=None):
     """Joins the launcher's process group (mpirun, srun), or forms a group of one without one.
 
     Args:
-      timeout: seconds a collective may wait for the other ranks before the job is ended.
-      check_agreement: compare each collective's op, dtype and shape across the ranks first.
+      timeout: seconds a collective may wait for the other ranks before the job is ended
+        (default 300).
+      check_agreement: compare each collective's op, dtype and shape across the ranks first
+        (default True).
 
-    Calls MPI_Init unless MPI is initialized already (mpi4py, say). Idempotent. In a group
-    of several ranks, an exception that reaches the top level ends the whole job (after
-    printing its traceback), so no rank is left waiting for it.
+    Calls MPI_Init unless MPI is initialized already (mpi4py, say). Called again, it only
+    changes the options it is given. In a group of several ranks, an exception that reaches
+    the top level ends the whole job (after printing its traceback), so no rank is left
+    waiting for it.
     """
     group = _group()
-    group.init(float(timeout), bool(check_agreement))
+    if group.initialized():
+        timeout = group.timeout() if timeout is None else timeout
+        check_agreement = group.check_agreement() if check_agreement is None else check_agreement
+    timeout = 300.0 if timeout is None else float(timeout)
+    group.init(timeout, True if check_agreement is None else bool(check_agreement))
     if group.size() > 1 and not getattr(sys.excepthook, "_ef_distribute", False):
         sys.excepthook = _end_job_on_uncaught(sys.excepthook)
         sys.excepthook._ef_distribute = True
@@ -142,10 +149,11 @@ class MultiWorkerMirroredStrategy:
             mean_loss = strategy.reduce(ef.distribute.ReduceOp.MEAN, loss)
 
     Args:
-      timeout: seconds a collective may wait for the other ranks (see init).
+      timeout: seconds a collective may wait for the other ranks (see init; by default
+        what init was given, else 300).
     """
 
-    def __init__(self, timeout=300.0):
+    def __init__(self, timeout=None):
         init(timeout=timeout)
 
     @property

@@ -15,6 +15,8 @@
 // all_gather are linear, so a tangent goes through the collective itself; max and min
 // pass the tangent of the rank holding the extremum (averaged over ties). Every rank
 // must have a tangent for the input when one has, as every rank must call the collective.
+// Likewise backward: a rank whose loss does not depend on a collective's output never
+// runs its gradient, so the others would wait in theirs until the timeout ends the job.
 #include <climits>
 #include <cstring>
 

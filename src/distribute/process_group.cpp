@@ -148,11 +148,13 @@ using detail::Group;
 
 void init(const Options& options) {
   Group& g = detail::the_group();
+  if (!(options.timeout_seconds > 0))
+    fail("distribute::init: timeout_seconds must be positive, got ", options.timeout_seconds);
   std::lock_guard lock(g.mutex);
-  if (g.initialized && !g.finalized) return;
   if (g.finalized)
     fail<FailedPreconditionError>("distribute::init: the group was finalized; it cannot start again");
   g.options = options;
+  if (g.initialized) return;
   int mpi_ready = 0;
   MPI_Initialized(&mpi_ready);
   if (!mpi_ready && !detail::launched_by_mpi()) {  // a group of one

@@ -48,6 +48,17 @@ def test_collectives_in_functions_and_tapes():
 
 
 @needs_build
+def test_init_again_changes_only_the_options_given():
+    ef.distribute.init(timeout=30)
+    ef.distribute.MultiWorkerMirroredStrategy()
+    ef.distribute.init(check_agreement=False)
+    assert (ef.distribute._d.timeout(), ef.distribute._d.check_agreement()) == (30, False)
+    ef.distribute.init(timeout=300, check_agreement=True)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="timeout_seconds must be positive"):
+        ef.distribute.init(timeout=0)
+
+
+@needs_build
 def test_bad_arguments_name_the_op():
     ef.distribute.init()
     with pytest.raises(ef.errors.InvalidArgumentError, match="avg.*sum, mean, max, min"):

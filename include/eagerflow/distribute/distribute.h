@@ -51,7 +51,8 @@ struct Options {
 // Joins the process group the launcher started (mpirun/srun with OpenMPI or PMIx), or
 // forms a group of one when there is none. Calls MPI_Init unless MPI is initialized
 // already (mpi4py, say), and MPI_Finalize at exit only when it initialized MPI itself.
-// Idempotent. Throws FailedPreconditionError when launched by MPI but built without it.
+// Called again, it only replaces the options. Throws InvalidArgumentError for a timeout
+// that is not positive.
 void init(const Options& options = {});
 // Whether init() has run.
 bool initialized();

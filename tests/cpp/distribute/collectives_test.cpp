@@ -38,6 +38,16 @@ TEST_F(Distribute, RankAndSize) {
   }
 }
 
+TEST_F(Distribute, InitAgainReplacesTheOptions) {
+  dist::init({.timeout_seconds = 30, .check_agreement = false});
+  EXPECT_EQ(dist::options().timeout_seconds, 30);
+  EXPECT_FALSE(dist::options().check_agreement);
+  EXPECT_ERROR(dist::init({.timeout_seconds = 0}), InvalidArgumentError, "timeout_seconds must be positive");
+  dist::init();
+  EXPECT_EQ(dist::options().timeout_seconds, 300);
+  EXPECT_TRUE(dist::options().check_agreement);
+}
+
 TEST_F(Distribute, AllReduceEveryReductionAndDtype) {
   for (DType dtype : {DType::Float32, DType::Float64, DType::Int32, DType::Int64}) {
     // Rank r holds [r + 1, 2 (r + 1)].
