@@ -56,6 +56,9 @@ class CMakeBuild(build_ext):
         # ef.distribute's library, where MPI was found at build time.
         for distribute in glob.glob(os.path.join(stage, "lib", "libeagerflow_distribute.so.[0-9]")):
             shutil.copy2(distribute, package)
+        # ef.onnx's library, where libonnx was found at build time (eagerflow._onnx loads it).
+        for exporter in glob.glob(os.path.join(stage, "lib", "libeagerflow_onnx.so.[0-9]")):
+            shutil.copy2(exporter, package)
         # setuptools expects the extension at this path: it is the copied one.
         assert os.path.exists(self.get_ext_fullpath(ext.name)), self.get_ext_fullpath(ext.name)
 
