@@ -82,6 +82,7 @@ bench: setup-bench build-bench/build.ninja
 
 docs: build
 	EF_GRADIENT_COVERAGE_OUT=$(CURDIR)/docs/gradient_coverage.md EF_UPDATE_DOCS=1 $(BUILD_DIR)/tests/cpp/eagerflow_tests --gtest_brief=1
+	if [ -x $(BUILD_DIR)/tests/cpp/onnx/eagerflow_onnx_tests ]; then EF_UPDATE_DOCS=1 $(BUILD_DIR)/tests/cpp/onnx/eagerflow_onnx_tests --gtest_filter='OnnxExport.CoverageTableIsCurrent' --gtest_brief=1; fi
 	$(MAKE) docs-check
 
 # The HTML documentation (Sphinx: guides, Python API from the docstrings, C++ headers),

@@ -5,9 +5,11 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "io/io_test_util.h"
+#include "onnx/emitter.h"
 
 namespace ef {
 namespace {
@@ -93,10 +95,12 @@ TEST(OnnxExport, ConvAndPoolingRunInNchwBetweenTransposes) {
   const ::onnx::ModelProto m = parse(onnx::export_to_bytes(trace(f)));
   const auto types = op_types(m.graph());
   EXPECT_EQ(std::count(types.begin(), types.end(), "Transpose"), 5);  // filter, 2 in, 2 out
-  for (const auto& n : m.graph().node())
-    if (n.op_type() == "Conv")
-      for (const auto& a : n.attribute())
-        if (a.name() == "auto_pad") EXPECT_EQ(a.s(), "SAME_UPPER");
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() != "Conv") continue;
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "auto_pad") EXPECT_EQ(a.s(), "SAME_UPPER");
+    }
+  }
   const auto& out = m.graph().output(0).type().tensor_type().shape();
   EXPECT_EQ(out.dim(1).dim_value(), 4);
   EXPECT_EQ(out.dim(3).dim_value(), 4);
@@ -167,6 +171,36 @@ TEST(OnnxExport, BadOptionsAreRefusedAndNothingIsWritten) {
   std::ifstream in(dir.file("f.onnx"), std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(parse(bytes).opset_import(0).version(), 13);
+}
+
+// docs/onnx_coverage.md lists every op and whether it exports to ONNX; regenerate it
+// with `make docs` (EF_UPDATE_DOCS=1) after adding an op or a translation.
+TEST(OnnxExport, CoverageTableIsCurrent) {
+  std::string table =
+      "# ONNX export coverage\n\n"
+      "Generated from the op registry and src/onnx/op_translations.cpp by `make docs`\n"
+      "(tests/cpp/onnx/onnx_export_test.cpp); do not edit. `ef.onnx.export` refuses a function\n"
+      "using an op marked \"no\" with UnimplementedError naming the op. Some exportable ops are\n"
+      "refused for particular attributes (e.g. `pad` in SYMMETRIC mode, `gather` with\n"
+      "batch_dims), also by name. Gradient ops and ops the optimizer adds never appear in the\n"
+      "traced forward graphs that are exported.\n\n"
+      "| op | ONNX export |\n| --- | --- |\n";
+  int with = 0, total = 0;
+  for (const OpDef* op : registered_ops()) {
+    const bool has = onnx::detail::find_translation(op->name) != nullptr;
+    table += "| `" + std::string(op->name) + "` | " + (has ? "yes" : "no") + " |\n";
+    with += has;
+    ++total;
+  }
+  table += "\n" + std::to_string(with) + " of " + std::to_string(total) + " ops.\n";
+  const std::filesystem::path doc = std::filesystem::path(EF_SOURCE_DIR) / "docs" / "onnx_coverage.md";
+  if (const char* update = std::getenv("EF_UPDATE_DOCS"); update && std::string(update) == "1") {
+    std::ofstream(doc) << table;
+    return;
+  }
+  std::ifstream in(doc);
+  const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(committed == table) << "docs/onnx_coverage.md is out of date: run `make docs` and commit it";
 }
 
 }  // namespace
