@@ -50,6 +50,22 @@ void bind_distribute(py::module_& m) {
       },
       py::arg("x"), py::arg("op") = "sum");
   d.def(
+      "all_reduce_many",
+      [](const py::list& xs, const std::string& op) {
+        const dist::Reduction r = dist::reduction_from_name(op);
+        std::vector<ef::Tensor> tensors;  // None stays None (an undefined tensor)
+        for (py::handle x : xs) tensors.push_back(x.is_none() ? ef::Tensor() : to_tensor(x));
+        std::vector<ef::Tensor> reduced;
+        {
+          py::gil_scoped_release unlocked;
+          reduced = dist::all_reduce_many(tensors, r, {});
+        }
+        py::list out;
+        for (const ef::Tensor& t : reduced) out.append(t.defined() ? py::cast(t) : py::none());
+        return out;
+      },
+      py::arg("xs"), py::arg("op") = "sum");
+  d.def(
       "broadcast", [](TensorArg x, int root) { return dist::broadcast(x.value, root, {}); }, py::arg("x"),
       py::arg("root") = 0, release());
   d.def(

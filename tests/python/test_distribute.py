@@ -28,6 +28,10 @@ def test_a_plain_process_is_a_group_of_one():
     np.testing.assert_array_equal(ef.distribute.all_gather(x).numpy(), x.numpy())
     np.testing.assert_array_equal(ef.distribute.reduce_scatter(x).numpy(), x.numpy())
     ef.distribute.barrier()
+    fused = ef.distribute.all_reduce_many([x, None, np.arange(3)], op="max")
+    np.testing.assert_array_equal(fused[0].numpy(), x.numpy())
+    assert fused[1] is None
+    np.testing.assert_array_equal(fused[2].numpy(), [0, 1, 2])
 
 
 @needs_build

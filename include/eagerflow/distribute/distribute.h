@@ -77,6 +77,12 @@ void finalize();
 // gradient sum to the ranks holding the extremum (split evenly among ties).
 Tensor all_reduce(const Tensor& x, Reduction reduction = Reduction::kSum,
                   CallSite where = CallSite::current());
+// all_reduce of each tensor, fused: the tensors of one dtype travel flattened in one
+// collective (Horovod's tensor fusion), which saves a collective's fixed cost per tensor
+// for a model's many small gradients. Undefined tensors stay undefined (every rank must
+// pass the same list). Differentiable as all_reduce.
+std::vector<Tensor> all_reduce_many(const std::vector<Tensor>& xs, Reduction reduction = Reduction::kSum,
+                                    CallSite where = CallSite::current());
 // Every rank gets rank `root`'s x (same dtype and shape on every rank). The gradient
 // sums the ranks' gradients on root (zeros elsewhere).
 Tensor broadcast(const Tensor& x, int root = 0, CallSite where = CallSite::current());

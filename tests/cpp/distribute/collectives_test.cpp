@@ -75,6 +75,27 @@ TEST_F(Distribute, AllReduceScalarEmptyAndNonContiguous) {
   EXPECT_EQ(dist::all_reduce(t).to_vector<double>(), (std::vector<double>{n(), 3 * n(), 2 * n(), 4 * n()}));
 }
 
+TEST_F(Distribute, AllReduceManyFusesByDtype) {
+  const std::vector<Tensor> xs = {constant({{1.0, 2.0}}) * (r() + 1), Tensor(),
+                                  fill({3}, r() + 1, DType::Int32),
+                                  constant(3.f) * static_cast<float>(r() + 1)};
+  const std::vector<Tensor> ys = dist::all_reduce_many(xs, Reduction::kSum);
+  const double total = n() * (n() + 1) / 2;
+  ASSERT_EQ(ys.size(), 4u);
+  EXPECT_EQ(ys[0].shape(), (Shape{1, 2}));
+  EXPECT_EQ(ys[0].to_vector<double>(), (std::vector<double>{total, 2 * total}));
+  EXPECT_FALSE(ys[1].defined());
+  EXPECT_EQ(ys[2].to_vector<int32_t>(), std::vector<int32_t>(3, static_cast<int32_t>(total)));
+  EXPECT_EQ(ys[3].shape(), Shape{});
+  EXPECT_EQ(ys[3].item<float>(), static_cast<float>(3 * total));
+  // Its gradient is all_reduce's: each rank's loss counts once per rank.
+  const Tensor w = constant({1.0, 2.0, 3.0});
+  GradientTape tape;
+  tape.watch(w);
+  const Tensor loss = reduce_sum(dist::all_reduce_many({w * w, w}, Reduction::kMean)[0]);
+  EXPECT_EQ(tape.gradient(loss, w).to_vector<double>(), (std::vector<double>{2, 4, 6}));
+}
+
 TEST_F(Distribute, BroadcastFromEveryRoot) {
   for (int root = 0; root < dist::size(); ++root) {
     const Tensor y = dist::broadcast(fill({2, 2}, r() * 10, DType::Int64), root);
