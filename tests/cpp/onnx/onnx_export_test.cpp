@@ -98,7 +98,9 @@ TEST(OnnxExport, ConvAndPoolingRunInNchwBetweenTransposes) {
   for (const auto& n : m.graph().node()) {
     if (n.op_type() != "Conv") continue;
     for (const auto& a : n.attribute()) {
-      if (a.name() == "auto_pad") EXPECT_EQ(a.s(), "SAME_UPPER");
+      if (a.name() == "auto_pad") {
+        EXPECT_EQ(a.s(), "SAME_UPPER");
+      }
     }
   }
   const auto& out = m.graph().output(0).type().tensor_type().shape();
