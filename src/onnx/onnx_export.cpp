@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/runtime/dispatch.h"
 #include "graph/function_internal.h"
 #include "io/atomic_file.h"
 #include "onnx/emitter.h"
@@ -122,6 +123,17 @@ class GraphTranslator {
         return while_loop(n, inputs, metas, e);
       case NodeKind::kOp:
         break;
+    }
+    // An op that reads no tensor (fill, range, eye, linspace, ...) and draws no random
+    // numbers gives the same values on every call: they are computed now and stored.
+    if (n.inputs.empty() && !n.op->traits.random && !n.op->traits.stateful) {
+      std::vector<Tensor> values =
+          run_op_multi(*n.op, std::span<const Tensor>(), n.attrs, CallSite::current());
+      std::vector<std::string> names;
+      for (size_t k = 0; k < values.size(); ++k)
+        names.push_back(
+            model_.add_initializer(values[k], k == 0 ? n.name : n.name + "_" + std::to_string(k)));
+      return names;
     }
     const Translation translation = find_translation(n.op->name);
     if (!translation)

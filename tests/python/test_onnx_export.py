@@ -184,6 +184,8 @@ def test_shapes_indexing_and_sorting_match(tmp_path):
             ef.one_hot(i, 5, on_value=2.0, off_value=-1.0), ef.one_hot(i - 2, 3, axis=0),
             ef.math.top_k(x, 2)[0], ef.math.top_k(x, 2)[1], ef.sort(x, axis=0), ef.argsort(x, direction="DESCENDING"),
             ef.where(x > 0.0), ef.shape(x), ef.size(x), ef.ones_like(x) * 3.0, x[1:, ::2], x[:, -1], x[::-1, 1:3],
+            x[..., None, 2], x[-1:-4:-2, :, None],
+            x @ ef.eye(4) + ef.fill([3, 4], 0.5), ef.linspace(0.0, 1.0, 4) * x,
         ]
 
     x = randn(3, 4, seed=9)

@@ -17,8 +17,10 @@ PYBIND11_MODULE(_onnx, m) {
       "_export",
       [](const ef::ConcreteFunction& function, std::vector<std::string> input_names,
          std::vector<std::string> output_names, int opset, std::optional<std::string> path) -> py::object {
-        ef::onnx::ExportOptions options{
-            .opset = opset, .input_names = std::move(input_names), .output_names = std::move(output_names)};
+        ef::onnx::ExportOptions options{.opset = opset,
+                                        .input_names = std::move(input_names),
+                                        .output_names = std::move(output_names),
+                                        .graph_name = {}};
         if (path) {
           py::gil_scoped_release release;
           ef::onnx::export_function(function, *path, options);
