@@ -184,8 +184,10 @@ TEST(OnnxExport, CoverageTableIsCurrent) {
       "(tests/cpp/onnx/onnx_export_test.cpp); do not edit. `ef.onnx.export` refuses a function\n"
       "using an op marked \"no\" with UnimplementedError naming the op. Some exportable ops are\n"
       "refused for particular attributes (e.g. `pad` in SYMMETRIC mode, `gather` with\n"
-      "batch_dims), also by name. Gradient ops and ops the optimizer adds never appear in the\n"
-      "traced forward graphs that are exported.\n\n"
+      "batch_dims), also by name. A call that reads no tensor and draws no random numbers\n"
+      "(`fill`, `eye`, `linspace`, ...) exports whatever its op, as the constant it computes.\n"
+      "Gradient ops and ops the optimizer adds never appear in the traced forward graphs that\n"
+      "are exported.\n\n"
       "| op | ONNX export |\n| --- | --- |\n";
   int with = 0, total = 0;
   for (const OpDef* op : registered_ops()) {
