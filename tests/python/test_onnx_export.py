@@ -128,6 +128,32 @@ def test_autoencoder_matches(tmp_path):
     expect_same_outputs(tmp_path, ef.onnx.export(model, opset=13), [model(ef.constant(x)).numpy()], {"x": x})
 
 
+LAYERS = {
+    "layer_norm": lambda: [keras.Input((8,), name="x"), keras.layers.LayerNormalization()],
+    "embedding": lambda: [keras.Input((5,), dtype=ef.int32, name="x"), keras.layers.Embedding(10, 4),
+                          keras.layers.Flatten()],
+    "global_pooling": lambda: [keras.Input((6, 6, 2), name="x"), keras.layers.Conv2D(3, 3, dilation_rate=2),
+                               keras.layers.GlobalAveragePooling2D()],
+    "depthwise": lambda: [keras.Input((6, 6, 2), name="x"), keras.layers.DepthwiseConv2D(3, padding="same")],
+    "conv1d": lambda: [keras.Input((10, 3), name="x"), keras.layers.Conv1D(4, 3)],
+    "lstm": lambda: [keras.Input((5, 3), name="x"), keras.layers.LSTM(4)],
+    "gru": lambda: [keras.Input((5, 3), name="x"), keras.layers.GRU(4, return_sequences=True)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_common_keras_layers_match(tmp_path, name):
+    model = keras.Sequential(LAYERS[name]())
+    model._build_from_input()
+    spec = model._symbolic_input
+    shape = (3,) + tuple(spec.shape)[1:]
+    if spec.dtype == ef.int32:
+        x = np.random.default_rng(11).integers(0, 10, size=shape).astype(np.int32)
+    else:
+        x = randn(*shape, seed=11)
+    expect_same_outputs(tmp_path, ef.onnx.export(model), [model(ef.constant(x)).numpy()], {"x": x})
+
+
 # ---- ops: each exported op gives ONNX Runtime the op's own numbers ----
 
 def test_elementwise_activations_and_reductions_match(tmp_path):
