@@ -24,6 +24,7 @@
 #include "eagerflow/graph/function.h"
 #include "eagerflow/graph/gradients.h"
 #include "eagerflow/graph/graph.h"
+#include "eagerflow/graph/linearize.h"
 #include "eagerflow/graph/session.h"
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/crc32c.h"

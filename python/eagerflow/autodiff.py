@@ -317,6 +317,38 @@ def jvp(f, primals, tangents, unconnected_gradients=UnconnectedGradients.ZERO):
     return outputs, acc.jvp(outputs, unconnected_gradients)
 
 
+def linearize(f, *primals):
+    """``(f(*primals), f_jvp)``: f's value and its linearization at ``primals`` (``jax.linearize``).
+
+    ``f_jvp(*tangents)`` gives the tangents of f's outputs, shaped like them. It runs a
+    graph traced once, with the primals folded in as constants, so a call costs only the
+    linear part, not f again.
+
+    >>> y, f_jvp = ef.linearize(lambda x: x * x * x, ef.constant(2.0))
+    >>> float(y), float(f_jvp(ef.constant(1.0))), float(f_jvp(ef.constant(0.5)))
+    (8.0, 12.0, 6.0)
+
+    Raises:
+      InvalidArgumentError: a primal or an output is not a float tensor.
+      UnimplementedError: f uses an op without a forward-mode rule.
+    """
+    structure = []
+
+    def leaves(*xs):
+        out = f(*xs)
+        if not structure:
+            structure.append(out)
+        return _output_leaves(out)
+
+    outputs, flat_jvp = _core._linearize(leaves, *primals)
+    shape = structure[0]
+
+    def f_jvp(*tangents):
+        return _pack_like(shape, flat_jvp(*tangents))
+
+    return _pack_like(shape, outputs), f_jvp
+
+
 def stop_gradient(input, name=None):  # noqa: A002 (TensorFlow's argument name)
     """Returns ``input`` unchanged, but no gradient flows back through it.
 

@@ -332,6 +332,13 @@ Raises:
       "stop_gradient", [](TensorArg x, py::handle) { return ef::stop_gradient(x, kPython); },
       "The identity, with no gradient flowing through it (see ef.stop_gradient).", "input"_a,
       "name"_a = py::none());
+  m.def("_linearize", [](py::function f, py::args primals) {
+    ef::Linearized l = ef::linearize(tensors_function(std::move(f)), tensor_args(primals));
+    auto jvp = l.jvp;
+    return py::make_tuple(tensors_or_none(l.outputs), py::cpp_function([jvp](py::args tangents) {
+                            return tensors_or_none(jvp(tensor_args(tangents)));
+                          }));
+  });
   m.def("_call_with_custom_gradient", &call_with_custom_gradient);
   m.def("_function_gradients",
         [](py::function f, std::vector<int> params, const std::string& unconnected, py::args args) {

@@ -196,3 +196,14 @@ def test_bad_tangent_is_an_error():
         ef.autodiff.ForwardAccumulator(ef.constant([1.0, 2.0]), ef.constant([1.0]))
     with pytest.raises(ValueError, match="2 primals but 1 tangents"):
         ef.autodiff.ForwardAccumulator([ef.constant(1.0), ef.constant(2.0)], [ef.constant(1.0)])
+
+
+def test_linearize_matches_jvp_for_several_tangents():
+    rng = _rng("linearize")
+    w, x = rng.normal(size=(4, 3)), rng.normal(size=(5, 4))
+    y, f_jvp = ef.linearize(lambda a: {"h": ef.tanh(ef.matmul(ef.constant(x), a))}, ef.constant(w))
+    np.testing.assert_allclose(y["h"].numpy(), np.tanh(x @ w), rtol=1e-12)
+    for seed in range(2):
+        v = np.random.default_rng(seed).normal(size=(4, 3))
+        _, want = functorch.jvp(lambda a: torch.tanh(torch.tensor(x) @ a), (torch.tensor(w),), (torch.tensor(v),))
+        np.testing.assert_allclose(f_jvp(ef.constant(v))["h"].numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
