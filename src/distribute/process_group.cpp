@@ -78,8 +78,11 @@ Group& group(std::string_view op) {
 void wait(Group& g, MPI_Request& request, std::string_view what) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  // Spin (yielding the core) for the first second, when completion is near in a step
-  // that is not held up; then poll every 200 µs so a long wait costs little CPU.
+  // Poll without pause for the first 50 µs (a small collective is done by then, and
+  // yielding would cost a trip through the scheduler on a busy machine), then yield the
+  // core between polls until a second has passed, then poll every 200 µs so that a
+  // long wait costs little CPU.
+  const auto hot_for = std::chrono::microseconds(50);
   const auto spin_for = std::chrono::seconds(1);
   for (;;) {
     int done = 0;
@@ -90,6 +93,7 @@ void wait(Group& g, MPI_Request& request, std::string_view what) {
       distribute::abort(
           ef::detail::str("waited more than ", g.options.timeout_seconds, " s in ", what,
                           " for the other ranks (a rank skipped this collective, failed or hangs)"));
+    if (waited < hot_for) continue;
     if (waited < spin_for)
       sched_yield();
     else
