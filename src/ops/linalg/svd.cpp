@@ -19,6 +19,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
 namespace ef {
@@ -171,12 +172,48 @@ std::vector<Tensor> svd_grad(const GradCall& call) {
   return {reduced_svd_grad(s, u, v, ds, du, dv, m, n)};
 }
 
+// With P = U^T dA V and F as in the gradient: ds = diag(P),
+// dU = U (F * (P S + S P^T)) + (I - U U^T) dA V S^-1 and
+// dV = V (F * (S P + P^T S)) + (I - V V^T) dA^T U S^-1 (the outside terms vanish for the
+// square side, as in the gradient).
+std::vector<Tensor> svd_jvp(const JvpCall& call) {
+  const Tensor &a = call.forward.inputs[0], &da = call.input_tangents[0];
+  const int64_t m = a.shape().dim(-2), n = a.shape().dim(-1);
+  if (!call.forward.attrs.get_bool(kComputeUv)) {
+    auto uv = linalg::svd(a, false, true);
+    return {linalg::diag_part(matmul(uv[1], matmul(da, uv[2]), true, false))};
+  }
+  if (call.forward.attrs.get_bool(kFullMatrices) && !(m == n && m != kUnknownDim))
+    fail<UnimplementedError>(
+        "svd: forward mode is not defined for full_matrices=True when the input is not "
+        "square (input shape ",
+        a.shape(), "), as the gradient is not");
+  const Tensor &s = call.outputs[0], &u = call.outputs[1], &v = call.outputs[2];
+  Tensor da_v = matmul(da, v), dat_u = matmul(da, u, true, false);
+  Tensor p = matmul(u, da_v, true, false);
+  Tensor s2 = square(s);
+  Tensor diff = subtract(expand_dims(s2, -2), expand_dims(s2, -1));
+  Tensor eye = linalg::band_part(ones_like(diff), 0, 0);
+  Tensor f = divide(subtract(1.0, eye), add(diff, eye));
+  Tensor pt = linalg::matrix_transpose(p);
+  Tensor row_s = expand_dims(s, -2), col_s = expand_dims(s, -1);
+  Tensor du = matmul(u, multiply(f, add(multiply(p, row_s), multiply(col_s, pt))));
+  Tensor dv = matmul(v, multiply(f, add(multiply(col_s, p), multiply(pt, row_s))));
+  const Tensor s_inv = expand_dims(reciprocal(s), -2);
+  if (m == kUnknownDim || n == kUnknownDim || m > n)
+    du = add(du, multiply(subtract(da_v, matmul(u, matmul(u, da_v, true, false))), s_inv));
+  if (m == kUnknownDim || n == kUnknownDim || n > m)
+    dv = add(dv, multiply(subtract(dat_u, matmul(v, matmul(v, dat_u, true, false))), s_inv));
+  return {linalg::diag_part(p), du, dv};
+}
+
 const OpDef& kSvd = define_op({
     .name = "svd",
     .attr_names = {"full_matrices", "compute_uv"},
     .infer = infer_svd,
     .kernels = {svd_cpu},
     .gradient = svd_grad,
+    .jvp = svd_jvp,
 });
 
 }  // namespace

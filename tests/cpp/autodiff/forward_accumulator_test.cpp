@@ -121,9 +121,17 @@ TEST(ForwardAccumulator, JvpFunctionReturnsOutputsAndTangents) {
 }
 
 TEST(ForwardAccumulator, OpWithoutRuleRaisesUnimplementedNamingIt) {
-  Tensor a = rand64({3, 3}, 4);
-  ForwardAccumulator acc(a, ones_like(a));
-  EXPECT_ERROR(linalg::svd(a), UnimplementedError, "svd", "forward-mode", "[3, 3]");
+  // A custom gradient traced into a graph passes through custom_gradient_in_graph, which
+  // has no forward-mode rule (nor a usable gradient): an error, never a zero tangent.
+  UnaryFunction doubled = custom_gradient([](const Tensor& x) {
+    return WithGradient{x * 2.0, [](const Tensor& dy) { return dy * 2.0; }};
+  });
+  auto traced = function([&](Tensor x) {
+    ForwardAccumulator acc(x, ones_like(x));
+    return acc.jvp(doubled(x), UnconnectedGradients::Zero);
+  });
+  EXPECT_ERROR(traced(constant({1.0, 2.0})), UnimplementedError, "custom_gradient_in_graph", "forward-mode",
+               "[2]");
 }
 
 TEST(ForwardAccumulator, VariablesCarryTheirTangentIntoEveryRead) {
