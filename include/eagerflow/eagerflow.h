@@ -58,6 +58,7 @@
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/fused_elementwise.h"
+#include "eagerflow/ops/image.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/logging.h"
 #include "eagerflow/ops/math.h"

@@ -11,7 +11,7 @@ and metrics in ef.keras; ef.Module for models written by subclassing.
 from eagerflow import _core
 from eagerflow import (  # noqa: F401
     autograph, config, data, datasets, errors, io, keras, linalg, math, nn, optimizers, profiler, random,
-    onnx, saved_model, summary, train,
+    image, onnx, saved_model, summary, train,
 )
 from eagerflow import distribute  # noqa: F401  (ef.distribute: collectives on MPI)
 from eagerflow.config import device  # noqa: F401

@@ -395,6 +395,20 @@ Raises:
 )doc",
       "input_sizes"_a, "grad"_a, "ksize"_a, "strides"_a, "padding"_a, "name"_a = py::none());
   m.def(
+      "_resize_images",
+      [](TensorArg images, std::vector<int64_t> size, const std::string& method) {
+        return ef::resize_images(images, size, method, kPython);
+      },
+      "resize_images on NHWC images (ef.image.resize adds the rank-3 form and the dtype rules).", "images"_a,
+      "size"_a, "method"_a);
+  m.def(
+      "_resize_images_grad",
+      [](ShapeArg input_sizes, TensorArg grad, const std::string& method) {
+        return ef::resize_images_grad(input_sizes, grad, method, kPython);
+      },
+      "The gradient op of resize_images: its adjoint from images of shape input_sizes.", "input_sizes"_a,
+      "grad"_a, "method"_a);
+  m.def(
       "batch_normalization",
       [](TensorArg x, TensorArg mean, TensorArg variance, py::handle offset, py::handle scale,
          double variance_epsilon, py::handle) {

@@ -567,6 +567,22 @@ void pool(const OpNode& n, Emitter& e) {
   from_nchw(e, y, n.outputs[0]);
 }
 
+// resize_images: Resize in NCHW to sizes [N, C, height, width], with the half-pixel
+// geometry; nearest rounds s + 0.5 down, which is ONNX's round_prefer_ceil.
+void resize_images(const OpNode& n, Emitter& e) {
+  const std::string x = to_nchw(e, n.inputs[0]);
+  const std::string batch_channels = e.op("Slice", {e.op("Shape", {x}), e.ints(Dims{0}), e.ints(Dims{2})});
+  const std::string sizes = e.op("Concat", {batch_channels, e.ints(n.attr_ints("size"))},
+                                 [](pb::NodeProto& c) { set_attr(c, "axis", int64_t{0}); });
+  const bool bilinear = n.attr_string("method") == "bilinear";
+  const std::string y = e.op("Resize", {x, "", "", sizes}, [&](pb::NodeProto& r) {
+    set_attr(r, "mode", std::string(bilinear ? "linear" : "nearest"));
+    set_attr(r, "coordinate_transformation_mode", std::string("half_pixel"));
+    if (!bilinear) set_attr(r, "nearest_mode", std::string("round_prefer_ceil"));
+  });
+  from_nchw(e, y, n.outputs[0]);
+}
+
 const std::unordered_map<std::string_view, Translation>& translations() {
   static const std::unordered_map<std::string_view, Translation> table{
       {"not_equal", not_equal},
@@ -622,6 +638,7 @@ const std::unordered_map<std::string_view, Translation>& translations() {
       {"conv2d", conv2d},
       {"max_pool2d", pool},
       {"avg_pool2d", pool},
+      {"resize_images", resize_images},
   };
   return table;
 }

@@ -221,6 +221,17 @@ def test_shapes_indexing_and_sorting_match(tmp_path):
     expect_same_outputs(tmp_path, ef.onnx.export(fn), expected, {"x": x, "i": i})
 
 
+def test_image_resizing_matches(tmp_path):
+    def f(x):
+        return [ef.image.resize(x, [7, 3]), ef.image.resize(x, [2, 9], method="nearest"),
+                ef.image.resize(x, [5, 5], method="nearest")]
+
+    x = randn(2, 4, 5, 3, seed=12)
+    fn = ef.function(f, input_signature=[ef.TensorSpec([None, 4, 5, 3], ef.float32)])
+    expected = [t.numpy() for t in fn(ef.constant(x))]
+    expect_same_outputs(tmp_path, ef.onnx.export(fn), expected, {"x": x})
+
+
 def test_cond_and_while_loop_become_if_and_loop(tmp_path):
     def f(x):
         def body(total, n):
