@@ -2,6 +2,7 @@
 with full shape inference (python3-onnx), and ONNX Runtime (the npm package
 onnxruntime-node, run by onnxruntime_run.js) gives eagerflow's outputs to 1e-5.
 """
+import functools
 import json
 import os
 import shutil
@@ -21,11 +22,17 @@ HERE = Path(__file__).resolve().parent
 ORT_DIR = Path(os.environ.get("EF_ONNXRUNTIME_NODE", HERE.parents[1] / ".node" / "node_modules" / "onnxruntime-node"))
 
 
+@functools.lru_cache(maxsize=None)
 def _ort_missing():
     if shutil.which("node") is None:
         return "node is not installed (scripts/setup.sh installs it)"
     if not (ORT_DIR / "package.json").exists():
         return f"onnxruntime-node is not installed in {ORT_DIR} (scripts/setup.sh installs it)"
+    probe = subprocess.run(["node", "-e", f"require({json.dumps(str(ORT_DIR))})"], capture_output=True, text=True,
+                           timeout=60)
+    if probe.returncode != 0:
+        version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+        return f"onnxruntime-node does not load in node {version}: {probe.stderr.strip().splitlines()[-1:]}"
     return None
 
 
