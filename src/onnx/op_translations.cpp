@@ -567,6 +567,48 @@ void pool(const OpNode& n, Emitter& e) {
   from_nchw(e, y, n.outputs[0]);
 }
 
+// ---- scatters and roll ----
+
+// tensor_scatter_nd_update / _add: ScatterND (with reduction "add" from opset 16). As in
+// TensorFlow, duplicate indices in an update leave the result unspecified.
+void tensor_scatter_nd(const OpNode& n, Emitter& e) {
+  const bool add = n.op() == "tensor_scatter_nd_add";
+  if (add && e.model.opset() < 16) n.unsupported("needs opset 16 or newer (ScatterND's reduction)");
+  pb::NodeProto& node = e.add("ScatterND", {n.inputs[0], as_int64(n, e, 1), n.inputs[2]}, n.outputs);
+  if (add) set_attr(node, "reduction", std::string("add"));
+}
+
+// scatter_nd: the updates summed into zeros of the given shape.
+void scatter_nd(const OpNode& n, Emitter& e) {
+  if (e.model.opset() < 16) n.unsupported("needs opset 16 or newer (ScatterND's reduction)");
+  const std::string zeros =
+      e.op("Expand", {e.scalar(0, n.input_metas[1].dtype), e.ints(n.attr_ints("shape"))});
+  set_attr(e.add("ScatterND", {zeros, as_int64(n, e, 0), n.inputs[1]}, n.outputs), "reduction",
+           std::string("add"));
+}
+
+// roll: per axis (shifts on one axis add up), the last `shift` elements then the rest.
+void roll(const OpNode& n, Emitter& e) {
+  const Dims &shifts = n.attr_ints("shift"), &axes = n.attr_ints("axis");
+  std::vector<int64_t> total(static_cast<size_t>(n.rank()), 0);
+  for (size_t i = 0; i < shifts.size() && i < axes.size(); ++i)
+    total[static_cast<size_t>(axis_of(n, axes[i]))] += shifts[i];
+  std::string y = n.inputs[0];
+  for (int64_t a = 0; a < n.rank(); ++a) {
+    if (total[static_cast<size_t>(a)] == 0) continue;
+    const int64_t dim = n.input_metas[0].shape[static_cast<int>(a)];
+    if (dim == kUnknownDim) n.unsupported("rolls axis ", a, " of unknown size");
+    if (dim == 0) continue;
+    const int64_t s = ((total[static_cast<size_t>(a)] % dim) + dim) % dim;
+    if (s == 0) continue;
+    const std::string axis = e.ints(Dims{a});
+    const std::string tail = e.op("Slice", {y, e.ints(Dims{dim - s}), e.ints(Dims{dim}), axis});
+    const std::string head = e.op("Slice", {y, e.ints(Dims{0}), e.ints(Dims{dim - s}), axis});
+    y = e.op("Concat", {tail, head}, [&](pb::NodeProto& c) { set_attr(c, "axis", a); });
+  }
+  e.add("Identity", {y}, n.outputs);
+}
+
 // resize_images: Resize in NCHW to sizes [N, C, height, width], with the half-pixel
 // geometry; nearest rounds s + 0.5 down, which is ONNX's round_prefer_ceil.
 void resize_images(const OpNode& n, Emitter& e) {
@@ -639,6 +681,10 @@ const std::unordered_map<std::string_view, Translation>& translations() {
       {"max_pool2d", pool},
       {"avg_pool2d", pool},
       {"resize_images", resize_images},
+      {"tensor_scatter_nd_update", tensor_scatter_nd},
+      {"tensor_scatter_nd_add", tensor_scatter_nd},
+      {"scatter_nd", scatter_nd},
+      {"roll", roll},
   };
   return table;
 }

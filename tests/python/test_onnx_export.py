@@ -228,6 +228,22 @@ def test_shapes_indexing_and_sorting_match(tmp_path):
     expect_same_outputs(tmp_path, ef.onnx.export(fn), expected, {"x": x, "i": i})
 
 
+def test_scatters_and_roll_match(tmp_path):
+    def f(x, i):
+        idx = ef.reshape(i[:2], [2, 1])
+        return [ef.tensor_scatter_nd_update(x, idx, x[:2] * 10.0), ef.tensor_scatter_nd_add(x, idx, x[1:3]),
+                ef.scatter_nd(ef.reshape(ef.stack([i[0], i[1], i[0]]), [3, 1]), x, [5, 4]),
+                ef.roll(x, [1, -3, 2], [0, 1, 0])]
+
+    x = randn(3, 4, seed=13)
+    i = np.array([2, 0, 3, 1], dtype=np.int32)
+    fn = ef.function(f, input_signature=[ef.TensorSpec([3, 4], ef.float32), ef.TensorSpec([4], ef.int32)])
+    expected = [t.numpy() for t in fn(ef.constant(x), ef.constant(i))]
+    expect_same_outputs(tmp_path, ef.onnx.export(fn), expected, {"x": x, "i": i})
+    with pytest.raises(ef.errors.UnimplementedError, match="opset 16"):
+        ef.onnx.export(fn, opset=15)
+
+
 def test_image_resizing_matches(tmp_path):
     def f(x):
         return [ef.image.resize(x, [7, 3]), ef.image.resize(x, [2, 9], method="nearest"),
