@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -107,5 +108,8 @@ struct OpNode {
 using Translation = void (*)(const OpNode& n, Emitter& e);
 // The translation of `op`, or null when ONNX has no counterpart.
 Translation find_translation(std::string_view op);
+// The NHWC image ops' translations (image_translations.cpp), which find_translation
+// also searches.
+const std::unordered_map<std::string_view, Translation>& image_translations();
 
 }  // namespace ef::onnx::detail

@@ -2,7 +2,8 @@
 // A translation computes exactly what the op computes, for every input the op accepts;
 // where ONNX's operator differs (negative one_hot indices, float floormod, NHWC images)
 // it is wrapped so that the result is the op's, and where no exact form exists the op
-// is left out (the exporter then refuses it by name) rather than approximated.
+// is left out (the exporter then refuses it by name) rather than approximated. The NHWC
+// image ops are in image_translations.cpp.
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -10,7 +11,6 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "onnx/emitter.h"
-#include "ops/nn/window_geometry.h"
 
 namespace ef::onnx::detail {
 
@@ -512,61 +512,6 @@ void sort(const OpNode& n, Emitter& e) {
   if (n.op() == "argsort") as_dtype(n, e, indices);
 }
 
-// ---- convolution and pooling: NHWC around ONNX's NCHW ----
-
-constexpr int64_t kToNchw[] = {0, 3, 1, 2};
-constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
-
-std::string to_nchw(Emitter& e, const std::string& x) {
-  return e.op("Transpose", {x},
-              [](pb::NodeProto& t) { set_attr(t, "perm", std::span<const int64_t>(kToNchw)); });
-}
-void from_nchw(Emitter& e, const std::string& y, const std::string& out) {
-  set_attr(e.add("Transpose", {y}, {out}), "perm", std::span<const int64_t>(kToNhwc));
-}
-Dims pair(const OpNode& n, std::string_view attr) {
-  const auto [h, w] = ef::detail::spatial_pair(n.attr_ints(attr), n.op(), attr);
-  return {h, w};
-}
-// TensorFlow's SAME puts the smaller half of the padding first: ONNX's SAME_UPPER.
-void set_window(const OpNode& n, pb::NodeProto& node) {
-  const std::string& padding = n.attr_string("padding");
-  if (padding != "SAME" && padding != "VALID") n.unsupported("has padding \"", padding, "\"");
-  set_attr(node, "auto_pad", std::string(padding == "SAME" ? "SAME_UPPER" : "VALID"));
-  const Dims strides = pair(n, "strides");
-  set_attr(node, "strides", std::span<const int64_t>(strides));
-}
-
-void conv2d(const OpNode& n, Emitter& e) {
-  const Shape& x = n.input_metas[0].shape;
-  const Shape& w = n.input_metas[1].shape;  // [kh, kw, in, out]
-  if (x[3] == kUnknownDim || (w[2] != kUnknownDim && x[3] != w[2]))
-    n.unsupported("has input channels ", x, " and filter ", w, " that ONNX's Conv cannot take as one group");
-  static constexpr int64_t kHwioToOihw[] = {3, 2, 0, 1};
-  const std::string filter = e.op("Transpose", {n.inputs[1]}, [](pb::NodeProto& t) {
-    set_attr(t, "perm", std::span<const int64_t>(kHwioToOihw));
-  });
-  const Dims dilations = pair(n, "dilations");
-  const std::string y = e.op("Conv", {to_nchw(e, n.inputs[0]), filter}, [&](pb::NodeProto& c) {
-    set_window(n, c);
-    set_attr(c, "dilations", std::span<const int64_t>(dilations));
-  });
-  from_nchw(e, y, n.outputs[0]);
-}
-
-void pool(const OpNode& n, Emitter& e) {
-  const Dims kernel = pair(n, "ksize");
-  const bool max = n.op() == "max_pool2d";
-  const std::string y =
-      e.op(max ? "MaxPool" : "AveragePool", {to_nchw(e, n.inputs[0])}, [&](pb::NodeProto& p) {
-        set_window(n, p);
-        set_attr(p, "kernel_shape", std::span<const int64_t>(kernel));
-        // avg_pool2d divides by the number of input pixels under the window, padding excluded.
-        if (!max) set_attr(p, "count_include_pad", int64_t{0});
-      });
-  from_nchw(e, y, n.outputs[0]);
-}
-
 // ---- scatters and roll ----
 
 // tensor_scatter_nd_update / _add: ScatterND (with reduction "add" from opset 16). As in
@@ -607,22 +552,6 @@ void roll(const OpNode& n, Emitter& e) {
     y = e.op("Concat", {tail, head}, [&](pb::NodeProto& c) { set_attr(c, "axis", a); });
   }
   e.add("Identity", {y}, n.outputs);
-}
-
-// resize_images: Resize in NCHW to sizes [N, C, height, width], with the half-pixel
-// geometry; nearest rounds s + 0.5 down, which is ONNX's round_prefer_ceil.
-void resize_images(const OpNode& n, Emitter& e) {
-  const std::string x = to_nchw(e, n.inputs[0]);
-  const std::string batch_channels = e.op("Slice", {e.op("Shape", {x}), e.ints(Dims{0}), e.ints(Dims{2})});
-  const std::string sizes = e.op("Concat", {batch_channels, e.ints(n.attr_ints("size"))},
-                                 [](pb::NodeProto& c) { set_attr(c, "axis", int64_t{0}); });
-  const bool bilinear = n.attr_string("method") == "bilinear";
-  const std::string y = e.op("Resize", {x, "", "", sizes}, [&](pb::NodeProto& r) {
-    set_attr(r, "mode", std::string(bilinear ? "linear" : "nearest"));
-    set_attr(r, "coordinate_transformation_mode", std::string("half_pixel"));
-    if (!bilinear) set_attr(r, "nearest_mode", std::string("round_prefer_ceil"));
-  });
-  from_nchw(e, y, n.outputs[0]);
 }
 
 const std::unordered_map<std::string_view, Translation>& translations() {
@@ -677,10 +606,6 @@ const std::unordered_map<std::string_view, Translation>& translations() {
       {"top_k", top_k},
       {"sort", sort},
       {"argsort", sort},
-      {"conv2d", conv2d},
-      {"max_pool2d", pool},
-      {"avg_pool2d", pool},
-      {"resize_images", resize_images},
       {"tensor_scatter_nd_update", tensor_scatter_nd},
       {"tensor_scatter_nd_add", tensor_scatter_nd},
       {"scatter_nd", scatter_nd},
@@ -692,8 +617,8 @@ const std::unordered_map<std::string_view, Translation>& translations() {
 }  // namespace
 
 Translation find_translation(std::string_view op) {
-  const auto& table = translations();
-  if (const auto it = table.find(op); it != table.end()) return it->second;
+  for (const auto* table : {&translations(), &image_translations()})
+    if (const auto it = table->find(op); it != table->end()) return it->second;
   const auto& simple = one_to_one();
   if (const auto it = simple.find(op); it == simple.end()) return nullptr;
   // Every one-to-one op shares one translation, which looks its ONNX type up again.
