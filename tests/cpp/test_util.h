@@ -7,7 +7,11 @@
 #include <eagerflow/eagerflow.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -71,6 +75,18 @@ inline void expect_gradients(const std::function<Tensor(const std::vector<Tensor
 // Uniform float64 values in [lo, hi), from a fixed seed.
 inline Tensor rand64(const Shape& shape, int64_t seed, double lo = -1, double hi = 1) {
   return random::uniform(shape, lo, hi, DType::Float64, seed);
+}
+
+// Expects the generated document at `path` (under docs/) to hold `text`; with
+// EF_UPDATE_DOCS=1 (`make docs`) writes `text` there instead.
+inline void expect_generated_doc(const std::filesystem::path& path, const std::string& text) {
+  if (const char* update = std::getenv("EF_UPDATE_DOCS"); update && std::string(update) == "1") {
+    std::ofstream(path) << text;
+    return;
+  }
+  std::ifstream in(path);
+  const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(committed == text) << path.string() << " is out of date: run `make docs` and commit it";
 }
 
 // Expects `statement` to throw ErrorType whose message contains every one of `parts`.

@@ -183,14 +183,7 @@ TEST(OnnxExport, CoverageTableIsCurrent) {
     ++total;
   }
   table += "\n" + std::to_string(with) + " of " + std::to_string(total) + " ops.\n";
-  const std::filesystem::path doc = std::filesystem::path(EF_SOURCE_DIR) / "docs" / "onnx_coverage.md";
-  if (const char* update = std::getenv("EF_UPDATE_DOCS"); update && std::string(update) == "1") {
-    std::ofstream(doc) << table;
-    return;
-  }
-  std::ifstream in(doc);
-  const std::string committed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(committed == table) << "docs/onnx_coverage.md is out of date: run `make docs` and commit it";
+  testing::expect_generated_doc(std::filesystem::path(EF_SOURCE_DIR) / "docs" / "onnx_coverage.md", table);
 }
 
 }  // namespace
