@@ -35,8 +35,13 @@ int main() {
   }
   Tensor a = random::normal({4096, 4096}).gpu(), b = random::normal({4096, 4096}).gpu();
   std::printf("matmul_4096_f32 %.4f\n", median_ms([&] { matmul(a, b); }, 20));
+  // bfloat16: widened to float32 on the device, a float32 GEMM, rounded (no tensor cores yet).
+  Tensor ah = cast(a, DType::BFloat16), bh = cast(b, DType::BFloat16);
+  std::printf("matmul_4096_bf16 %.4f\n", median_ms([&] { matmul(ah, bh); }, 20));
   Tensor x = random::normal({100'000'000}).gpu(), y = random::normal({100'000'000}).gpu();
   std::printf("add_1e8_f32 %.4f\n", median_ms([&] { add(x, y); }, 20));
+  Tensor xh = cast(x, DType::BFloat16), yh = cast(y, DType::BFloat16);
+  std::printf("add_1e8_bf16 %.4f\n", median_ms([&] { add(xh, yh); }, 20));
   std::printf("chain5_1e8_f32 %.4f\n", median_ms([&] { relu(tanh(x * y + 1.f) - 0.5f); }, 10));
   std::printf("reduce_sum_1e8_f32 %.4f\n", median_ms([&] { reduce_sum(x); }, 20));
   Tensor s = ones({8}).gpu();

@@ -24,8 +24,12 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     a, b = torch.randn(4096, 4096, device=dev), torch.randn(4096, 4096, device=dev)
     print(f"matmul_4096_f32 {median_ms(lambda: a @ b, 20):.4f}")
+    ah, bh = a.bfloat16(), b.bfloat16()
+    print(f"matmul_4096_bf16 {median_ms(lambda: ah @ bh, 20):.4f}")
     x, y = torch.randn(100_000_000, device=dev), torch.randn(100_000_000, device=dev)
     print(f"add_1e8_f32 {median_ms(lambda: x + y, 20):.4f}")
+    xh, yh = x.bfloat16(), y.bfloat16()
+    print(f"add_1e8_bf16 {median_ms(lambda: xh + yh, 20):.4f}")
     print(f"chain5_1e8_f32 {median_ms(lambda: torch.relu(torch.tanh(x * y + 1) - 0.5), 10):.4f}")
     print(f"reduce_sum_1e8_f32 {median_ms(lambda: x.sum(), 20):.4f}")
     s = torch.ones(8, device=dev)

@@ -4,6 +4,7 @@
 #include "runtime/dispatch_internal.h"
 
 #include "backends/cpu/half_convert.h"
+#include "backends/cuda/copy.h"
 
 #include <algorithm>
 #include <utility>
@@ -87,14 +88,25 @@ bool involves_half(const OpCall& call, const OutputMetas& metas) {
   return false;
 }
 
+// A half tensor's values in float32, and float32 values rounded to a half dtype, on the
+// tensor's own device.
+Tensor widened(const Tensor& half, std::string_view op) {
+  if (half.device().type == DeviceType::CPU) return cpu::widen_to_float32(half, op);
+  return cuda::converted(half, DType::Float32, op);
+}
+Tensor narrowed(const Tensor& wide, DType half, std::string_view op) {
+  if (wide.device().type == DeviceType::CPU) return cpu::narrow_from_float32(wide, half, op);
+  return cuda::converted(wide, half, op);
+}
+
 // Note [half-precision dtypes] in eagerflow/core/half.h: the op's float32 kernel runs on
 // its half inputs widened to float32, and its half outputs are its float32 results
-// rounded to nearest even.
+// rounded to nearest even. The same on every device.
 void run_widened(KernelFn kernel, const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs,
                  Device device) {
   std::vector<Tensor> inputs(call.inputs.begin(), call.inputs.end());
   for (Tensor& t : inputs)
-    if (is_half(t.dtype())) t = cpu::widen_to_float32(t, call.op.name);
+    if (is_half(t.dtype())) t = widened(t, call.op.name);
   std::vector<Tensor> wide(outputs.size());
   for (size_t i = 0; i < wide.size(); ++i)
     wide[i] = detail::empty_tensor(is_half(metas[i].dtype) ? DType::Float32 : metas[i].dtype, metas[i].shape,
@@ -104,7 +116,7 @@ void run_widened(KernelFn kernel, const OpCall& call, const OutputMetas& metas, 
     if (!is_half(metas[i].dtype))
       outputs[i] = std::move(wide[i]);
     else if (wide[i].dtype() == DType::Float32)
-      outputs[i] = cpu::narrow_from_float32(wide[i], metas[i].dtype, call.op.name);
+      outputs[i] = narrowed(wide[i], metas[i].dtype, call.op.name);
     else
       fail<InternalError>(call.op.name, ": output ", i,
                           " should have been float32 while computing in float32 for ", metas[i].dtype,
@@ -120,7 +132,7 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
   if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
   const profiler::detail::OpTimer timer(call.op.name, device, call.inputs);
-  if (!call.op.traits.view && device.type == DeviceType::CPU && involves_half(call, metas)) [[unlikely]] {
+  if (!call.op.traits.view && involves_half(call, metas)) [[unlikely]] {
     run_widened(kernel, call, metas, outputs, device);
     return;
   }

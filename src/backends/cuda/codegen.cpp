@@ -165,6 +165,18 @@ std::string map_source(std::string_view call, std::span<const std::string_view> 
 
 }  // namespace
 
+std::string convert_source(DType from, DType to) {
+  // The two-byte storage structs of functors.cuh for the half dtypes.
+  auto storage = [](DType t) -> std::string_view {
+    if (t == DType::Float16) return "ef_float16";
+    if (t == DType::BFloat16) return "ef_bfloat16";
+    return device_type(t, "cast");
+  };
+  const std::string_view in = storage(from), out = storage(to);
+  return map_source("ef_convert<" + std::string(out) + ">(IN0)", std::span<const std::string_view>(&in, 1),
+                    out);
+}
+
 std::string elementwise_source(std::string_view call, std::span<const DType> inputs, DType output,
                                std::string_view op) {
   std::vector<std::string_view> types;
@@ -245,6 +257,11 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
       out.emplace_back(
           "cast_" + std::string(ef::name(from)) + "_" + std::string(ef::name(to)),
           elementwise_source(convert_call(to, "cast"), std::span<const DType>(&from, 1), to, "cast"));
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    const std::string n(ef::name(half));
+    out.emplace_back("widen_" + n, convert_source(half, DType::Float32));
+    out.emplace_back("round_" + n, convert_source(DType::Float32, half));
+  }
   for (DType t : types) {
     out.emplace_back("fill_" + std::string(ef::name(t)), fill_source(t, "fill"));
     for (std::string_view r : kReducers) {

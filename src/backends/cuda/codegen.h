@@ -35,6 +35,11 @@ std::string elementwise_source(std::string_view call, std::span<const DType> inp
 std::string functor_call(std::string_view op_name, int arity, bool param = false);
 std::string convert_call(DType output, std::string_view op);    // "ef_convert<float>(IN0)"
 
+// out[i] = src at element i converted to `to`, cast's rules, for every pair of dtypes
+// including float16 and bfloat16 (which only the dispatcher's widening to float32 and
+// rounding back use: Note [half-precision dtypes]).
+std::string convert_source(DType from, DType to);
+
 // dst[i] = src at element i, moving `element_size`-byte words (any dtype).
 std::string copy_source(size_t element_size);
 

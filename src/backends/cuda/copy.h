@@ -14,5 +14,9 @@ namespace ef::cuda {
 void copy_strided(const Tensor& src, Tensor& dst);
 // A copy of `src` on `device`; one of them is a CUDA device.
 Tensor copy_to(const Tensor& src, Device device);
+// A new contiguous tensor on `src`'s CUDA device holding `src`'s values converted to
+// `to` by cast's rules; for the dispatcher's widening of float16/bfloat16 operands to
+// float32 and rounding of results back (Note [half-precision dtypes]).
+Tensor converted(const Tensor& src, DType to, std::string_view op);
 
 }  // namespace ef::cuda

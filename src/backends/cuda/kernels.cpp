@@ -154,6 +154,12 @@ void cast_kernel(const OpCall& call, std::span<Tensor> outputs) {
       outputs[0], call.inputs, call.op.name);
 }
 
+Tensor converted(const Tensor& src, DType to, std::string_view op) {
+  Tensor out = detail::empty_tensor(to, src.shape(), src.device(), op);
+  run_map(convert_source(src.dtype(), to), out, std::span<const Tensor>(&src, 1), op);
+  return out;
+}
+
 void copy_strided(const Tensor& src, Tensor& dst) {
   if (src.is_contiguous() && dst.is_contiguous()) {
     copy_on_device(device_of(dst), element_ptr(dst), element_ptr(src),

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -118,6 +119,10 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
       out.emplace_back("cast_" + std::string(name(from)) + "_" + std::string(name(to)),
                        cuda::elementwise_source(cuda::convert_call(to, "cast"),
                                                 std::span<const DType>(&from, 1), to, "cast"));
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    out.emplace_back("widen_" + std::string(name(half)), cuda::convert_source(half, DType::Float32));
+    out.emplace_back("round_" + std::string(name(half)), cuda::convert_source(DType::Float32, half));
+  }
   for (int k : {0, 1, 2, 5})  // the window kernels without barriers: max pooling's use none either
     out.emplace_back("window" + std::to_string(k),
                      cuda::window_source(static_cast<cuda::WindowKernel>(k), DType::Float64, "window"));
@@ -194,6 +199,46 @@ TEST_F(CudaEmulation, ElementwiseKernelsMatchTheCpuWithBroadcasting) {
     }
   }
   EXPECT_GT(checked, 80);
+}
+
+// The widening and rounding kernels of the half dtypes are the CPU's conversions bit for
+// bit: every one of the 65,536 patterns widened (NaN payloads too), and rounding every
+// widened pattern and the floats on either side of each midpoint between neighbours.
+TEST_F(CudaEmulation, HalfConversionsAreTheCpusBitForBit) {
+  using MapFn = void (*)(void*, const void*, long long, int, EfDims, EfDims, EfDims, double);
+  auto run = [&](const std::string& kernel, const void* in, void* out, long long n) {
+    EfDims sizes, strides;
+    sizes.v[0] = n, strides.v[0] = 1;
+    auto fn = emulated_->kernel<MapFn>(kernel);
+    emulated_->run([&] { fn(out, in, n, 1, sizes, strides, strides, 0.0); });
+  };
+  for (DType half : {DType::Float16, DType::BFloat16}) {
+    const std::string n(name(half));
+    const bool f16 = half == DType::Float16;
+    std::vector<uint16_t> patterns(65536);
+    for (uint32_t b = 0; b < 65536; ++b) patterns[b] = static_cast<uint16_t>(b);
+    std::vector<float> widened(65536);
+    run("widen_" + n, patterns.data(), widened.data(), 65536);
+    std::vector<float> to_round;
+    for (uint32_t b = 0; b < 65536; ++b) {
+      const float want = f16 ? float16_to_float(patterns[b]) : bfloat16_to_float(patterns[b]);
+      ASSERT_EQ(std::bit_cast<uint32_t>(widened[b]), std::bit_cast<uint32_t>(want)) << n << " pattern " << b;
+      to_round.push_back(want);
+      if (b + 1 < 65536 && std::isfinite(want)) {  // the midpoint to the next pattern, and its neighbours
+        const float next = f16 ? float16_to_float(static_cast<uint16_t>(b + 1))
+                               : bfloat16_to_float(static_cast<uint16_t>(b + 1));
+        if (!std::isfinite(next)) continue;
+        const float mid = static_cast<float>((static_cast<double>(want) + next) / 2);
+        to_round.insert(to_round.end(), {mid, std::nextafter(mid, -INFINITY), std::nextafter(mid, INFINITY)});
+      }
+    }
+    to_round.insert(to_round.end(), {1e30f, -1e30f, 65519.f, 65520.f, 3.4e38f, 1e-30f, -1e-30f});
+    std::vector<uint16_t> rounded(to_round.size());
+    run("round_" + n, to_round.data(), rounded.data(), static_cast<long long>(to_round.size()));
+    for (size_t i = 0; i < to_round.size(); ++i)
+      ASSERT_EQ(rounded[i], f16 ? float_to_float16(to_round[i]) : float_to_bfloat16(to_round[i]))
+          << n << " rounding " << to_round[i] << " (bits " << std::bit_cast<uint32_t>(to_round[i]) << ")";
+  }
 }
 
 TEST_F(CudaEmulation, CastsMatchTheCpu) {

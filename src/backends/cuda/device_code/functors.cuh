@@ -187,11 +187,85 @@ EF_DEVICE bool ef_less_total(T a, T b) {
 }
 
 // ---- conversions ----
+// float16 and bfloat16 are stored in two bytes and computed in float32 (Note
+// [half-precision dtypes] in eagerflow/core/half.h): the dispatcher widens half inputs
+// and rounds half outputs with the cast kernel, so kernels see them only here. The
+// conversions are src/core/half.cpp's, bit for bit.
+struct ef_float16 {
+  unsigned short bits;
+};
+struct ef_bfloat16 {
+  unsigned short bits;
+};
+template <class T>
+struct ef_is_half {
+  static constexpr bool value = false;
+};
+template <>
+struct ef_is_half<ef_float16> {
+  static constexpr bool value = true;
+};
+template <>
+struct ef_is_half<ef_bfloat16> {
+  static constexpr bool value = true;
+};
+
+// Exact; a NaN comes back quiet with its payload.
+EF_DEVICE float ef_to_float(ef_float16 h) {
+  const unsigned sign = static_cast<unsigned>(h.bits & 0x8000u) << 16;
+  const unsigned exponent = (h.bits >> 10) & 0x1fu;
+  unsigned mantissa = h.bits & 0x3ffu;
+  if (exponent == 0x1f)
+    return ef_bits_to_float(sign | 0x7f800000u | (mantissa ? 0x400000u | (mantissa << 13) : 0u));
+  if (exponent != 0) return ef_bits_to_float(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (mantissa == 0) return ef_bits_to_float(sign);
+  unsigned e = 113;  // subnormal: shift the leading one into the implicit bit
+  while (!(mantissa & 0x400u)) {
+    mantissa <<= 1;
+    --e;
+  }
+  return ef_bits_to_float(sign | (e << 23) | ((mantissa & 0x3ffu) << 13));
+}
+EF_DEVICE float ef_to_float(ef_bfloat16 h) { return ef_bits_to_float(static_cast<unsigned>(h.bits) << 16); }
+
+// Round to nearest even; overflow gives ±inf, a NaN the canonical quiet NaN of its sign.
+EF_DEVICE ef_float16 ef_round_float16(float value) {
+  const unsigned x = ef_float_to_bits(value);
+  const unsigned short sign = static_cast<unsigned short>((x >> 16) & 0x8000u);
+  const unsigned magnitude = x & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return {static_cast<unsigned short>(sign | 0x7e00u)};
+  if (magnitude >= 0x477ff000u) return {static_cast<unsigned short>(sign | 0x7c00u)};  // >= 65520
+  if (magnitude >= 0x38800000u) {                                                      // normal (>= 2^-14)
+    const unsigned rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+    return {static_cast<unsigned short>(sign | ((rounded - 0x38000000u) >> 13))};
+  }
+  if (magnitude < 0x33000000u) return {sign};      // <= 2^-25 rounds to zero
+  const unsigned shift = 126 - (magnitude >> 23);  // subnormal: units of 2^-24
+  const unsigned significand = (magnitude & 0x7fffffu) | 0x800000u;
+  unsigned result = significand >> shift;
+  const unsigned remainder = significand & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (result & 1u))) ++result;
+  return {static_cast<unsigned short>(sign | result)};
+}
+EF_DEVICE ef_bfloat16 ef_round_bfloat16(float value) {
+  const unsigned x = ef_float_to_bits(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return {static_cast<unsigned short>(((x >> 16) & 0x8000u) | 0x7fc0u)};
+  return {static_cast<unsigned short>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};
+}
+EF_DEVICE void ef_round_to(float v, ef_float16& out) { out = ef_round_float16(v); }
+EF_DEVICE void ef_round_to(float v, ef_bfloat16& out) { out = ef_round_bfloat16(v); }
+
 // cast as on the CPU: to bool is "!= 0"; float to integer truncates and saturates,
-// NaN gives 0.
+// NaN gives 0. A half dtype goes through float32 both ways, as the CPU's widening does.
 template <class To, class From>
 EF_DEVICE To ef_convert(From v) {
-  if constexpr (sizeof(To) == 1 && !ef_is_integer<To>::value) {  // bool
+  if constexpr (ef_is_half<From>::value) {
+    return ef_convert<To>(ef_to_float(v));
+  } else if constexpr (ef_is_half<To>::value) {
+    To out;
+    ef_round_to(static_cast<float>(v), out);
+    return out;
+  } else if constexpr (sizeof(To) == 1 && !ef_is_integer<To>::value) {  // bool
     return v != From(0);
   } else if constexpr (ef_is_integer<To>::value && !ef_is_integer<From>::value && sizeof(From) != 1) {
     constexpr To lo = To(1) << (sizeof(To) * 8 - 1);

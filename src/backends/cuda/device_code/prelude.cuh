@@ -22,6 +22,8 @@ EF_DEVICE void ef_atomic_add(int* p, int v) { atomicAdd(p, v); }
 EF_DEVICE void ef_atomic_add(long long* p, long long v) {  // two's complement: wraps as the CPU's
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }
+EF_DEVICE float ef_bits_to_float(unsigned u) { return __uint_as_float(u); }
+EF_DEVICE unsigned ef_float_to_bits(float f) { return __float_as_uint(f); }
 #elif defined(EF_HOST_EMULATION)
 // Host C++, for tests on machines without a GPU (tests/cpp/cuda/cuda_emulation_test.cpp):
 // a kernel without block barriers runs as a loop over the grid that the test drives
@@ -49,6 +51,8 @@ EF_DEVICE void ef_atomic_add(int* p, int v) {
 EF_DEVICE void ef_atomic_add(long long* p, long long v) {
   *p = static_cast<long long>(static_cast<unsigned long long>(*p) + static_cast<unsigned long long>(v));
 }
+EF_DEVICE float ef_bits_to_float(unsigned u) { return __builtin_bit_cast(float, u); }
+EF_DEVICE unsigned ef_float_to_bits(float f) { return __builtin_bit_cast(unsigned, f); }
 #else
 // clang without the toolkit: CUDA's keywords as attributes, indices from PTX special
 // registers, math functions declared as libdevice's (NVRTC links libdevice on a GPU).
@@ -67,6 +71,8 @@ EF_DEVICE void ef_atomic_add(float* p, float v) { __nvvm_atom_add_gen_f(p, v); }
 EF_DEVICE void ef_atomic_add(double* p, double v) { __nvvm_atom_add_gen_d(p, v); }
 EF_DEVICE void ef_atomic_add(int* p, int v) { __nvvm_atom_add_gen_i(p, v); }
 EF_DEVICE void ef_atomic_add(long long* p, long long v) { __nvvm_atom_add_gen_ll(p, v); }
+EF_DEVICE float ef_bits_to_float(unsigned u) { return __builtin_bit_cast(float, u); }
+EF_DEVICE unsigned ef_float_to_bits(float f) { return __builtin_bit_cast(unsigned, f); }
 #define EF_MATH(name, f32, f64)                                \
   extern "C" __device__ float __nv_##f32(float);               \
   extern "C" __device__ double __nv_##f64(double);             \
