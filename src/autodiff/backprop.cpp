@@ -9,6 +9,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::detail {
 
@@ -85,7 +86,12 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
     for (size_t k = 0; k < entry.outputs.size(); ++k) {
       const Tensor& out = entry.outputs[k];
       if (output_grads[k].defined()) continue;
-      output_grads[k] = is_released(out) ? zeros(out.shape(), out.dtype()) : zeros_like(out);
+      if (!is_released(out)) {
+        output_grads[k] = zeros_like(out);
+      } else {
+        const DeviceScope on_output(out.device());  // a released output keeps its device
+        output_grads[k] = zeros(out.shape(), out.dtype());
+      }
     }
 
     // Only float inputs downstream of a source need a gradient.

@@ -337,7 +337,10 @@ Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source
     return reshape(stack(rows, axis), result_shape);
   }
   const bool no_passes = seeds.empty() && is_floating(target.dtype());
-  if (unconnected == UnconnectedGradients::Zero || no_passes) return zeros(result_shape, source.dtype());
+  if (unconnected == UnconnectedGradients::Zero || no_passes) {
+    const DeviceScope on_source(source.device());
+    return zeros(result_shape, source.dtype());
+  }
   return Tensor();
 }
 
@@ -350,7 +353,8 @@ Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, Unconn
     std::vector<Tensor> seeds;
     if (is_floating(target.dtype()))
       for (int64_t i = 0; i < n; ++i)
-        seeds.push_back(reshape(one_hot(constant(i), n, 1, 0, -1, target.dtype()), target.shape()));
+        seeds.push_back(
+            reshape(one_hot(constant(i).to(target.device()), n, 1, 0, -1, target.dtype()), target.shape()));
     return stacked_jacobian(target, source, seeds, 0, concat_shapes(target.shape(), 0, source.shape(), 0),
                             unconnected);
   } catch (Error& e) {
@@ -373,7 +377,7 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, 
     std::vector<Tensor> seeds;
     if (is_floating(target.dtype()))
       for (int64_t j = 0; j < per_row; ++j) {
-        Tensor column = one_hot(constant(j), per_row, 1, 0, -1, target.dtype());
+        Tensor column = one_hot(constant(j).to(target.device()), per_row, 1, 0, -1, target.dtype());
         seeds.push_back(reshape(broadcast_to(column, Shape{batch, per_row}), target.shape()));
       }
     return stacked_jacobian(target, source, seeds, 1, concat_shapes(target.shape(), 0, source.shape(), 1),
@@ -433,7 +437,7 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
         if (const Tensor* t = std::get_if<Tensor>(&sources[i]))
           sum = zeros_like(*t);
         else
-          sum = zeros(std::get<Variable>(sources[i]).shape(), std::get<Variable>(sources[i]).dtype());
+          sum = zeros_like(std::get<Variable>(sources[i]).value());
       }
       result.push_back(sum);
     }

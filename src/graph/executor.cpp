@@ -90,7 +90,7 @@ void append_stacks(std::vector<Tensor>& vars, const std::vector<std::vector<Tens
     if (history.empty()) {
       Dims dims{0};
       for (int64_t d : first.shape()) dims.push_back(d);
-      vars.push_back(zeros(Shape(dims), first.dtype()));
+      vars.push_back(zeros(Shape(dims), first.dtype()).to(first.device()));
       continue;
     }
     std::vector<Tensor> rows;

@@ -10,6 +10,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::nn {
 namespace {
@@ -276,6 +277,7 @@ std::vector<Tensor> CausalMask::call_inputs(const std::vector<Tensor>& inputs, b
   if (query_steps == kUnknownDim || value_steps == kUnknownDim)
     fail("layer '", name(), "': a causal mask needs known numbers of steps, got ", inputs[0].shape(), " and ",
          inputs[1].shape());
+  const DeviceScope on_inputs(inputs[0].device());  // the mask is made where the scores are
   const Tensor rows = expand_dims(range(0, query_steps, 1, DType::Int64), 1);
   const Tensor columns = expand_dims(range(0, value_steps, 1, DType::Int64), 0);
   Tensor mask = expand_dims(greater_equal(rows, columns), 0);

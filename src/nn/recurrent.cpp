@@ -8,6 +8,7 @@
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::nn {
 namespace {
@@ -153,6 +154,7 @@ std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::o
   }
   // Zero states [batch, units]; of a symbolic batch, shaped after the inputs.
   Tensor zero_state;  // only when the states or a mask's first outputs start from it
+  const DeviceScope on_inputs(projected.device());  // whatever device scope is current
   if (!h.defined() || mask)
     zero_state = batch != kUnknownDim
                      ? zeros({batch, units_}, projected.dtype())

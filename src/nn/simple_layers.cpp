@@ -9,6 +9,7 @@
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef::nn {
 namespace {
@@ -272,6 +273,7 @@ GaussianNoise::GaussianNoise(double stddev, std::optional<int64_t> seed, std::st
 Tensor GaussianNoise::call(const Tensor& x, bool training) {
   if (!training || stddev_ == 0) return x;
   if (!is_floating(x.dtype())) fail("layer '", name(), "': needs float inputs, got ", x.dtype());
+  const DeviceScope on_input(x.device());  // the noise is made where x is
   return x + ef::random::normal(x.shape(), 0.0, stddev_, x.dtype(), seed_);
 }
 Config GaussianNoise::get_config() const {

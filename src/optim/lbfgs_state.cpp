@@ -127,13 +127,16 @@ void LBFGS::restore_state(const std::map<std::string, Tensor>& state, const std:
   old_stps_.clear();
   ro_.clear();
   const std::vector<double> ro = state.at("ro").to_vector<double>();
+  // The state joins the variables' flat gradients: it goes to their device (a
+  // checkpoint read from disk is on the CPU).
+  const Device device = variables_.front().value().device();
   for (size_t j = 0; j < ro.size(); ++j) {
     const int64_t row = static_cast<int64_t>(j);
-    old_dirs_.push_back(state.at("old_dirs")[row].contiguous());
-    old_stps_.push_back(state.at("old_stps")[row].contiguous());
+    old_dirs_.push_back(state.at("old_dirs")[row].contiguous().to(device));
+    old_stps_.push_back(state.at("old_stps")[row].contiguous().to(device));
     ro_.push_back(ro[j]);
   }
-  auto optional = [&](const char* key) { return state.count(key) ? state.at(key) : Tensor(); };
+  auto optional = [&](const char* key) { return state.count(key) ? state.at(key).to(device) : Tensor(); };
   d_ = optional("d");
   prev_flat_grad_ = optional("prev_flat_grad");
 }

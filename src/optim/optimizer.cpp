@@ -161,6 +161,8 @@ Variable Optimizer::slot_for(const Variable& var, const std::string& slot, doubl
   auto it = slots.find(slot);
   if (it != slots.end()) return it->second;
   InitScope init;  // Note [optimizer state lives in variables]
+  // A slot lives on its variable's device, whatever device scope is current.
+  const DeviceScope on_variable(var.initialized() ? var.value().device() : Context::current().device);
   Variable created(fill(var.shape(), initial, var.dtype()), var.name() + "/" + slot, /*trainable=*/false);
   slots.emplace(slot, created);
   slot_order_.push_back(created);

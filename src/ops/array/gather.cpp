@@ -6,6 +6,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/runtime/context.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
 #include "ops/jvp_helpers.h"
@@ -63,6 +64,7 @@ Tensor with_batch_coordinates(const Tensor& tuples, int batch_dims) {
   Dims lead(shape.begin(), shape.end() - 1);
   lead.push_back(1);
   std::vector<Tensor> parts;
+  const DeviceScope on_tuples(tuples.device());  // the batch coordinates are made where tuples are
   for (int j = 0; j < batch_dims; ++j) {
     Dims axis_shape(lead.size(), 1);
     axis_shape[j] = shape[j];

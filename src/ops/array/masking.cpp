@@ -29,7 +29,7 @@ Tensor repeat(const Tensor& input, const std::vector<int64_t>& repeats, std::opt
       if (r < 0) fail("repeat: argument 'repeats' must be non-negative, got ", r);
       index.insert(index.end(), static_cast<size_t>(r), i);
     }
-    return gather(x, constant(index, Shape{static_cast<int64_t>(index.size())}), a);
+    return gather(x, constant(index, Shape{static_cast<int64_t>(index.size())}).to(x.device()), a);
   });
 }
 
@@ -126,7 +126,7 @@ Tensor dynamic_stitch(const std::vector<Tensor>& indices, const std::vector<Tens
     column[0] = -1;
     const Tensor zero_rows =
         reshape(cast(zeros_like(bincount(all_indices)), all_data.dtype()), Shape(column));
-    const Tensor zero_row = zeros(Shape(rest), all_data.dtype());
+    const Tensor zero_row = zeros(Shape(rest), all_data.dtype()).to(all_data.device());
     const Tensor base =
         all_data.dtype() == DType::Bool ? logical_or(zero_rows, zero_row) : add(zero_rows, zero_row);
     return tensor_scatter_nd_update(base, expand_dims(all_indices, -1), all_data);

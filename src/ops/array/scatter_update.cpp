@@ -9,6 +9,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
 #include "ops/jvp_helpers.h"
@@ -65,6 +66,7 @@ void scatter_update_cpu(const OpCall& call, std::span<Tensor> outputs) {
 // Whether each update is the one that lands (the last of its index tuple), shaped like
 // the updates' leading axes (indices[:-1]) and broadcastable to the updates.
 Tensor lands(const Tensor& tensor, const Tensor& indices, const Tensor& updates) {
+  const DeviceScope on_indices(indices.device());  // the helper tensors are made where indices are
   const Shape& ts = tensor.shape();
   const int m = static_cast<int>(indices.shape()[indices.rank() - 1]);
   const Dims lead(ts.begin(), ts.begin() + m);

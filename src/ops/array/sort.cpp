@@ -7,6 +7,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/runtime/context.h"
 #include "ops/array/copy.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
@@ -86,6 +87,7 @@ Tensor scatter_last_axis(const Tensor& g, const Tensor& indices, const Shape& sh
   const int64_t n = shape[rank - 1], k = indices.shape()[rank - 1];
   int64_t rows = 1;
   for (int i = 0; i < rank - 1; ++i) rows *= shape[i];
+  const DeviceScope on_indices(indices.device());  // the row coordinates are made where indices are
   Tensor row = ef::broadcast_to(ef::reshape(ef::range(0, rows, 1, indices.dtype()), Shape{rows, 1}), Shape{rows, k});
   Tensor coords = ef::stack({row, ef::reshape(indices, Shape{rows, k})}, -1);
   return ef::reshape(ef::scatter_nd(coords, ef::reshape(g, Shape{rows, k}), Shape{rows, n}), shape);

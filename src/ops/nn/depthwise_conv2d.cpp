@@ -44,7 +44,7 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const std::ve
     const int64_t channels = x[3], multiplier = f[3];
     const Shape out_shape{x[0], g.out_h, g.out_w, channels * multiplier};
     if (g.out_h == 0 || g.out_w == 0 || x[0] == 0 || channels * multiplier == 0)
-      return zeros(out_shape, input.dtype());
+      return zeros(out_shape, input.dtype()).to(input.device());
     // The padded extent the taps read: (out - 1) * stride + dilated window, from pad_top.
     const int64_t extent_h = (g.out_h - 1) * g.stride_h + (f[0] - 1) * g.dilation_h + 1;
     const int64_t extent_w = (g.out_w - 1) * g.stride_w + (f[1] - 1) * g.dilation_w + 1;
@@ -65,7 +65,8 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const std::ve
               positions.push_back((oh * g.stride_h + i * g.dilation_h) * width + ow * g.stride_w +
                                   j * g.dilation_w);
       const int64_t count = static_cast<int64_t>(positions.size());
-      Tensor patches = gather(reshape(padded, {-1, pixels, channels}), constant(positions, {count}), 1);
+      Tensor patches =
+          gather(reshape(padded, {-1, pixels, channels}), constant(positions, {count}).to(input.device()), 1);
       patches = reshape(patches, {-1, g.out_h, g.out_w, taps, channels});
       if (multiplier == 1) return reduce_sum(patches * reshape(filter, {taps, channels}), 3);
       const Tensor sum =

@@ -6,6 +6,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/random.h"
+#include "eagerflow/runtime/context.h"
 
 namespace ef {
 
@@ -30,6 +31,7 @@ Tensor dropout(const Tensor& x, double rate, std::optional<int64_t> seed, const 
     }
     if (rate == 0) return x;  // keeps everything; consumes no random numbers
     // keep where u >= rate, which has probability 1 - rate for u uniform in [0, 1).
+    const DeviceScope on_input(x.device());  // the mask is made where x is
     Tensor u = random::uniform(mask_shape, 0, 1.0, x.dtype(), seed, where);
     Tensor keep = cast(greater_equal(u, rate, where), x.dtype(), where);
     return x * keep * (1.0 / (1.0 - rate));

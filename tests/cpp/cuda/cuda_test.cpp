@@ -22,13 +22,13 @@
 namespace ef {
 namespace {
 
+using testing::expect_same;
+using testing::kGPU;
 using testing::random_of;
 using testing::valid_second_operand;
 
 using ::testing::HasSubstr;
 using testing::rand64;
-
-const Device kGPU{DeviceType::CUDA, 0};
 
 class Cuda : public ::testing::Test {
  protected:
@@ -36,27 +36,6 @@ class Cuda : public ::testing::Test {
     if (!cuda::is_available()) GTEST_SKIP() << "needs a CUDA device: " << cuda::unavailable_reason();
   }
 };
-
-// Expects `gpu` (on the device) to hold `cpu`'s values: exactly for integers and bools,
-// within `rtol` relative to the largest magnitude for floats, with NaN where `cpu` has NaN.
-void expect_same(const Tensor& cpu, const Tensor& gpu, double rtol = 1e-6) {
-  ASSERT_EQ(gpu.device(), kGPU);
-  ASSERT_EQ(cpu.dtype(), gpu.dtype());
-  ASSERT_EQ(cpu.shape(), gpu.shape());
-  std::vector<double> a = cpu.to_vector<double>(), b = gpu.to_vector<double>();
-  double scale = 0;
-  for (double v : a)
-    if (std::isfinite(v)) scale = std::max(scale, std::fabs(v));
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i])) {
-      EXPECT_TRUE(std::isnan(b[i])) << "element " << i << ": cpu NaN, gpu " << b[i];
-    } else if (!is_floating(cpu.dtype()) || std::isinf(a[i])) {
-      EXPECT_EQ(a[i], b[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(a[i], b[i], rtol * std::max(scale, 1.0) + rtol * std::fabs(a[i])) << "element " << i;
-    }
-  }
-}
 
 TEST(CudaUnavailable, MovingToAGpuWithoutOneSaysWhy) {
   if (cuda::is_available()) GTEST_SKIP() << "this machine has a CUDA device";
