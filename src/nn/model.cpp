@@ -18,6 +18,7 @@
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
 #include "eagerflow/ops/scalar.h"
+#include "eagerflow/runtime/context.h"
 #include "eagerflow/utils/progbar.h"
 
 namespace ef::nn {
@@ -53,6 +54,23 @@ std::optional<Tensor> example_weights(const Tensor& y, const FitOptions& options
   if (y.rank() > 1) per_class = reshape(per_class, {y.shape()[0], -1});
   if (y.rank() > 1) per_class = reduce_mean(per_class, {1});
   return weights ? *weights * per_class : per_class;
+}
+
+// Note [batches go to the model's device]: fit, evaluate and predict place each batch
+// where the model's variables live, as Keras on TensorFlow copies a step's inputs to its
+// device, so data read on the host trains a model built under a GPU device scope. (Ops
+// themselves never copy between devices: they raise.) A model not built yet makes its
+// variables in the current device scope: a GPU scope's batches go there. A batch
+// already in place is not copied.
+data::Element on_model_device(const Model& model, const data::Element& batch) {
+  const std::vector<Variable> vars = model.variables();
+  const Device scope = Context::current().device;
+  if (vars.empty() && scope.type == DeviceType::CPU) return batch;
+  const Device device = vars.empty() ? scope : vars.front().value().device();
+  data::Element placed = batch;
+  for (Tensor& t : placed)
+    if (t.device() != device) t = t.to(device);
+  return placed;
 }
 
 int effective_verbose(int verbose) {
@@ -283,7 +301,8 @@ std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
   return metric_results();
 }
 
-std::map<std::string, Tensor> Model::run_step(bool training, const data::Element& batch) {
+std::map<std::string, Tensor> Model::run_step(bool training, const data::Element& given) {
+  const data::Element batch = on_model_device(*this, given);
   Compiled& c = compiled(training ? "fit" : "evaluate");
   if (c.options.run_eagerly) return training ? train_step(batch) : test_step(batch);
   // Note [fit runs a function]. The names of the results are fixed by the first trace.
@@ -529,7 +548,7 @@ std::vector<Tensor> Model::predict_all(const std::vector<Tensor>& x, int64_t bat
     if (batch_size <= 0) fail("Model.predict: batch_size must be positive, got ", batch_size);
     std::vector<std::vector<Tensor>> batches(output_count());
     for (const data::Element& batch : data::Dataset::from_tensor_slices(x).batch(batch_size)) {
-      const std::vector<Tensor> outputs = forward(batch, /*training=*/false);
+      const std::vector<Tensor> outputs = forward(on_model_device(*this, batch), /*training=*/false);
       for (size_t i = 0; i < outputs.size(); ++i) batches[i].push_back(outputs[i]);
     }
     if (batches[0].empty()) fail("Model.predict: x has no examples");

@@ -77,3 +77,43 @@ def test_gradients_on_the_gpu():
     with ef.GradientTape() as tape:
         loss_cpu = ef.reduce_sum(ef.square(w_cpu @ w_cpu))
     np.testing.assert_allclose(grad.numpy(), tape.gradient(loss_cpu, w_cpu).numpy(), rtol=1e-6)
+
+
+def _fit_losses(device, policy=None):
+    """Three epochs of a small Keras regression, its variables made under `device`."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 6)).astype(np.float32)
+    y = rng.standard_normal((64, 2)).astype(np.float32)
+    if policy:
+        ef.keras.mixed_precision.set_global_policy(policy)
+    try:
+        with ef.device(device):
+            ef.random.set_seed(5)
+            model = ef.keras.Sequential([ef.keras.layers.Dense(16, activation="relu"), ef.keras.layers.Dense(2)])
+            model.compile(optimizer=ef.keras.optimizers.Adam(0.01), loss="mse")
+            history = model.fit(ef.constant(x), ef.constant(y), batch_size=16, epochs=3, verbose=0, shuffle=False)
+            expected = "GPU:0" if "gpu" in device else "CPU:0"
+            assert all(v.device.endswith(expected) for v in model.variables)
+    finally:
+        if policy:
+            ef.keras.mixed_precision.set_global_policy("float32")
+    return history.history["loss"]
+
+
+@needs_gpu
+@pytest.mark.parametrize("policy", [None, "mixed_float16", "mixed_bfloat16"])
+def test_keras_fit_on_the_gpu_matches_the_cpu(policy):
+    cpu, gpu = _fit_losses("/cpu:0", policy), _fit_losses("/gpu:0", policy)
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5 if policy is None else 2e-2)
+
+
+@needs_gpu
+def test_half_tensors_on_the_gpu():
+    x = np.random.default_rng(4).standard_normal((5, 7)).astype(np.float16)
+    g = ef.constant(x).gpu()
+    assert g.dtype == ef.float16
+    np.testing.assert_array_equal(g.numpy(), x)
+    np.testing.assert_array_equal(ef.exp(g).numpy(), ef.exp(ef.constant(x)).numpy())
+    b = ef.cast(g, ef.bfloat16)
+    np.testing.assert_array_equal(ef.cast(b * 3.0, ef.float32).numpy(),
+                                  ef.cast(ef.cast(ef.constant(x), ef.bfloat16) * 3.0, ef.float32).numpy())
