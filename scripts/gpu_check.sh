@@ -7,6 +7,8 @@
 #   scripts/gpu_check.sh            uses build/ when it holds a built test binary
 #                                   (made on another machine), else builds one here
 #   scripts/gpu_check.sh --bench    the benchmarks only
+#   scripts/gpu_check.sh --python   also builds the Python extension for the machine's
+#                                   python3 and runs the GPU Python tests (a few minutes)
 # The report goes to $OUT/gpu_report.txt when OUT is set, else build/gpu_report.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,6 +72,12 @@ for f in "${failures[@]}"; do say "FAILED: $f"; done
 grep -B2 -A12 "Failure\|what()\|backtrace of" "$log" | head -200 >>"$report"
 fi
 
+python_failed=0
+if [[ " $* " == *" --python "* ]]; then
+  scripts/gpu_python_check.sh 2>&1 | tee -a "$report"
+  python_failed=${PIPESTATUS[0]}
+fi
+
 # Benchmarks, PyTorch on the same GPU beside them (bench/cuda; the binary is built with
 # the line at the top of bench/cuda/ops_bench.cpp).
 if [[ -x build/cuda_ops_bench ]] && python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
@@ -79,4 +87,4 @@ if [[ -x build/cuda_ops_bench ]] && python3 -c "import torch; assert torch.cuda.
   join <(sort "$report_dir/ef_bench.txt") <(sort "$report_dir/torch_bench.txt") |
     awk '{ printf "  %-28s %10.3f %10.3f  %5.2fx\n", $1, $2, $3, $3 / $2 }' | tee -a "$report"
 fi
-[[ $failed -eq 0 ]]
+[[ $failed -eq 0 && $python_failed -eq 0 ]]

@@ -8,5 +8,6 @@ cd "$(dirname "$0")/.."
 mkdir -p .gpu-deps
 cd .gpu-deps
 apt-get update -qq >/dev/null 2>&1 || true
-apt-get download -qq libopenblas0-pthread libgfortran5 libquadmath0 ocl-icd-libopencl1 libgomp1 libdnnl2 libprotobuf32
+apt-get download -qq libopenblas0-pthread libgfortran5 libquadmath0 ocl-icd-libopencl1 libgomp1 libdnnl2 libprotobuf32 \
+  libdlpack-dev  # the header, for gpu_python_check.sh
 ls -la

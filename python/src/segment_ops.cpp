@@ -26,7 +26,8 @@ ef::DType int_dtype(const DTypeArg& d, const char* what) {
 }
 
 py::tuple unique_tuple(const ef::UniqueResult& r, bool counts) {
-  return counts ? py::make_tuple(r.y, r.idx, r.count) : py::make_tuple(r.y, r.idx);
+  if (counts) return py::make_tuple(r.y, r.idx, r.count);  // (newer pybind11 types each make_tuple)
+  return py::make_tuple(r.y, r.idx);
 }
 
 constexpr const char* kSegmentArgs = R"doc(
