@@ -102,3 +102,18 @@ def test_fit_in_mixed_bfloat16_matches_float32(policy):
     assert full > 0.95 and abs(mixed - full) < 0.02
     _, model16 = accuracy("mixed_float16")
     assert model16.optimizer.dynamic  # compile turned loss scaling on
+
+
+def test_layers_take_keras_dtype_argument():
+    x = ef.random.normal([2, 3])
+    mixed = ef.keras.layers.Dense(4, dtype="mixed_bfloat16")
+    assert mixed.dtype_policy.name == "mixed_bfloat16"
+    y = mixed(x)
+    assert y.dtype == ef.bfloat16 and mixed.kernel.dtype == ef.float32
+    wide = ef.keras.layers.Dense(4, dtype=ef.float64, name="wide")
+    assert wide(x).dtype == ef.float64 and wide.name == "wide"
+    assert ef.keras.layers.Conv2D(2, 3, dtype="float64")(ef.random.normal([1, 5, 5, 1])).dtype == ef.float64
+    again = ef.keras.layers.Dense.from_config(mixed.get_config())
+    assert again.dtype_policy.name == "mixed_bfloat16"
+    with pytest.raises(ef.errors.InvalidArgumentError):
+        ef.keras.layers.Dense(4, dtype="float8")

@@ -56,6 +56,33 @@ PReLU = _core.keras.PReLU
 SpatialDropout2D = _core.keras.SpatialDropout2D
 Masking = _core.keras.Masking
 
+
+
+def _policy_name(dtype):
+    """A dtype= argument as a policy: a Policy, its name, or a dtype (ef.float64)."""
+    if isinstance(dtype, (str, _core.keras.mixed_precision.Policy)):
+        return dtype
+    return str(getattr(dtype, "name", dtype))
+
+
+def _accepting_dtype(cls):
+    """Gives a built-in layer class Keras' dtype= constructor argument (the layer's
+    mixed-precision policy, or a dtype, set before its first call)."""
+    init = cls.__init__
+
+    def __init__(self, *args, dtype=None, **kwargs):
+        init(self, *args, **kwargs)
+        if dtype is not None:
+            self.dtype_policy = _policy_name(dtype)
+
+    __init__.__doc__ = init.__doc__
+    cls.__init__ = __init__
+
+
+for _cls in {c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Layer)}:
+    if _cls is not Layer and _cls.__module__.startswith("eagerflow._core"):
+        _accepting_dtype(_cls)
+
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
 # Python subclasses as Keras does it: cls(**config).
 _KERAS_NAMES = {AveragePool2D: "AveragePooling2D", MaxPool2D: "MaxPooling2D"}
