@@ -10,6 +10,7 @@
 #include "eagerflow/autodiff/function_transforms.h"
 #include "eagerflow/autodiff/gradient_check.h"
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/autodiff/recompute_grad.h"
 #include "eagerflow/core/allocator.h"
 #include "eagerflow/core/device.h"
 #include "eagerflow/core/dtype.h"

@@ -51,7 +51,8 @@ from eagerflow._core import GraphOptimizerOptions, graph_optimizer_options, set_
 from eagerflow._core import compile_fused_kernels, set_compile_fused_kernels  # noqa: F401
 from eagerflow.autodiff import (  # noqa: F401
     GradientTape, UnconnectedGradients, custom_gradient, grad, gradients_function,
-    implicit_gradients, implicit_value_and_gradients, jvp, linearize, stop_gradient, value_and_gradients_function,
+    implicit_gradients, implicit_value_and_gradients, jvp, linearize, recompute_grad, stop_gradient,
+    value_and_gradients_function,
 )
 
 __version__ = _core.__version__  # from VERSION, through CMake

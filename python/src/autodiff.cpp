@@ -340,6 +340,9 @@ Raises:
                           }));
   });
   m.def("_call_with_custom_gradient", &call_with_custom_gradient);
+  m.def("_call_recomputing", [](py::function f, py::args args) {
+    return tensors_or_none(ef::recompute_grad(tensors_function(std::move(f)))(tensor_args(args)));
+  });
   m.def("_function_gradients",
         [](py::function f, std::vector<int> params, const std::string& unconnected, py::args args) {
           return tensors_or_none(ef::gradients_function(tensors_function(std::move(f)), std::move(params),

@@ -55,7 +55,42 @@ void random::set_seed(std::optional<int64_t> seed) {
   s.calls.clear();
 }
 
+namespace {
+thread_local detail::RandomStreamLog* active_log = nullptr;
+}  // namespace
+
+detail::RandomStreamLog::RandomStreamLog(std::vector<RandomStream>& streams)
+    : recording_(&streams), outer_(active_log) {
+  active_log = this;
+}
+
+detail::RandomStreamLog::RandomStreamLog(const std::vector<RandomStream>& streams, std::string_view what)
+    : replaying_(&streams), what_(what), outer_(active_log) {
+  active_log = this;
+}
+
+detail::RandomStreamLog::~RandomStreamLog() { active_log = outer_; }
+
+detail::RandomStream detail::RandomStreamLog::next(std::optional<int64_t> op_seed) {
+  if (replaying_) {
+    if (next_ == replaying_->size())
+      fail<FailedPreconditionError>(what_, ": the function drew more random tensors when run again (",
+                                    next_ + 1, " so far) than the first time (", replaying_->size(),
+                                    "); it must run the same random ops each time");
+    return (*replaying_)[next_++];
+  }
+  // An enclosing log sees the stream too, so a recomputation nested in another replays
+  // with it.
+  const RandomStream claimed = outer_ ? outer_->next(op_seed) : claim_random_stream(op_seed);
+  recording_->push_back(claimed);
+  return claimed;
+}
+
 detail::RandomStream detail::next_random_stream(std::optional<int64_t> op_seed) {
+  return active_log ? active_log->next(op_seed) : claim_random_stream(op_seed);
+}
+
+detail::RandomStream detail::claim_random_stream(std::optional<int64_t> op_seed) {
   SeedState& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!s.global_seed && !op_seed) {

@@ -1,0 +1,115 @@
+#include "eagerflow/autodiff/recompute_grad.h"
+
+#include <memory>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
+#include "eagerflow/runtime/context.h"
+#include "ops/random/random_stream.h"
+
+namespace ef {
+namespace {
+
+// While it lives, this thread's ops are not recorded (by tapes or forward
+// accumulators), but variable reads still reach the tapes and the open read logs: the
+// entry recompute_grad records learns which variables f read, and tapes that watch
+// accessed variables see them.
+class OnlyVariableReads : public OpRecorder {
+ public:
+  OnlyVariableReads() : saved_(Context::current().recorder) { Context::current().recorder = this; }
+  ~OnlyVariableReads() override { Context::current().recorder = saved_; }
+  OnlyVariableReads(const OnlyVariableReads&) = delete;
+  OnlyVariableReads& operator=(const OnlyVariableReads&) = delete;
+
+  void record(const OpCall&, std::span<const Tensor>) override {}
+  void variable_read(const Variable& variable, const Tensor& value) override {
+    if (saved_) saved_->variable_read(variable, value);
+  }
+
+ private:
+  OpRecorder* saved_;
+};
+
+// What the recorded entry needs to run f again.
+struct Recomputation {
+  TensorsFunction f;
+  std::vector<Tensor> inputs;
+  std::vector<Variable> variables;
+  std::vector<detail::RandomStream> random_streams;  // drawn by the forward pass
+};
+
+// d(sum_i <f(inputs)_i, output_grads_i>) / d(inputs, variables), by running f again.
+std::vector<Tensor> recomputed_gradients(const Recomputation& r, std::span<const Tensor> output_grads) {
+  const detail::RandomStreamLog replay(r.random_streams, "recompute_grad");
+  GradientTape tape(/*persistent=*/false, /*watch_accessed_variables=*/false);
+  std::vector<GradientTape::Source> sources;
+  for (const Tensor& x : r.inputs) {
+    tape.watch(x);
+    sources.emplace_back(x);
+  }
+  for (const Variable& v : r.variables) {
+    tape.watch(v);
+    sources.emplace_back(v);
+  }
+  const std::vector<Tensor> outputs = r.f(r.inputs);
+  if (outputs.size() != output_grads.size())
+    fail<FailedPreconditionError>("recompute_grad: the function gave ", outputs.size(),
+                                  " outputs when run again, ", output_grads.size(), " the first time");
+  std::vector<Tensor> targets, seeds;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (output_grads[i].defined() && is_floating(outputs[i].dtype())) {
+      targets.push_back(outputs[i]);
+      seeds.push_back(output_grads[i]);
+    }
+  if (targets.empty()) return std::vector<Tensor>(sources.size());
+  return tape.gradient(targets, sources, seeds);
+}
+
+}  // namespace
+
+TensorsFunction recompute_grad(TensorsFunction f) {
+  if (!f) fail("recompute_grad: the function is empty");
+  return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+    // Nobody will ask for this call's gradient, or a graph gives f its own.
+    if (Context::current().builder || !detail::tapes_recording()) return f(inputs);
+
+    auto recomputation = std::make_shared<Recomputation>(Recomputation{f, inputs, {}, {}});
+    std::vector<Tensor> results;
+    std::vector<Tensor> variable_values;
+    {
+      detail::VariableReadLog reads;
+      const OnlyVariableReads unrecorded;
+      const detail::RandomStreamLog drawn(recomputation->random_streams);
+      results = f(inputs);
+      recomputation->variables = std::move(reads.variables);
+      variable_values = std::move(reads.values);
+    }
+    for (size_t i = 0; i < results.size(); ++i)
+      if (!results[i].defined()) fail("recompute_grad: output ", i, " of the function is undefined");
+
+    // Fresh outputs, so that backprop reaches the inputs only through the entry.
+    std::vector<Tensor> outputs;
+    outputs.reserve(results.size());
+    for (const Tensor& out : results) outputs.push_back(stop_gradient(out));
+    std::vector<Tensor> recorded_inputs = inputs;
+    recorded_inputs.insert(recorded_inputs.end(), variable_values.begin(), variable_values.end());
+    detail::record_custom_gradient(recorded_inputs, outputs,
+                                   std::make_shared<const detail::CustomGradientFn>(
+                                       [recomputation](std::span<const Tensor> output_grads) {
+                                         return recomputed_gradients(*recomputation, output_grads);
+                                       }));
+    return outputs;
+  };
+}
+
+UnaryFunction recompute_grad(UnaryFunction f) {
+  if (!f) fail("recompute_grad: the function is empty");
+  TensorsFunction general = recompute_grad(TensorsFunction(
+      [f = std::move(f)](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in[0])}; }));
+  return [general = std::move(general)](const Tensor& x) { return general({x})[0]; };
+}
+
+}  // namespace ef
