@@ -570,20 +570,23 @@ def recompute_grad(f):
     TensorShape([4, 4])
 
     Args:
-      f: A function of tensors returning a tensor or a nested structure of tensors.
+      f: A function of tensors (keyword arguments pass through unchanged) returning a
+        tensor or a nested structure of tensors. It must run the same random ops each
+        time and not assign variables (BatchNormalization in training mode does).
 
     Returns:
       A function with f's outputs whose gradient recomputes f.
     """
-    structure = []
-
-    def leaves(*xs):
-        out = f(*xs)
-        structure[:] = [out]
-        return _flatten(out)
 
     @functools.wraps(f)
-    def recomputed(*args):
+    def recomputed(*args, **kwargs):
+        structure = []  # this call's output structure (f may run again in backward)
+
+        def leaves(*xs):
+            out = f(*xs, **kwargs)
+            structure[:] = [out]
+            return _flatten(out)
+
         outputs = _core._call_recomputing(leaves, *args)
         return _pack_like(structure[0], outputs)
 

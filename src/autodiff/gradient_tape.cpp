@@ -434,10 +434,14 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
       for (size_t k = first[i]; k < first[i + 1]; ++k)
         if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
       if (!sum.defined() && unconnected == UnconnectedGradients::Zero) {
-        if (const Tensor* t = std::get_if<Tensor>(&sources[i]))
+        if (const Tensor* t = std::get_if<Tensor>(&sources[i])) {
           sum = zeros_like(*t);
-        else
-          sum = zeros_like(std::get<Variable>(sources[i]).value());
+        } else {
+          const Variable& v = std::get<Variable>(sources[i]);
+          const RecordingPaused unrecorded;  // reading for the device is no use of it
+          const DeviceScope on_variable(v.value().device());
+          sum = zeros(v.shape(), v.dtype());  // the stored dtype, whatever autocast is on
+        }
       }
       result.push_back(sum);
     }

@@ -4,11 +4,13 @@
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
 #include "eagerflow/runtime/context.h"
 #include "ops/random/random_stream.h"
+#include "runtime/state_writes.h"
 
 namespace ef {
 namespace {
@@ -33,28 +35,39 @@ class OnlyVariableReads : public OpRecorder {
   OpRecorder* saved_;
 };
 
-// What the recorded entry needs to run f again.
+// What the recorded entry needs to run f again as it ran the first time.
 struct Recomputation {
   TensorsFunction f;
   std::vector<Tensor> inputs;
   std::vector<Variable> variables;
   std::vector<detail::RandomStream> random_streams;  // drawn by the forward pass
+  Device device;                                     // the device scope then
+  std::optional<DType> autocast;                     // and the autocast dtype
 };
 
 // d(sum_i <f(inputs)_i, output_grads_i>) / d(inputs, variables), by running f again.
 std::vector<Tensor> recomputed_gradients(const Recomputation& r, std::span<const Tensor> output_grads) {
+  const DeviceScope device(r.device);
+  const AutoCastScope autocast(r.autocast);
+  const detail::StateWritesRefused no_writes(
+      "recompute_grad runs the function again for its gradient, and the first run already changed the state");
   const detail::RandomStreamLog replay(r.random_streams, "recompute_grad");
   GradientTape tape(/*persistent=*/false, /*watch_accessed_variables=*/false);
   std::vector<GradientTape::Source> sources;
+  // A fresh tensor per input position: an input passed twice, or also read as a
+  // variable, gets each position's own partial derivative (the outer backprop adds them).
+  std::vector<Tensor> fresh;
   for (const Tensor& x : r.inputs) {
-    tape.watch(x);
-    sources.emplace_back(x);
+    fresh.push_back(identity(x));
+    tape.watch(fresh.back());
+    sources.emplace_back(fresh.back());
   }
   for (const Variable& v : r.variables) {
     tape.watch(v);
     sources.emplace_back(v);
   }
-  const std::vector<Tensor> outputs = r.f(r.inputs);
+  const std::vector<Tensor> outputs = r.f(fresh);
+  replay.check_all_replayed();
   if (outputs.size() != output_grads.size())
     fail<FailedPreconditionError>("recompute_grad: the function gave ", outputs.size(),
                                   " outputs when run again, ", output_grads.size(), " the first time");
@@ -76,7 +89,9 @@ TensorsFunction recompute_grad(TensorsFunction f) {
     // Nobody will ask for this call's gradient, or a graph gives f its own.
     if (Context::current().builder || !detail::tapes_recording()) return f(inputs);
 
-    auto recomputation = std::make_shared<Recomputation>(Recomputation{f, inputs, {}, {}});
+    const Context& ctx = Context::current();
+    auto recomputation =
+        std::make_shared<Recomputation>(Recomputation{f, inputs, {}, {}, ctx.device, ctx.autocast_dtype});
     std::vector<Tensor> results;
     std::vector<Tensor> variable_values;
     {

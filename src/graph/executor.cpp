@@ -71,6 +71,7 @@ namespace {
 // deterministic sequence given the seeds, distinct from other streams. Stateless ops
 // have no RandomRuns and always repeat, as they should.
 Attrs attrs_for_run(const Node& node) {
+  refuse_while_streams_logged(node.op->name);
   RandomRuns& runs = *node.random_runs;
   const uint64_t k = runs.count.fetch_add(1, std::memory_order_relaxed);
   if (k == 0) return node.attrs;

@@ -3,6 +3,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/runtime/variable_creation.h"
+#include "runtime/state_writes.h"
 
 namespace ef {
 
@@ -68,9 +69,20 @@ const char* assign_name(AssignKind kind) {
 }
 }  // namespace
 
+namespace {
+thread_local std::string_view refused_writes;  // why, while detail::StateWritesRefused lives
+}  // namespace
+
+detail::StateWritesRefused::StateWritesRefused(std::string_view why) : saved_(refused_writes) {
+  refused_writes = why;
+}
+detail::StateWritesRefused::~StateWritesRefused() { refused_writes = saved_; }
+
 Tensor Variable::update(const Tensor& new_value, AssignKind kind, const CallSite& where) {
   const char* op = assign_name(kind);
   try {
+    if (!refused_writes.empty())
+      fail<FailedPreconditionError>(op, ": variable '", name(), "' may not change here: ", refused_writes);
     if (!new_value.defined()) fail(op, ": the new value of variable '", name(), "' is undefined");
     const bool converts = state_->autocast && is_floating(new_value.dtype()) && new_value.dtype() != dtype();
     const Tensor value = converts ? cast(new_value, dtype(), where) : new_value;

@@ -67,3 +67,12 @@ def test_second_order_and_dropout_inside():
     np.testing.assert_allclose(y.numpy(), y_plain.numpy(), rtol=1e-12)
     np.testing.assert_allclose(g.numpy(), g_plain.numpy(), rtol=1e-12)
     np.testing.assert_allclose(gg.numpy(), gg_plain.numpy(), rtol=1e-12)
+
+
+def test_keyword_arguments_pass_through():
+    x = ef.constant([0.5, -1.0])
+    f = ef.recompute_grad(lambda x, scale=1.0: ef.sin(x) * scale)
+    with ef.GradientTape() as tape:
+        tape.watch(x)
+        y = ef.reduce_sum(f(x, scale=3.0))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 3.0 * np.cos([0.5, -1.0]), rtol=1e-6)

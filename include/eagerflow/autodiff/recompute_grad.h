@@ -13,10 +13,13 @@
 // of its own and differentiates it, so the gradients equal f's own, at every order
 // (outer tapes record the recomputation), at the cost of a second forward pass. The
 // random ops in f draw the same numbers the second time (Note [recomputation replays
-// random streams]); f must run the same random ops each time. Variables read are read
-// again in backward: assigning them between the forward and the backward pass changes
-// the gradient, as in TensorFlow. Without a recording tape, and while a function is
-// traced into a graph, f simply runs (its gradient in a graph is its own).
+// random streams]); f must run the same random ops each time (fewer or more is an
+// error), and a traced function's random ops inside f are refused. The rerun happens
+// under the device scope and autocast of the first, with variable assignments refused
+// (they happened in the first run: a BatchNormalization in training mode cannot be
+// recomputed). Variables are read again in backward: assigning them between the two
+// passes changes the gradient, as in TensorFlow. Without a recording tape, and while a
+// function is traced into a graph, f simply runs (its gradient in a graph is its own).
 #pragma once
 
 #include "eagerflow/autodiff/function_transforms.h"

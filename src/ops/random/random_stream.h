@@ -17,6 +17,11 @@ struct RandomStream {
   uint64_t stream = 0;  // which call on that seed pair this is (upper counter words)
 };
 
+// Throws UnimplementedError naming the random op `op` of a traced function while a
+// RandomStreamLog is active on this thread: a graph's random nodes count their own
+// runs (Note [random ops in graphs]), which no log can replay.
+void refuse_while_streams_logged(std::string_view op);
+
 // Resolves the seeds of one random op call and claims the next stream of the pair.
 RandomStream next_random_stream(std::optional<int64_t> op_seed);
 // The same, ignoring any RandomStreamLog (next_random_stream's own step).
@@ -48,6 +53,9 @@ class RandomStreamLog {
 
   // next_random_stream's step while this log is the thread's innermost.
   RandomStream next(std::optional<int64_t> op_seed);
+  // A replaying log: throws FailedPreconditionError unless every recorded stream was
+  // handed back (a run that drew fewer would have shifted them onto other ops).
+  void check_all_replayed() const;
 
  private:
   std::vector<RandomStream>* recording_ = nullptr;

@@ -86,6 +86,24 @@ detail::RandomStream detail::RandomStreamLog::next(std::optional<int64_t> op_see
   return claimed;
 }
 
+void detail::RandomStreamLog::check_all_replayed() const {
+  if (replaying_ && next_ != replaying_->size())
+    fail<FailedPreconditionError>(
+        what_, ": the function drew fewer random tensors when run again (", next_, ") than the first time (",
+        replaying_->size(),
+        "); it must run the same random ops each time (a layer built inside it draws "
+        "its initial weights on the first call only: build it before)");
+}
+
+void detail::refuse_while_streams_logged(std::string_view op) {
+  if (active_log)
+    fail<UnimplementedError>(
+        "recompute_grad: the random op '", op,
+        "' of a traced function (ef::function) inside the recomputed function draws numbers "
+        "that cannot be drawn again when the function reruns for its gradient; call the "
+        "traced function outside it, or recompute inside the traced function");
+}
+
 detail::RandomStream detail::next_random_stream(std::optional<int64_t> op_seed) {
   return active_log ? active_log->next(op_seed) : claim_random_stream(op_seed);
 }

@@ -100,6 +100,55 @@ TEST(RecomputeGrad, TheTapeKeepsOnlyTheBlocksInputsAndOutputs) {
       << "plain " << plain_bytes << " B, recomputed " << recomputed_bytes << " B";
 }
 
+TEST(RecomputeGrad, AnInputPassedTwiceOrAlsoReadAsAVariable) {
+  // d/dx of f(x, x) = x * sin(x) is sin(x) + x cos(x): each position's partial, added.
+  const Tensor x = rand64({4}, 13);
+  TensorsFunction f = recompute_grad([](const Tensors& in) { return Tensors{in[0] * sin(in[1])}; });
+  GradientTape tape;
+  tape.watch(x);
+  Tensor g = tape.gradient(reduce_sum(f({x, x})[0]), x);
+  expect_values(g, (sin(x) + x * cos(x)).to_vector<double>(), 1e-12);
+  // A variable's value passed in and the variable read inside: d/dv (v * exp(v)).
+  Variable v(rand64({3}, 14), "v");
+  TensorsFunction h = recompute_grad([&](const Tensors& in) { return Tensors{in[0] * exp(v.value())}; });
+  GradientTape vtape;
+  Tensor gv = vtape.gradient(reduce_sum(h({v.value()})[0]), v);
+  expect_values(gv, ((1.0 + v.value()) * exp(v.value())).to_vector<double>(), 1e-12);
+}
+
+TEST(RecomputeGrad, WhatCannotBeRecomputedIsRefused) {
+  const Tensor x = rand64({3}, 15);
+  auto gradient_of = [&](const TensorsFunction& f) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = reduce_sum(f({x})[0]);
+    return tape.gradient(y, x);
+  };
+  // Drawing fewer random tensors the second time (a layer built on the first call).
+  int calls = 0;
+  EXPECT_ERROR(gradient_of(recompute_grad([&](const Tensors& in) {
+                 Tensor y = in[0];
+                 if (++calls == 1) y = y + 0.0 * random::normal({}, 0.0, 1.0, DType::Float64);
+                 return Tensors{y * random::uniform({3}, 0, 1, DType::Float64)};
+               })),
+               FailedPreconditionError, "fewer random tensors");
+  // Assigning a variable: the first run already did.
+  Variable counter(constant(0.0), "counter", /*trainable=*/false);
+  EXPECT_ERROR(gradient_of(recompute_grad([&](const Tensors& in) {
+                 counter.assign_add(constant(1.0));
+                 return Tensors{in[0] * 2.0};
+               })),
+               FailedPreconditionError, "counter", "may not change");
+  EXPECT_EQ(counter.value().item<double>(), 1.0);
+  // A traced function's random op: its runs are counted by the graph, not replayable.
+  Function noisy(
+      [](const Tensors& in) { return Tensors{in[0] * random::uniform({3}, 0, 1, DType::Float64)}; }, "noisy");
+  GradientTape tape;
+  tape.watch(x);
+  EXPECT_ERROR(recompute_grad([&](const Tensors& in) { return noisy(in); })({x}), UnimplementedError,
+               "random op", "traced function");
+}
+
 TEST(RecomputeGrad, UnaryFormAndMisuse) {
   UnaryFunction f = recompute_grad(UnaryFunction([](const Tensor& x) { return exp(sin(x)); }));
   const Tensor x = rand64({3}, 12);
