@@ -56,20 +56,30 @@ std::optional<Tensor> example_weights(const Tensor& y, const FitOptions& options
   return weights ? *weights * per_class : per_class;
 }
 
-// Note [batches go to the model's device]: fit, evaluate and predict place each batch
-// where the model's variables live, as Keras on TensorFlow copies a step's inputs to its
-// device, so data read on the host trains a model built under a GPU device scope. (Ops
-// themselves never copy between devices: they raise.) A model not built yet makes its
-// variables in the current device scope: a GPU scope's batches go there. A batch
-// already in place is not copied.
-data::Element on_model_device(const Model& model, const data::Element& batch) {
+// Note [batches go to the model's device]: fit, evaluate and predict run each step on
+// the device of the model's variables, as Keras on TensorFlow copies a step's inputs to
+// its device: the batch goes there, and the step runs under that device's scope (so
+// what its ops make without inputs, dropout masks say, is made there too). So data read
+// on the host trains a model built under a GPU device scope. (Ops themselves never copy
+// between devices: they raise.) A model not built yet makes its variables in the
+// current scope, so a GPU scope's batches go there; a model whose variables span
+// devices places nothing. A batch already in place is not copied.
+std::optional<Device> model_device(const Model& model) {
   const std::vector<Variable> vars = model.variables();
   const Device scope = Context::current().device;
-  if (vars.empty() && scope.type == DeviceType::CPU) return batch;
-  const Device device = vars.empty() ? scope : vars.front().value().device();
+  if (vars.empty()) return scope.type == DeviceType::CPU ? std::nullopt : std::optional<Device>(scope);
+  const RecordingPaused unrecorded;  // looking where the values are is no use of them
+  const Device first = vars.front().value().device();
+  for (const Variable& v : vars)
+    if (v.value().device() != first) return std::nullopt;
+  return first;
+}
+
+data::Element placed_on(const data::Element& batch, const std::optional<Device>& device) {
+  if (!device) return batch;
   data::Element placed = batch;
   for (Tensor& t : placed)
-    if (t.device() != device) t = t.to(device);
+    if (t.device() != *device) t = t.to(*device);
   return placed;
 }
 
@@ -302,7 +312,10 @@ std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
 }
 
 std::map<std::string, Tensor> Model::run_step(bool training, const data::Element& given) {
-  const data::Element batch = on_model_device(*this, given);
+  const std::optional<Device> device = model_device(*this);  // Note [batches go to the model's device]
+  const data::Element batch = placed_on(given, device);
+  std::optional<DeviceScope> on_device;
+  if (device) on_device.emplace(*device);
   Compiled& c = compiled(training ? "fit" : "evaluate");
   if (c.options.run_eagerly) return training ? train_step(batch) : test_step(batch);
   // Note [fit runs a function]. The names of the results are fixed by the first trace.
@@ -548,7 +561,10 @@ std::vector<Tensor> Model::predict_all(const std::vector<Tensor>& x, int64_t bat
     if (batch_size <= 0) fail("Model.predict: batch_size must be positive, got ", batch_size);
     std::vector<std::vector<Tensor>> batches(output_count());
     for (const data::Element& batch : data::Dataset::from_tensor_slices(x).batch(batch_size)) {
-      const std::vector<Tensor> outputs = forward(on_model_device(*this, batch), /*training=*/false);
+      const std::optional<Device> device = model_device(*this);  // Note [batches go to the model's device]
+      std::optional<DeviceScope> on_device;
+      if (device) on_device.emplace(*device);
+      const std::vector<Tensor> outputs = forward(placed_on(batch, device), /*training=*/false);
       for (size_t i = 0; i < outputs.size(); ++i) batches[i].push_back(outputs[i]);
     }
     if (batches[0].empty()) fail("Model.predict: x has no examples");

@@ -154,7 +154,7 @@ std::vector<Tensor> Recurrent::run(const std::vector<Tensor>& args, const std::o
   }
   // Zero states [batch, units]; of a symbolic batch, shaped after the inputs.
   Tensor zero_state;  // only when the states or a mask's first outputs start from it
-  const DeviceScope on_inputs(projected.device());  // whatever device scope is current
+  const DeviceScope on_inputs(projected.device());  // zero states on the inputs' device, not the scope's
   if (!h.defined() || mask)
     zero_state = batch != kUnknownDim
                      ? zeros({batch, units_}, projected.dtype())
