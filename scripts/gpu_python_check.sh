@@ -25,12 +25,14 @@ flags=(-std=c++20 -O1 -fPIC -fvisibility=hidden -w -Iinclude -Isrc -I"$python_in
 
 start=$(date +%s)
 : >"$build_log"
+compile_failed=0
 for source in python/src/*.cpp; do
-  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n; done
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n || compile_failed=1; done
   g++ "${flags[@]}" -c "$source" -o "$objects/$(basename "$source" .cpp).o" 2>>"$build_log" &
 done
-wait
-if ! g++ -shared "$objects"/*.o -Lbuild -leagerflow -Wl,-rpath,"$root/build" -o "$package/_core$suffix" \
+while (($(jobs -rp | wc -l) > 0)); do wait -n || compile_failed=1; done
+# A shared library links with undefined symbols, so a failed compile must stop here.
+if ((compile_failed)) || ! g++ -shared "$objects"/*.o -Lbuild -leagerflow -Wl,-rpath,"$root/build" -o "$package/_core$suffix" \
   2>>"$build_log"; then
   echo "python: BUILD FAILED for $(python3 --version) (see python_build.log)"
   tail -20 "$build_log"

@@ -117,3 +117,17 @@ def test_layers_take_keras_dtype_argument():
     assert again.dtype_policy.name == "mixed_bfloat16"
     with pytest.raises(ef.errors.InvalidArgumentError):
         ef.keras.layers.Dense(4, dtype="float8")
+
+
+def test_python_layers_pass_dtype_to_layer():
+    class Scale(ef.keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+
+        def call(self, x):
+            return x * 2.0
+
+    layer = Scale(dtype="float64")
+    assert layer.dtype_policy.name == "float64"
+    assert layer(ef.ones([2])).dtype == ef.float64
+    assert ef.keras.layers.Dense(2, dtype=np.float64).dtype_policy.name == "float64"

@@ -1,4 +1,6 @@
 """Keras layers. Each builds its variables on its first call from the input's shape."""
+import functools
+
 from eagerflow import _core
 from eagerflow import module as _module  # noqa: F401  (installs attribute tracking)
 
@@ -57,30 +59,35 @@ SpatialDropout2D = _core.keras.SpatialDropout2D
 Masking = _core.keras.Masking
 
 
-
 def _policy_name(dtype):
-    """A dtype= argument as a policy: a Policy, its name, or a dtype (ef.float64)."""
+    """A dtype= argument as a policy: a Policy, its name, or a dtype (ef.float64, np.float32)."""
     if isinstance(dtype, (str, _core.keras.mixed_precision.Policy)):
         return dtype
-    return str(getattr(dtype, "name", dtype))
+    if hasattr(dtype, "name"):
+        return str(dtype.name)
+    import numpy as np
+
+    return np.dtype(dtype).name
 
 
 def _accepting_dtype(cls):
-    """Gives a built-in layer class Keras' dtype= constructor argument (the layer's
+    """Gives a layer class Keras' dtype= constructor argument (the layer's
     mixed-precision policy, or a dtype, set before its first call)."""
     init = cls.__init__
 
+    @functools.wraps(init)
     def __init__(self, *args, dtype=None, **kwargs):
         init(self, *args, **kwargs)
         if dtype is not None:
             self.dtype_policy = _policy_name(dtype)
 
-    __init__.__doc__ = init.__doc__
     cls.__init__ = __init__
 
 
+# Every built-in layer, and Layer itself (Python subclasses pass dtype= to it, and their
+# from_config gets "dtype" from get_config).
 for _cls in {c for c in list(globals().values()) if isinstance(c, type) and issubclass(c, Layer)}:
-    if _cls is not Layer and _cls.__module__.startswith("eagerflow._core"):
+    if _cls.__module__.startswith("eagerflow._core"):
         _accepting_dtype(_cls)
 
 # from_config: the built-in layers through the C++ registry (under Keras' class names),
