@@ -66,7 +66,8 @@ def list_logical_devices(device_type=None):
 
 
 def _get_memory_info(device):
-    """Bytes of a GPU's memory held by tensors now ('current') and at most since the last reset ('peak')."""
+    """Bytes of a device's memory held by tensors now ('current') and at most since the
+    last reset_memory_stats ('peak'), for "GPU:0" ... and, unlike TensorFlow, "CPU:0"."""
     return _core.get_memory_info(device)
 
 

@@ -2,6 +2,9 @@
 // and the CUDA devices' memory (ef.config.experimental.get_memory_info).
 #include "bindings.h"
 
+#include <optional>
+
+#include "eagerflow/core/allocator.h"
 #include "eagerflow/core/cuda.h"
 #include "eagerflow/runtime/context.h"
 
@@ -28,10 +31,11 @@ class PyDeviceScope {
   std::vector<ef::Device> saved_;
 };
 
-int cuda_index(const std::string& name) {
+// The CUDA index of `name`, or none for the CPU (whose statistics are the caching
+// allocator's, eagerflow/core/allocator.h).
+std::optional<int> cuda_index(const std::string& name) {
   const ef::Device d = ef::parse_device(name);
-  if (d.type != ef::DeviceType::CUDA)
-    throw ef::InvalidArgumentError("memory statistics are kept for GPUs only, not for '" + name + "'");
+  if (d.type == ef::DeviceType::CPU) return std::nullopt;
   return d.index;
 }
 
@@ -55,15 +59,30 @@ void bind_devices(py::module_& m) {
   m.def("cuda_compute_capability", &ef::cuda::compute_capability, py::arg("index") = 0);
   m.def("cuda_synchronize", &ef::cuda::synchronize, py::arg("index") = 0);
   m.def("get_memory_info", [](const std::string& device) {
-    const ef::cuda::MemoryInfo info = ef::cuda::memory_info(cuda_index(device));
     py::dict d;
-    d["current"] = info.current;
-    d["peak"] = info.peak;
+    if (const std::optional<int> gpu = cuda_index(device)) {
+      const ef::cuda::MemoryInfo info = ef::cuda::memory_info(*gpu);
+      d["current"] = info.current;
+      d["peak"] = info.peak;
+    } else {
+      const ef::AllocatorStats stats = ef::cpu_allocator_stats();
+      d["current"] = stats.bytes_in_use;
+      d["peak"] = stats.peak_bytes_in_use;
+    }
     return d;
   });
-  m.def("reset_memory_stats",
-        [](const std::string& device) { ef::cuda::reset_memory_stats(cuda_index(device)); });
-  m.def("empty_cache", [](const std::string& device) { ef::cuda::empty_cache(cuda_index(device)); });
+  m.def("reset_memory_stats", [](const std::string& device) {
+    if (const std::optional<int> gpu = cuda_index(device))
+      ef::cuda::reset_memory_stats(*gpu);
+    else
+      ef::reset_peak_bytes_in_use();
+  });
+  m.def("empty_cache", [](const std::string& device) {
+    if (const std::optional<int> gpu = cuda_index(device))
+      ef::cuda::empty_cache(*gpu);
+    else
+      ef::release_cached_memory();
+  });
 }
 
 }  // namespace efpy

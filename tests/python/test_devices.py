@@ -117,3 +117,15 @@ def test_half_tensors_on_the_gpu():
     b = ef.cast(g, ef.bfloat16)
     np.testing.assert_array_equal(ef.cast(b * 3.0, ef.float32).numpy(),
                                   ef.cast(ef.cast(ef.constant(x), ef.bfloat16) * 3.0, ef.float32).numpy())
+
+
+def test_cpu_memory_info_counts_live_tensors():
+    ef.config.experimental.reset_memory_stats("CPU:0")
+    before = ef.config.experimental.get_memory_info("CPU:0")
+    big = ef.zeros([1 << 20])
+    during = ef.config.experimental.get_memory_info("CPU:0")
+    assert during["current"] >= before["current"] + 4 * (1 << 20)
+    assert during["peak"] >= during["current"]
+    del big
+    assert ef.config.experimental.get_memory_info("CPU:0")["current"] <= during["current"] - 4 * (1 << 20)
+    ef.config.experimental.empty_cache("CPU:0")
