@@ -27,6 +27,17 @@ import eagerflow as ef  # noqa: E402 (reads EF_NUM_THREADS when it loads)
 LAYERS, WIDTH, BLOCK = 50, 512, 5
 
 
+def blocks(weights, tanh):
+    """The MLP as LAYERS // BLOCK functions of BLOCK tanh layers each (either library)."""
+    def block(ws):
+        def run(h):
+            for w in ws:
+                h = tanh(h @ w)
+            return h
+        return run
+    return [block(weights[b:b + BLOCK]) for b in range(0, LAYERS, BLOCK)]
+
+
 def median_seconds(step, iters):
     step()
     times = []
@@ -50,22 +61,13 @@ def main():
     x = ef.constant(x_np)
     ws = [ef.Variable(ef.constant(w)) for w in w_np]
 
-    def ef_block(b):
-        def run(h):
-            for w in ws[b * BLOCK:(b + 1) * BLOCK]:
-                h = ef.tanh(h @ w)
-            return h
-        return run
-
     def ef_gradient(checkpointed):
-        blocks = [ef_block(b) for b in range(LAYERS // BLOCK)]
-        if checkpointed:
-            blocks = [ef.recompute_grad(f) for f in blocks]
+        fs = [ef.recompute_grad(f) if checkpointed else f for f in blocks(ws, ef.tanh)]
 
         def step():
             with ef.GradientTape() as tape:
                 h = x
-                for f in blocks:
+                for f in fs:
                     h = f(h)
                 loss = ef.reduce_sum(h)
             return tape.gradient(loss, ws)
@@ -74,19 +76,12 @@ def main():
     xt = torch.tensor(x_np)
     wts = [torch.tensor(w, requires_grad=True) for w in w_np]
 
-    def torch_block(b):
-        def run(h):
-            for w in wts[b * BLOCK:(b + 1) * BLOCK]:
-                h = torch.tanh(h @ w)
-            return h
-        return run
-
     def torch_gradient(checkpointed):
-        blocks = [torch_block(b) for b in range(LAYERS // BLOCK)]
+        fs = blocks(wts, torch.tanh)
 
         def step():
             h = xt
-            for f in blocks:
+            for f in fs:
                 h = torch.utils.checkpoint.checkpoint(f, h, use_reentrant=False) if checkpointed else f(h)
             return torch.autograd.grad(h.sum(), wts)
         return step

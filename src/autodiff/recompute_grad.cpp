@@ -3,11 +3,9 @@
 #include <memory>
 
 #include "autodiff/tape_internal.h"
+#include "eagerflow/autodiff/custom_gradient.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/ops/array.h"
-#include "eagerflow/ops/math.h"
-#include "eagerflow/ops/operators.h"
-#include "eagerflow/ops/reduction.h"
 #include "eagerflow/runtime/context.h"
 #include "ops/random/random_stream.h"
 #include "runtime/state_writes.h"
@@ -35,18 +33,18 @@ class OnlyVariableReads : public OpRecorder {
   OpRecorder* saved_;
 };
 
-// What the recorded entry needs to run f again as it ran the first time.
+// What the gradient needs to run f again as it ran the first time.
 struct Recomputation {
   TensorsFunction f;
   std::vector<Tensor> inputs;
-  std::vector<Variable> variables;
   std::vector<detail::RandomStream> random_streams;  // drawn by the forward pass
   Device device;                                     // the device scope then
   std::optional<DType> autocast;                     // and the autocast dtype
 };
 
 // d(sum_i <f(inputs)_i, output_grads_i>) / d(inputs, variables), by running f again.
-std::vector<Tensor> recomputed_gradients(const Recomputation& r, std::span<const Tensor> output_grads) {
+std::vector<Tensor> recomputed_gradients(const Recomputation& r, const std::vector<Tensor>& output_grads,
+                                         const std::vector<Variable>& variables) {
   const DeviceScope device(r.device);
   const AutoCastScope autocast(r.autocast);
   const detail::StateWritesRefused no_writes(
@@ -62,7 +60,7 @@ std::vector<Tensor> recomputed_gradients(const Recomputation& r, std::span<const
     tape.watch(fresh.back());
     sources.emplace_back(fresh.back());
   }
-  for (const Variable& v : r.variables) {
+  for (const Variable& v : variables) {
     tape.watch(v);
     sources.emplace_back(v);
   }
@@ -83,40 +81,30 @@ std::vector<Tensor> recomputed_gradients(const Recomputation& r, std::span<const
 
 }  // namespace
 
+// A custom gradient (Note [custom gradients]) whose forward pass records no ops and
+// whose gradient is the rerun's: custom_gradient learns the variables f reads, cuts the
+// outputs off f's ops and records the one entry.
 TensorsFunction recompute_grad(TensorsFunction f) {
   if (!f) fail("recompute_grad: the function is empty");
-  return [f = std::move(f)](const std::vector<Tensor>& inputs) {
-    // Nobody will ask for this call's gradient, or a graph gives f its own.
-    if (Context::current().builder || !detail::tapes_recording()) return f(inputs);
-
+  TensorsFunction recorded = custom_gradient([f](const std::vector<Tensor>& inputs) {
     const Context& ctx = Context::current();
-    auto recomputation =
-        std::make_shared<Recomputation>(Recomputation{f, inputs, {}, {}, ctx.device, ctx.autocast_dtype});
-    std::vector<Tensor> results;
-    std::vector<Tensor> variable_values;
-    {
-      detail::VariableReadLog reads;
-      const OnlyVariableReads unrecorded;
-      const detail::RandomStreamLog drawn(recomputation->random_streams);
-      results = f(inputs);
-      recomputation->variables = std::move(reads.variables);
-      variable_values = std::move(reads.values);
-    }
-    for (size_t i = 0; i < results.size(); ++i)
-      if (!results[i].defined()) fail("recompute_grad: output ", i, " of the function is undefined");
-
-    // Fresh outputs, so that backprop reaches the inputs only through the entry.
+    auto r = std::make_shared<Recomputation>(Recomputation{f, inputs, {}, ctx.device, ctx.autocast_dtype});
     std::vector<Tensor> outputs;
-    outputs.reserve(results.size());
-    for (const Tensor& out : results) outputs.push_back(stop_gradient(out));
-    std::vector<Tensor> recorded_inputs = inputs;
-    recorded_inputs.insert(recorded_inputs.end(), variable_values.begin(), variable_values.end());
-    detail::record_custom_gradient(recorded_inputs, outputs,
-                                   std::make_shared<const detail::CustomGradientFn>(
-                                       [recomputation](std::span<const Tensor> output_grads) {
-                                         return recomputed_gradients(*recomputation, output_grads);
-                                       }));
-    return outputs;
+    {
+      const OnlyVariableReads unrecorded;
+      const detail::RandomStreamLog drawn(r->random_streams);
+      outputs = f(inputs);
+    }
+    return WithGradients(std::move(outputs), [r](const std::vector<Tensor>& output_grads,
+                                                 const std::vector<Variable>& variables) {
+      return recomputed_gradients(*r, output_grads, variables);
+    });
+  });
+  return [f = std::move(f), recorded = std::move(recorded)](const std::vector<Tensor>& inputs) {
+    // Nobody will ask for this call's gradient (forward accumulators see f's ops), or a
+    // graph gives f its own.
+    if (Context::current().builder || !detail::tapes_recording()) return f(inputs);
+    return recorded(inputs);
   };
 }
 

@@ -102,13 +102,14 @@ void ConfusionMetric::update(const Tensor& y_true, const Tensor& y_pred,
     }
     // [elements, 1] against [thresholds]: every element at every threshold.
     const Tensor p = reshape(pred, {-1, 1}), t = reshape(truth, {-1, 1});
-    const Tensor w = weight ? reshape(*weight, {-1, 1}) : ones({1, 1}).to(p.device());
+    if (weight) weight = reshape(*weight, {-1, 1});
     Tensor levels = constant(std::vector<float>(thresholds_.begin(), thresholds_.end()),
                              Shape{static_cast<int64_t>(thresholds_.size())})
                         .to(p.device());
     const Tensor predicted = greater(p, levels);
     auto count = [&](const Tensor& truth_is, const Tensor& predicted_is) {
-      return reduce_sum(cast(logical_and(truth_is, predicted_is), DType::Float32) * w, 0);
+      const Tensor hits = cast(logical_and(truth_is, predicted_is), DType::Float32);
+      return reduce_sum(weight ? hits * *weight : hits, 0);
     };
     const Tensor not_t = logical_not(t), not_predicted = logical_not(predicted);
     const Tensor tp = count(t, predicted), fp = count(not_t, predicted);

@@ -560,10 +560,10 @@ std::vector<Tensor> Model::predict_all(const std::vector<Tensor>& x, int64_t bat
         fail("Model.predict: every x needs a first dimension indexing the same examples");
     if (batch_size <= 0) fail("Model.predict: batch_size must be positive, got ", batch_size);
     std::vector<std::vector<Tensor>> batches(output_count());
+    const std::optional<Device> device = model_device(*this);  // Note [batches go to the model's device]
+    std::optional<DeviceScope> on_device;
+    if (device) on_device.emplace(*device);
     for (const data::Element& batch : data::Dataset::from_tensor_slices(x).batch(batch_size)) {
-      const std::optional<Device> device = model_device(*this);  // Note [batches go to the model's device]
-      std::optional<DeviceScope> on_device;
-      if (device) on_device.emplace(*device);
       const std::vector<Tensor> outputs = forward(placed_on(batch, device), /*training=*/false);
       for (size_t i = 0; i < outputs.size(); ++i) batches[i].push_back(outputs[i]);
     }
