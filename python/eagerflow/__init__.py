@@ -18,6 +18,7 @@ from eagerflow.config import device  # noqa: F401
 from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,
+    int8, uint8, int16, uint16, uint32,
     # creation
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like,
     from_dlpack,

@@ -7,8 +7,8 @@
         for images, labels in ds:       # ef tensors: [32, 28, 28] float32, [32] int64
             ...
 
-Tensors, NumPy arrays and nested lists are accepted wherever tensors are (NumPy's
-uint8 becomes int32: eagerflow has no 8-bit dtype).
+Tensors, NumPy arrays and nested lists are accepted wherever tensors are (a NumPy
+array keeps its dtype: uint8 images stay uint8; cast them with ef.cast).
 
 Elements are tuples of tensors when the dataset was built from a tuple (or a map
 returned one), and single tensors otherwise. Map functions receive the element's
@@ -95,8 +95,8 @@ class Dataset:
         [array([1, 2], dtype=int32), array([3, 4], dtype=int32)]
 
         Args:
-          tensors: A tensor-like (tensor, NumPy array, list; NumPy's uint8 becomes
-            int32), or a tuple of them, all with the same first dimension.
+          tensors: A tensor-like (tensor, NumPy array, list), or a tuple of them,
+            all with the same first dimension.
 
         Returns:
           A Dataset of tensors, or of tuples when `tensors` is a tuple.

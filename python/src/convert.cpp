@@ -3,7 +3,10 @@
 #include "fast_paths.h"
 
 #include <climits>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <utility>
 
 namespace efpy {
 namespace {
@@ -22,6 +25,16 @@ const char* numpy_name(ef::DType dtype) {
       return "float16";
     case ef::DType::BFloat16:
       return nullptr;
+    case ef::DType::Int8:
+      return "int8";
+    case ef::DType::UInt8:
+      return "uint8";
+    case ef::DType::Int16:
+      return "int16";
+    case ef::DType::UInt16:
+      return "uint16";
+    case ef::DType::UInt32:
+      return "uint32";
   }
   return nullptr;
 }
@@ -39,10 +52,17 @@ std::optional<ef::DType> dtype_from_numpy(const py::dtype& dt) {
   if (kind == 'f')
     return size == 8 ? ef::DType::Float64 : size == 2 ? ef::DType::Float16 : ef::DType::Float32;
   if (kind == 'b') return ef::DType::Bool;
-  if (kind == 'i' || kind == 'u') {
-    if (size < 4 || (kind == 'i' && size == 4)) return ef::DType::Int32;  // int8/16, uint8/16 widen
-    return ef::DType::Int64;
-  }
+  if (kind == 'i')
+    return size == 1   ? ef::DType::Int8
+           : size == 2 ? ef::DType::Int16
+           : size == 4 ? ef::DType::Int32
+                       : ef::DType::Int64;
+  // uint64 has no eagerflow dtype: to int64, whose values to_tensor checks.
+  if (kind == 'u')
+    return size == 1   ? ef::DType::UInt8
+           : size == 2 ? ef::DType::UInt16
+           : size == 4 ? ef::DType::UInt32
+                       : ef::DType::Int64;
   return std::nullopt;
 }
 
@@ -50,6 +70,17 @@ py::module_& numpy() {
   // Never destroyed: a static py::object would be released after the interpreter ends.
   static auto* np = new py::module_(py::module_::import("numpy"));
   return *np;
+}
+
+// The smallest and largest value of the integer dtype `dtype`.
+std::pair<int64_t, int64_t> integer_range(ef::DType dtype) {
+  return ef::dispatch_storage_dtype(dtype, [](auto tag) -> std::pair<int64_t, int64_t> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+    else
+      return {0, 0};
+  });
 }
 
 bool is_list_or_tuple(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
@@ -118,12 +149,21 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
       numpy().attr("max")(numpy().attr("abs")(array)).cast<double>() >= 0x1p63 && only_ints(obj))
     throw py::value_error("convert_to_tensor: " + describe() +
                           " holds an integer that does not fit in int64");
-  const bool to_integer = dtype && (*dtype == ef::DType::Int32 || *dtype == ef::DType::Int64);
-  if (kind == 'f' && to_integer && array.size() > 0 &&
-      !numpy().attr("all")(numpy().attr("equal")(array, numpy().attr("trunc")(array))).cast<bool>())
-    throw py::type_error("convert_to_tensor: cannot convert " + describe() + " to " +
-                         std::string(ef::name(*dtype)) +
-                         " without losing the fraction; use ef.cast to truncate");
+  const bool to_integer = dtype && ef::is_integer(*dtype);
+  if (kind == 'f' && to_integer && array.size() > 0) {
+    if (!numpy().attr("all")(numpy().attr("equal")(array, numpy().attr("trunc")(array))).cast<bool>())
+      throw py::type_error("convert_to_tensor: cannot convert " + describe() + " to " +
+                           std::string(ef::name(*dtype)) +
+                           " without losing the fraction; use ef.cast to truncate");
+    const double low = numpy().attr("min")(array).cast<double>(),
+                 high = numpy().attr("max")(array).cast<double>();
+    const auto [lo, hi] = integer_range(*dtype);
+    // hi + 1 is a power of two, exact as a double.
+    if (!(low >= static_cast<double>(lo) && high < std::ldexp(static_cast<double>(hi / 2 + 1), 1)))
+      throw py::value_error("convert_to_tensor: " + describe() + " holds a value outside the range of " +
+                            std::string(ef::name(*dtype)) + " (" + std::to_string(lo) + " to " +
+                            std::to_string(hi) + "); use ef.cast to saturate");
+  }
   if (kind == 'f') {
     // One rounding, straight to the requested width (bfloat16 is float32's top half:
     // rounding to float32 first changes nothing).
@@ -141,9 +181,13 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
     if (high > py::int_(INT64_MAX))
       throw py::value_error("convert_to_tensor: " + describe() +
                             " holds an integer that does not fit in int64");
-    if (dtype == ef::DType::Int32 && needed == ef::DType::Int64)
-      throw py::value_error("convert_to_tensor: " + describe() +
-                            " holds an integer that does not fit in int32");
+    if (to_integer) {
+      const auto [lo, hi] = integer_range(*dtype);
+      if (low < py::int_(lo) || high > py::int_(hi))
+        throw py::value_error("convert_to_tensor: " + describe() + " holds an integer that does not fit in " +
+                              std::string(ef::name(*dtype)) + " (" + std::to_string(lo) + " to " +
+                              std::to_string(hi) + ")");
+    }
     array = array.attr("astype")(needed == ef::DType::Int32 ? "int32" : "int64");
   } else if (kind != 'b') {
     const std::string type = py::str(py::type::of(obj).attr("__name__"));
@@ -180,6 +224,11 @@ ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
     if (!own)
       throw py::type_error("cannot convert a NumPy array of dtype " + std::string(py::str(array.dtype())) +
                            " to an eagerflow tensor");
+    if (array.dtype().kind() == 'u' && array.dtype().itemsize() == 8 && array.size() > 0 &&
+        py::int_(numpy().attr("max")(array)) > py::int_(INT64_MAX))
+      throw py::value_error(
+          "convert_to_tensor: a uint64 NumPy array holds a value beyond int64, the widest "
+          "eagerflow integer dtype");
     array = numpy().attr("asarray")(array, numpy_name(*own), "order"_a = "C");
     ef::Dims dims;
     for (py::ssize_t i = 0; i < array.ndim(); ++i) dims.push_back(array.shape(i));
@@ -235,7 +284,7 @@ ef::DType to_dtype(py::handle obj) {
   try {
     py::dtype dt = numpy().attr("dtype")(obj);
     std::optional<ef::DType> d = dtype_from_numpy(dt);
-    if (d && (dt.itemsize() >= 4 || dt.kind() == 'b' || *d == ef::DType::Float16)) return *d;
+    if (d && !(dt.kind() == 'u' && dt.itemsize() == 8)) return *d;  // uint64: no eagerflow dtype
   } catch (py::error_already_set&) {
   }
   throw py::type_error("cannot interpret " + std::string(py::repr(obj)) + " as an eagerflow dtype (" +

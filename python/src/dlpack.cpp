@@ -22,6 +22,16 @@ DLDataType dl_dtype(ef::DType dtype) {
       return {kDLFloat, 16, 1};
     case ef::DType::BFloat16:
       return {kDLBfloat, 16, 1};
+    case ef::DType::Int8:
+      return {kDLInt, 8, 1};
+    case ef::DType::UInt8:
+      return {kDLUInt, 8, 1};
+    case ef::DType::Int16:
+      return {kDLInt, 16, 1};
+    case ef::DType::UInt16:
+      return {kDLUInt, 16, 1};
+    case ef::DType::UInt32:
+      return {kDLUInt, 32, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -35,11 +45,17 @@ ef::DType from_dl_dtype(DLDataType t) {
     if (t.code == kDLBoolCode && t.bits == 8) return ef::DType::Bool;
     if (t.code == kDLFloat && t.bits == 16) return ef::DType::Float16;
     if (t.code == kDLBfloat && t.bits == 16) return ef::DType::BFloat16;
+    if (t.code == kDLInt && t.bits == 8) return ef::DType::Int8;
+    if (t.code == kDLUInt && t.bits == 8) return ef::DType::UInt8;
+    if (t.code == kDLInt && t.bits == 16) return ef::DType::Int16;
+    if (t.code == kDLUInt && t.bits == 16) return ef::DType::UInt16;
+    if (t.code == kDLUInt && t.bits == 32) return ef::DType::UInt32;
   }
   throw ef::InvalidArgumentError(
       "from_dlpack: unsupported DLPack dtype (code " + std::to_string(t.code) + ", " +
       std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
-      " lanes); eagerflow has float32, float64, float16, bfloat16, int32, int64 and bool");
+      " lanes); eagerflow has float32, float64, float16, bfloat16, int8, uint8, int16, uint16, int32, "
+      "uint32, int64 and bool");
 }
 
 // What an exported DLManagedTensor owns: the tensor (keeping its memory alive) and

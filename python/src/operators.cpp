@@ -73,9 +73,11 @@ PyObject* number_slot(PyObject* x, PyObject* y) {
 
 ef::Tensor true_divide(const ef::TensorOrScalar& x, const ef::TensorOrScalar& y, ef::CallSite where) {
   auto [a, b] = ef::resolve_operands(x, y, "divide");
-  if (a.dtype() == ef::DType::Int32 || a.dtype() == ef::DType::Int64) {
-    a = ef::cast(a, ef::DType::Float64, where);
-    b = ef::cast(b, ef::DType::Float64, where);
+  if (ef::is_integer(a.dtype())) {
+    // TensorFlow's truediv: 8- and 16-bit integers divide in float32, wider ones in float64.
+    const ef::DType to = ef::size_of(a.dtype()) <= 2 ? ef::DType::Float32 : ef::DType::Float64;
+    a = ef::cast(a, to, where);
+    b = ef::cast(b, to, where);
   }
   return ef::divide(a, b, where);
 }

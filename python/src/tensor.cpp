@@ -1,6 +1,8 @@
 // ef.Tensor and ef.DType: the Python face of the tensor handle (NumPy and DLPack
 // exchange in dlpack.cpp, operators in operators.cpp).
+#include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "bindings.h"
 #include "convert.h"
@@ -16,6 +18,29 @@ py::tuple shape_tuple(const ef::Shape& shape) {
 }
 
 namespace {
+
+// dtype.min and dtype.max, as TensorFlow's DType has them.
+py::object dtype_limit(ef::DType d, bool upper) {
+  switch (d) {
+    case ef::DType::Bool:
+      return py::bool_(upper);
+    case ef::DType::Float16:
+      return py::float_(upper ? 65504.0 : -65504.0);
+    case ef::DType::BFloat16:
+      return py::float_(upper ? 0x1.fep127 : -0x1.fep127);
+    default:
+      break;
+  }
+  return ef::dispatch_storage_dtype(d, [&](auto tag) -> py::object {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T>)
+      return py::float_(upper ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest());
+    else if constexpr (std::is_integral_v<T>)
+      return py::int_(upper ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min());
+    else
+      return py::none();
+  });
+}
 
 // x[key] for ints, slices with steps, negative indices, `...` and None, as NumPy and
 // TensorFlow read them: one strided_slice (a view).
@@ -96,14 +121,26 @@ and Python types into a DType.
       .value("bool", ef::DType::Bool)
       .value("float16", ef::DType::Float16)
       .value("bfloat16", ef::DType::BFloat16)
+      .value("int8", ef::DType::Int8)
+      .value("uint8", ef::DType::UInt8)
+      .value("int16", ef::DType::Int16)
+      .value("uint16", ef::DType::UInt16)
+      .value("uint32", ef::DType::UInt32)
       .def_property_readonly(
           "name", [](ef::DType d) { return std::string(ef::name(d)); }, "The dtype's name, e.g. \"float32\".")
       .def_property_readonly(
           "is_floating", [](ef::DType d) { return ef::is_floating(d); },
           "True for float16, bfloat16, float32 and float64.")
       .def_property_readonly(
-          "is_integer", [](ef::DType d) { return d == ef::DType::Int32 || d == ef::DType::Int64; },
-          "True for int32 and int64.")
+          "is_integer", [](ef::DType d) { return ef::is_integer(d); },
+          "True for int8, uint8, int16, uint16, int32, uint32 and int64.")
+      .def_property_readonly(
+          "is_unsigned", [](ef::DType d) { return ef::is_unsigned(d); }, "True for uint8, uint16 and uint32.")
+      .def_property_readonly(
+          "min", [](ef::DType d) { return dtype_limit(d, false); },
+          "The smallest value of the dtype (for floats the most negative finite one).")
+      .def_property_readonly(
+          "max", [](ef::DType d) { return dtype_limit(d, true); }, "The largest finite value of the dtype.")
       .def_property_readonly(
           "is_bool", [](ef::DType d) { return d == ef::DType::Bool; }, "True for bool.")
       .def_property_readonly(

@@ -63,10 +63,10 @@ Tensor Tensor::to(Device device) const {
 
 namespace detail {
 
-void fail_half_in_kernel(DType t) {
+void fail_storage_only_in_kernel(DType t) {
   fail<InternalError>("a kernel was reached with dtype ", t,
-                      ", which kernels do not compute in: the dispatcher widens it to float32 first "
-                      "(Note [half-precision dtypes] in eagerflow/core/half.h)");
+                      ", which kernels do not compute in: the dispatcher widens it to ", compute_dtype(t),
+                      " first (Notes [half-precision dtypes] and [small integer dtypes] in eagerflow/core)");
 }
 
 Tensor empty_tensor(DType dtype, const Shape& shape, Device device, std::string_view op) {

@@ -164,8 +164,9 @@ class Printer {
       for (int64_t i : flat_) {
         if (dt == DType::Bool) text_.push_back(detail::read_element<bool>(impl, i) ? "True" : "False");
         else
-          text_.push_back(std::to_string(dispatch_dtype(dt, [&](auto tag) {
-            return static_cast<int64_t>(detail::read_element<typename decltype(tag)::type>(impl, i));
+          text_.push_back(std::to_string(dispatch_storage_dtype(dt, [&](auto tag) {
+            return static_cast<int64_t>(
+                detail::arithmetic_value(detail::read_element<typename decltype(tag)::type>(impl, i)));
           })));
       }
     }

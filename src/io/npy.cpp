@@ -26,7 +26,9 @@ struct DtypeCode {
   const char* descr;
 };
 constexpr DtypeCode kCodes[] = {{DType::Float32, "<f4"}, {DType::Float64, "<f8"}, {DType::Int32, "<i4"},
-                                {DType::Int64, "<i8"},   {DType::Bool, "|b1"},    {DType::Float16, "<f2"}};
+                                {DType::Int64, "<i8"},   {DType::Bool, "|b1"},    {DType::Float16, "<f2"},
+                                {DType::Int8, "|i1"},    {DType::UInt8, "|u1"},   {DType::Int16, "<i2"},
+                                {DType::UInt16, "<u2"},  {DType::UInt32, "<u4"}};
 
 [[noreturn]] void damaged(const std::string& source, const std::string& field, const std::string& why) {
   fail<DataLossError>("npy file '", source, "': ", field, ": ", why);

@@ -19,12 +19,12 @@ struct DTypeCode {
   std::string_view code;
   DType dtype;
 };
-constexpr DTypeCode kCodes[] = {{"F32", DType::Float32},  {"F64", DType::Float64}, {"I32", DType::Int32},
-                                {"I64", DType::Int64},    {"BOOL", DType::Bool},   {"F16", DType::Float16},
-                                {"BF16", DType::BFloat16}};
+constexpr DTypeCode kCodes[] = {{"F32", DType::Float32},   {"F64", DType::Float64}, {"I32", DType::Int32},
+                                {"I64", DType::Int64},     {"BOOL", DType::Bool},   {"F16", DType::Float16},
+                                {"BF16", DType::BFloat16}, {"I8", DType::Int8},     {"U8", DType::UInt8},
+                                {"I16", DType::Int16},     {"U16", DType::UInt16},  {"U32", DType::UInt32}};
 // Valid safetensors dtypes that eagerflow cannot hold (yet): UnimplementedError, not data loss.
-constexpr std::string_view kUnsupportedCodes[] = {"F8_E4M3", "F8_E5M2", "I8",  "U8",
-                                                  "I16",     "U16",     "U32", "U64"};
+constexpr std::string_view kUnsupportedCodes[] = {"F8_E4M3", "F8_E5M2", "U64"};
 
 std::string hex32(uint32_t v) {
   char buf[9];

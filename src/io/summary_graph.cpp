@@ -29,6 +29,16 @@ ef_tensorboard::DataType data_type(DType dtype) {
       return ef_tensorboard::DT_HALF;
     case DType::BFloat16:
       return ef_tensorboard::DT_BFLOAT16;
+    case DType::Int8:
+      return ef_tensorboard::DT_INT8;
+    case DType::UInt8:
+      return ef_tensorboard::DT_UINT8;
+    case DType::Int16:
+      return ef_tensorboard::DT_INT16;
+    case DType::UInt16:
+      return ef_tensorboard::DT_UINT16;
+    case DType::UInt32:
+      return ef_tensorboard::DT_UINT32;
   }
   return ef_tensorboard::DT_INVALID;
 }

@@ -24,6 +24,16 @@ int32_t onnx_type(DType dtype) {
       return pb::TensorProto::FLOAT16;
     case DType::BFloat16:
       return pb::TensorProto::BFLOAT16;
+    case DType::Int8:
+      return pb::TensorProto::INT8;
+    case DType::UInt8:
+      return pb::TensorProto::UINT8;
+    case DType::Int16:
+      return pb::TensorProto::INT16;
+    case DType::UInt16:
+      return pb::TensorProto::UINT16;
+    case DType::UInt32:
+      return pb::TensorProto::UINT32;
   }
   fail<InternalError>("onnx export: unknown dtype ", static_cast<int>(dtype));
 }

@@ -23,9 +23,9 @@ T exact_value(const TensorOrScalar& n, DType dtype, std::string_view op) {
       return static_cast<T>(v);
     }
     double v = n.value();
-    // -min is 2^31 / 2^63 exactly; max rounds up to it as a double, so compare with >=.
+    // max + 1 is a power of two, exact as a double (max itself may round up to it).
     if (!(v == std::trunc(v)) || v < static_cast<double>(std::numeric_limits<T>::min()) ||
-        v >= -static_cast<double>(std::numeric_limits<T>::min()))
+        v >= std::ldexp(1.0, std::numeric_limits<T>::digits))
       reject();
     return static_cast<T>(v);
   } else if constexpr (is_half_storage<T>) {

@@ -3,7 +3,7 @@
 
 #include "runtime/dispatch_internal.h"
 
-#include "backends/cpu/half_convert.h"
+#include "backends/cpu/storage_convert.h"
 #include "backends/cuda/copy.h"
 
 #include <algorithm>
@@ -80,47 +80,44 @@ void call_kernel(KernelFn kernel, const OpCall& call, std::span<Tensor> outputs)
   ctx.recorder = recorder;
 }
 
-bool involves_half(const OpCall& call, const OutputMetas& metas) {
+bool involves_storage_only(const OpCall& call, const OutputMetas& metas) {
   for (const Tensor& t : call.inputs)
-    if (is_half(t.dtype())) return true;
+    if (is_storage_only(t.dtype())) return true;
   for (size_t i = 0; i < metas.size(); ++i)
-    if (is_half(metas[i].dtype)) return true;
+    if (is_storage_only(metas[i].dtype)) return true;
   return false;
 }
 
-// A half tensor's values in float32, and float32 values rounded to a half dtype, on the
-// tensor's own device.
-Tensor widened(const Tensor& half, std::string_view op) {
-  if (half.device().type == DeviceType::CPU) return cpu::widen_to_float32(half, op);
-  return cuda::converted(half, DType::Float32, op);
-}
-Tensor narrowed(const Tensor& wide, DType half, std::string_view op) {
-  if (wide.device().type == DeviceType::CPU) return cpu::narrow_from_float32(wide, half, op);
-  return cuda::converted(wide, half, op);
+// `t`'s values in dtype `to`, on the tensor's own device: a storage-only dtype widened
+// to its compute dtype (exact), or compute results narrowed to a storage-only dtype.
+Tensor converted(const Tensor& t, DType to, std::string_view op) {
+  if (t.device().type == DeviceType::CPU) return cpu::storage_converted(t, to, op);
+  return cuda::converted(t, to, op);
 }
 
-// Note [half-precision dtypes] in eagerflow/core/half.h: the op's float32 kernel runs on
-// its half inputs widened to float32, and its half outputs are its float32 results
-// rounded to nearest even. The same on every device.
+// Notes [half-precision dtypes] (eagerflow/core/half.h) and [small integer dtypes]
+// (eagerflow/core/dtype.h): the op's kernel runs on its storage-only inputs widened to
+// their compute dtypes, and its storage-only outputs are its results narrowed: float32
+// rounded to nearest even, int32 and int64 keeping their low bits. The same on every
+// device.
 void run_widened(KernelFn kernel, const OpCall& call, const OutputMetas& metas, std::span<Tensor> outputs,
                  Device device) {
   std::vector<Tensor> inputs(call.inputs.begin(), call.inputs.end());
   for (Tensor& t : inputs)
-    if (is_half(t.dtype())) t = widened(t, call.op.name);
+    if (is_storage_only(t.dtype())) t = converted(t, compute_dtype(t.dtype()), call.op.name);
   std::vector<Tensor> wide(outputs.size());
   for (size_t i = 0; i < wide.size(); ++i)
-    wide[i] = detail::empty_tensor(is_half(metas[i].dtype) ? DType::Float32 : metas[i].dtype, metas[i].shape,
-                                   device, call.op.name);
+    wide[i] = detail::empty_tensor(compute_dtype(metas[i].dtype), metas[i].shape, device, call.op.name);
   call_kernel(kernel, OpCall{call.op, inputs, call.attrs}, wide);
   for (size_t i = 0; i < wide.size(); ++i) {
-    if (!is_half(metas[i].dtype))
+    if (!is_storage_only(metas[i].dtype))
       outputs[i] = std::move(wide[i]);
-    else if (wide[i].dtype() == DType::Float32)
-      outputs[i] = narrowed(wide[i], metas[i].dtype, call.op.name);
+    else if (wide[i].dtype() == compute_dtype(metas[i].dtype))
+      outputs[i] = converted(wide[i], metas[i].dtype, call.op.name);
     else
-      fail<InternalError>(call.op.name, ": output ", i,
-                          " should have been float32 while computing in float32 for ", metas[i].dtype,
-                          ", but the kernel made it ", wide[i].dtype());
+      fail<InternalError>(call.op.name, ": output ", i, " should have been ", compute_dtype(metas[i].dtype),
+                          " while computing in it for ", metas[i].dtype, ", but the kernel made it ",
+                          wide[i].dtype());
   }
 }
 
@@ -132,7 +129,7 @@ void run_kernel(const OpCall& call, const OutputMetas& metas, std::span<Tensor> 
   KernelFn kernel = call.op.kernels[static_cast<int>(device.type)];
   if (!kernel) fail<UnimplementedError>(call.op.name, ": no kernel for device ", device);
   const profiler::detail::OpTimer timer(call.op.name, device, call.inputs);
-  if (!call.op.traits.view && involves_half(call, metas)) [[unlikely]] {
+  if (!call.op.traits.view && involves_storage_only(call, metas)) [[unlikely]] {
     run_widened(kernel, call, metas, outputs, device);
     return;
   }

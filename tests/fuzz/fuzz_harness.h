@@ -140,9 +140,10 @@ Tensor make_values(FuzzInput& in, const Shape& shape) {
   }
   return ef::constant(values, shape);
 }
-// make_values of any dtype: half-precision values are float32 ones rounded.
+// make_values of any dtype: storage-only ones (half, small integer) are values of their
+// compute dtype cast.
 inline Tensor make_values_of(FuzzInput& in, DType dtype, const Shape& shape) {
-  if (ef::is_half(dtype)) return ef::cast(make_values<float>(in, shape), dtype);
+  if (ef::is_storage_only(dtype)) return ef::cast(make_values_of(in, ef::compute_dtype(dtype), shape), dtype);
   return ef::dispatch_dtype(dtype,
                             [&](auto tag) { return make_values<typename decltype(tag)::type>(in, shape); });
 }

@@ -12,7 +12,8 @@ import struct
 import numpy as np
 
 DTYPES = {"F32": np.float32, "F64": np.float64, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_,
-          "F16": np.float16, "U8": np.uint8}
+          "F16": np.float16, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "U16": np.uint16,
+          "U32": np.uint32, "U64": np.uint64}
 
 
 def _crc_table():

@@ -58,9 +58,16 @@ def test_files_of_other_tools_load(tmp_path):
     assert metadata == {"format": "pt"}
     for name, expected in ARRAYS.items():
         assert_same(tensors[name].numpy(), expected)
-    ref.write(tmp_path / "bytes.safetensors", {"h": np.ones(2, np.uint8)})
-    with pytest.raises(ef.errors.UnimplementedError, match="U8"):
-        ef.io.load_safetensors(tmp_path / "bytes.safetensors")
+    small = {"u8": np.array([0, 255], np.uint8), "i8": np.array([-128, 7], np.int8),
+             "i16": np.array([-32768], np.int16), "u16": np.array([65535], np.uint16),
+             "u32": np.array([4294967295], np.uint32)}
+    ref.write(tmp_path / "small.safetensors", small)
+    loaded = ef.io.load_safetensors(tmp_path / "small.safetensors")
+    for name, expected in small.items():
+        assert_same(loaded[name].numpy(), expected)
+    ref.write(tmp_path / "wide.safetensors", {"h": np.ones(2, np.uint64)})
+    with pytest.raises(ef.errors.UnimplementedError, match="U64"):
+        ef.io.load_safetensors(tmp_path / "wide.safetensors")
 
 
 def test_damaged_files_raise_data_loss_naming_file_and_field(tmp_path):

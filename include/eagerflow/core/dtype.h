@@ -16,10 +16,24 @@ namespace ef {
 
 // Element types. Nothing may assume that a dtype is 4 or 8 bytes wide — use size_of(dtype).
 // New dtypes go at the end: DTypeSet bit masks and saved graphs use these values.
-enum class DType : uint8_t { Float32, Float64, Int32, Int64, Bool, Float16, BFloat16 };
+enum class DType : uint8_t {
+  Float32,
+  Float64,
+  Int32,
+  Int64,
+  Bool,
+  Float16,
+  BFloat16,
+  Int8,
+  UInt8,
+  Int16,
+  UInt16,
+  UInt32,
+};
 
-inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int32,   DType::Int64,
-                                       DType::Bool,    DType::Float16, DType::BFloat16};
+inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int32,    DType::Int64,
+                                       DType::Bool,    DType::Float16, DType::BFloat16, DType::Int8,
+                                       DType::UInt8,   DType::Int16,   DType::UInt16,   DType::UInt32};
 
 constexpr size_t size_of(DType t) {
   switch (t) {
@@ -32,6 +46,16 @@ constexpr size_t size_of(DType t) {
       return 2;
     case DType::BFloat16:
       return 2;
+    case DType::Int8:
+      return 1;
+    case DType::UInt8:
+      return 1;
+    case DType::Int16:
+      return 2;
+    case DType::UInt16:
+      return 2;
+    case DType::UInt32:
+      return 4;
   }
   return 0;
 }
@@ -47,6 +71,16 @@ constexpr std::string_view name(DType t) {
       return "float16";
     case DType::BFloat16:
       return "bfloat16";
+    case DType::Int8:
+      return "int8";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Int16:
+      return "int16";
+    case DType::UInt16:
+      return "uint16";
+    case DType::UInt32:
+      return "uint32";
   }
   return "unknown";
 }
@@ -55,8 +89,31 @@ constexpr std::string_view name(DType t) {
 // dtypes] in half.h).
 constexpr bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 constexpr bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || is_half(t); }
-constexpr bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64; }
+// Int8, UInt8, Int16, UInt16 and UInt32: stored in their own width, computed in int32 or
+// int64 (Note [small integer dtypes]).
+constexpr bool is_small_integer(DType t) {
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16 ||
+         t == DType::UInt32;
+}
+constexpr bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64 || is_small_integer(t); }
+constexpr bool is_unsigned(DType t) { return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32; }
 constexpr bool is_numeric(DType t) { return t != DType::Bool; }
+
+// Note [small integer dtypes]: like the half dtypes (Note [half-precision dtypes] in
+// half.h), the narrow integer dtypes have storage but no kernels of their own. The
+// dispatcher widens their inputs to the compute dtype below (exact), runs the op's
+// int32 or int64 kernel, and narrows the outputs back, keeping the low bits: so
+// arithmetic wraps modulo 2^bits as in C, TensorFlow and NumPy, comparisons and
+// shifts see the true values, and sums accumulate in 32 or 64 bits before they wrap.
+// Casting a float to one of them saturates at its range (cast.cpp), as into int32.
+constexpr DType compute_dtype(DType t) {
+  if (is_half(t)) return DType::Float32;
+  if (t == DType::UInt32) return DType::Int64;
+  if (is_small_integer(t)) return DType::Int32;
+  return t;
+}
+// A dtype that kernels never see: the dispatcher converts it to compute_dtype(t).
+constexpr bool is_storage_only(DType t) { return compute_dtype(t) != t; }
 
 inline std::ostream& operator<<(std::ostream& os, DType t) { return os << name(t); }
 
@@ -82,6 +139,26 @@ template <>
 struct DTypeOf<bfloat16_t> {
   static constexpr DType value = DType::BFloat16;
 };
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::UInt16;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::UInt32;
+};
 template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 // v rounded to the nearest value of floating dtype t (inf beyond its range), as a double.
@@ -101,20 +178,24 @@ inline double rounded_to(DType t, double v) {
 
 template <class T>
 inline constexpr bool is_half_storage = std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>;
+template <class T>
+inline constexpr bool is_small_integer_storage =
+    std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+    std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t>;
 
 // A value standing for a C++ type, so generic lambdas can receive a type.
 template <class T> struct TypeTag { using type = T; };
 
 namespace detail {
-// Thrown when a kernel is reached with a half-precision dtype, which the dispatcher
-// widens to float32 before any kernel runs.
-[[noreturn]] void fail_half_in_kernel(DType t);
+// Thrown when a kernel is reached with a storage-only dtype, which the dispatcher
+// widens to compute_dtype(t) before any kernel runs.
+[[noreturn]] void fail_storage_only_in_kernel(DType t);
 }  // namespace detail
 
 // Calls fn(TypeTag<T>{}) with T the C++ type of `t`, for the dtypes kernels compute in.
-// Float16 and BFloat16 throw InternalError: no kernel computes in them (Note
-// [half-precision dtypes]); code that only moves or reads stored elements uses
-// dispatch_storage_dtype.
+// The storage-only dtypes (half and small integer) throw InternalError: no kernel
+// computes in them (Notes [half-precision dtypes], [small integer dtypes]); code that
+// only moves or reads stored elements uses dispatch_storage_dtype.
 template <class Fn>
 decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
   switch (t) {
@@ -125,18 +206,39 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::Bool: return fn(TypeTag<bool>{});
     case DType::Float16:
     case DType::BFloat16:
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int16:
+    case DType::UInt16:
+    case DType::UInt32:
       break;
   }
-  detail::fail_half_in_kernel(t);
+  detail::fail_storage_only_in_kernel(t);
 }
 
-// dispatch_dtype that also calls fn with the storage types float16_t and bfloat16_t,
-// which convert to and from float explicitly (reading elements, printing, scalars).
+// dispatch_dtype that also calls fn with the storage types: float16_t and bfloat16_t,
+// which convert to and from float explicitly, and int8_t ... uint32_t (reading
+// elements, printing, scalars). Mind that int8_t and uint8_t print as characters.
 template <class Fn>
 decltype(auto) dispatch_storage_dtype(DType t, Fn&& fn) {
-  if (t == DType::Float16) return fn(TypeTag<float16_t>{});
-  if (t == DType::BFloat16) return fn(TypeTag<bfloat16_t>{});
-  return dispatch_dtype(t, std::forward<Fn>(fn));
+  switch (t) {
+    case DType::Float16:
+      return fn(TypeTag<float16_t>{});
+    case DType::BFloat16:
+      return fn(TypeTag<bfloat16_t>{});
+    case DType::Int8:
+      return fn(TypeTag<int8_t>{});
+    case DType::UInt8:
+      return fn(TypeTag<uint8_t>{});
+    case DType::Int16:
+      return fn(TypeTag<int16_t>{});
+    case DType::UInt16:
+      return fn(TypeTag<uint16_t>{});
+    case DType::UInt32:
+      return fn(TypeTag<uint32_t>{});
+    default:
+      return dispatch_dtype(t, std::forward<Fn>(fn));
+  }
 }
 
 }  // namespace ef

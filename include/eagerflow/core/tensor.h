@@ -12,13 +12,14 @@
 // share storage with their inputs (views) — see Note [views].
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/core/allocator.h"
@@ -135,7 +136,8 @@ auto arithmetic_value(S v) {
     return v;
 }
 // v as T. A float that T cannot hold (NaN, inf, out of range) converting to an integer
-// type is undefined behaviour in C++, so it throws InvalidArgumentError naming `what`.
+// type is undefined behaviour in C++, and an integer T cannot hold would silently wrap,
+// so both throw InvalidArgumentError naming `what`.
 template <class T, class S>
 T convert_element(S v, const char* what) {
   if constexpr (is_half_storage<S>) {
@@ -146,6 +148,12 @@ T convert_element(S v, const char* what) {
       const S hi = std::ldexp(S(1), std::numeric_limits<T>::digits);  // max + 1, exact
       if (!(std::trunc(v) >= lo && v < hi))
         fail(what, ": the value ", v, " cannot be converted to a ", sizeof(T) * 8, "-bit integer");
+    }
+    if constexpr (std::is_integral_v<S> && std::is_integral_v<T> && !std::is_same_v<S, bool> &&
+                  !std::is_same_v<T, bool>) {
+      if (!std::in_range<T>(v))
+        fail(what, ": the value ", +v, " does not fit in ",
+             std::is_signed_v<T> ? "a signed " : "an unsigned ", sizeof(T) * 8, "-bit integer");
     }
     return static_cast<T>(v);
   }

@@ -18,10 +18,12 @@
 namespace ef {
 
 namespace detail {
-// The C++ type a value is stored as (int → int32_t, long → int64_t, ...).
+// The C++ type a value is stored as (int → int32_t, long → int64_t, ...). The small
+// integer types keep their dtype (uint8_t → uint8), as NumPy's scalars do; char and
+// the 64-bit unsigned types become int32 and int64.
 template <class T>
 using StoredType = std::conditional_t<
-    std::is_same_v<T, bool>, bool,
+    std::is_same_v<T, bool> || is_small_integer_storage<T>, T,
     std::conditional_t<std::is_floating_point_v<T>, std::conditional_t<sizeof(T) <= 4, float, double>,
                        std::conditional_t<sizeof(T) <= 4, int32_t, int64_t>>>;
 

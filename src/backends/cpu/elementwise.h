@@ -114,7 +114,11 @@ constexpr DTypeSet dtype_bit(DType t) { return 1u << static_cast<int>(t); }
 // (Note [half-precision dtypes] in eagerflow/core/half.h), so dispatch_in never sees them.
 inline constexpr DTypeSet kHalfTypes = dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16);
 inline constexpr DTypeSet kFloatTypes = dtype_bit(DType::Float32) | dtype_bit(DType::Float64) | kHalfTypes;
-inline constexpr DTypeSet kIntTypes = dtype_bit(DType::Int32) | dtype_bit(DType::Int64);
+// Likewise the small integer dtypes wherever int32 is (Note [small integer dtypes]).
+inline constexpr DTypeSet kSmallIntTypes = dtype_bit(DType::Int8) | dtype_bit(DType::UInt8) |
+                                           dtype_bit(DType::Int16) | dtype_bit(DType::UInt16) |
+                                           dtype_bit(DType::UInt32);
+inline constexpr DTypeSet kIntTypes = dtype_bit(DType::Int32) | dtype_bit(DType::Int64) | kSmallIntTypes;
 inline constexpr DTypeSet kNumericTypes = kFloatTypes | kIntTypes;
 inline constexpr DTypeSet kBoolType = dtype_bit(DType::Bool);
 inline constexpr DTypeSet kAllTypes = kNumericTypes | kBoolType;

@@ -165,14 +165,35 @@ std::string map_source(std::string_view call, std::span<const std::string_view> 
 
 }  // namespace
 
+std::string cast_call(DType target, DType output, std::string_view op) {
+  if (!is_small_integer(target)) return convert_call(output, op);
+  return "ef_convert<" + std::string(device_type(output, op)) + ">(ef_convert<" +
+         std::string(storage_type(target)) + ">(IN0))";
+}
+
+std::string_view storage_type(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return "ef_float16";
+    case DType::BFloat16:
+      return "ef_bfloat16";
+    case DType::Int8:
+      return "signed char";
+    case DType::UInt8:
+      return "unsigned char";
+    case DType::Int16:
+      return "short";
+    case DType::UInt16:
+      return "unsigned short";
+    case DType::UInt32:
+      return "unsigned";
+    default:
+      return device_type(t, "cast");
+  }
+}
+
 std::string convert_source(DType from, DType to) {
-  // The two-byte storage structs of functors.cuh for the half dtypes.
-  auto storage = [](DType t) -> std::string_view {
-    if (t == DType::Float16) return "ef_float16";
-    if (t == DType::BFloat16) return "ef_bfloat16";
-    return device_type(t, "cast");
-  };
-  const std::string_view in = storage(from), out = storage(to);
+  const std::string_view in = storage_type(from), out = storage_type(to);
   return map_source("ef_convert<" + std::string(out) + ">(IN0)", std::span<const std::string_view>(&in, 1),
                     out);
 }
@@ -257,10 +278,11 @@ std::vector<std::pair<std::string, std::string>> all_kernel_sources() {
       out.emplace_back(
           "cast_" + std::string(ef::name(from)) + "_" + std::string(ef::name(to)),
           elementwise_source(convert_call(to, "cast"), std::span<const DType>(&from, 1), to, "cast"));
-  for (DType half : {DType::Float16, DType::BFloat16}) {
-    const std::string n(ef::name(half));
-    out.emplace_back("widen_" + n, convert_source(half, DType::Float32));
-    out.emplace_back("round_" + n, convert_source(DType::Float32, half));
+  for (DType storage : kAllDTypes) {
+    if (!is_storage_only(storage)) continue;
+    const std::string n(ef::name(storage));
+    out.emplace_back("widen_" + n, convert_source(storage, compute_dtype(storage)));
+    out.emplace_back("narrow_" + n, convert_source(compute_dtype(storage), storage));
   }
   for (DType t : types) {
     out.emplace_back("fill_" + std::string(ef::name(t)), fill_source(t, "fill"));

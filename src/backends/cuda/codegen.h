@@ -34,10 +34,18 @@ std::string elementwise_source(std::string_view call, std::span<const DType> inp
 // "ef_op_add()(IN0, IN1)"; with `param`, the map kernel's double argument comes last.
 std::string functor_call(std::string_view op_name, int arity, bool param = false);
 std::string convert_call(DType output, std::string_view op);    // "ef_convert<float>(IN0)"
+// cast's call for the target dtype `target`, computed into `output`: convert_call, but a
+// small integer target arrives widened (Note [small integer dtypes]), so the value is
+// converted to it first and floats saturate at its range, not at the wide dtype's.
+std::string cast_call(DType target, DType output, std::string_view op);
+
+// The C++ type that holds `dtype`'s elements in device memory: device_type's, or for
+// the storage-only dtypes a struct of functors.cuh (half) or a narrow integer.
+std::string_view storage_type(DType dtype);
 
 // out[i] = src at element i converted to `to`, cast's rules, for every pair of dtypes
-// including float16 and bfloat16 (which only the dispatcher's widening to float32 and
-// rounding back use: Note [half-precision dtypes]).
+// including the storage-only ones (which only the dispatcher's widening and narrowing
+// and cast's saturation use: Notes [half-precision dtypes], [small integer dtypes]).
 std::string convert_source(DType from, DType to);
 
 // dst[i] = src at element i, moving `element_size`-byte words (any dtype).

@@ -149,9 +149,9 @@ void elementwise_kernel(const OpCall& call, std::span<Tensor> outputs) {
 
 void cast_kernel(const OpCall& call, std::span<Tensor> outputs) {
   const DType from = call.inputs[0].dtype(), to = outputs[0].dtype();
-  run_map(
-      elementwise_source(convert_call(to, call.op.name), std::span<const DType>(&from, 1), to, call.op.name),
-      outputs[0], call.inputs, call.op.name);
+  run_map(elementwise_source(cast_call(call.attrs.get_dtype(0), to, call.op.name),
+                             std::span<const DType>(&from, 1), to, call.op.name),
+          outputs[0], call.inputs, call.op.name);
 }
 
 Tensor converted(const Tensor& src, DType to, std::string_view op) {

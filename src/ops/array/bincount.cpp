@@ -16,7 +16,7 @@ namespace {
 enum BincountAttr { kMinLength, kMaxLength };
 
 std::vector<int64_t> values_of(const Tensor& arr) {
-  Tensor dense = detail::materialize(arr.device().type == DeviceType::CPU ? arr : arr.cpu());
+  Tensor dense = detail::host_values(arr);
   std::vector<int64_t> out(static_cast<size_t>(dense.num_elements()));
   cpu::dispatch_in<cpu::kIntTypes>(dense.dtype(), "bincount", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -1,5 +1,6 @@
 #include "ops/array/copy.h"
 
+#include "backends/cpu/storage_convert.h"
 #include "backends/cuda/copy.h"
 
 #include <algorithm>
@@ -125,6 +126,13 @@ Tensor materialize(const Tensor& x) {
   Tensor out = empty_tensor(x.dtype(), x.shape(), x.device(), "contiguous");
   copy_elements(*x.impl(), *out.impl());
   return out;
+}
+
+Tensor host_values(const Tensor& x) {
+  const Tensor host = x.device().type == DeviceType::CPU ? x : x.cpu();
+  if (is_storage_only(host.dtype()))
+    return cpu::storage_converted(host, compute_dtype(host.dtype()), "host values");
+  return materialize(host);
 }
 
 }  // namespace ef::detail

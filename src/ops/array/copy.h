@@ -20,6 +20,11 @@ void copy_elements(const TensorImpl& src, TensorImpl& dst);
 // A new contiguous tensor with the values of x (x itself when already contiguous).
 Tensor materialize(const Tensor& x);
 
+// x's values contiguous on the host in compute_dtype(x.dtype()), for code that reads an
+// input's values itself: inference (which sees inputs before the dispatcher widens them:
+// Notes [half-precision dtypes], [small integer dtypes]) and host-side helpers.
+Tensor host_values(const Tensor& x);
+
 // Unsigned integer type of `size` bytes, for dtype-agnostic element moves.
 template <size_t Size> struct Word;
 template <> struct Word<1> { using type = uint8_t; };

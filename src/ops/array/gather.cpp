@@ -21,7 +21,7 @@ constexpr cpu::DTypeSet kIndexTypes = cpu::kIntTypes;
 
 // The index values of a contiguous int32/int64 tensor as int64.
 std::vector<int64_t> index_values(const Tensor& indices) {
-  Tensor dense = detail::materialize(indices.device().type == DeviceType::CPU ? indices : indices.cpu());
+  Tensor dense = detail::host_values(indices);
   std::vector<int64_t> out(static_cast<size_t>(dense.num_elements()));
   cpu::dispatch_in<kIndexTypes>(dense.dtype(), "indices", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -26,7 +26,7 @@ enum class Reducer { Sum, Max, Min };
 
 // The ids of a CPU copy of `ids`, as int64.
 std::vector<int64_t> id_values(const Tensor& ids) {
-  Tensor dense = detail::materialize(ids.device().type == DeviceType::CPU ? ids : ids.cpu());
+  Tensor dense = detail::host_values(ids);
   std::vector<int64_t> out(static_cast<size_t>(dense.num_elements()));
   cpu::dispatch_in<cpu::kIntTypes>(dense.dtype(), "segment_ids", [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -21,7 +21,7 @@ enum UniqueAttr { kOutIdx };
 // For each element of 1-D `x`, the position of its value among the distinct values
 // (numbered in order of first appearance); returns the number of distinct values.
 int64_t unique_positions(const Tensor& x, std::vector<int64_t>& position, std::vector<int64_t>& first) {
-  Tensor dense = detail::materialize(x.device().type == DeviceType::CPU ? x : x.cpu());
+  Tensor dense = detail::host_values(x);
   const int64_t n = dense.num_elements();
   position.assign(static_cast<size_t>(n), 0);
   first.clear();

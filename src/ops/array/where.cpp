@@ -67,7 +67,7 @@ const OpDef& kSelect = define_op({
 // Calls fn(flat_index) for each non-zero element of x, in row-major order.
 template <class Fn>
 void for_each_true(const Tensor& x, Fn&& fn) {
-  Tensor dense = detail::materialize(x.device().type == DeviceType::CPU ? x : x.cpu());
+  Tensor dense = detail::host_values(x);
   dispatch_dtype(dense.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = cpu::typed_data<T>(dense);

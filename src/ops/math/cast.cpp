@@ -1,5 +1,6 @@
 // cast: converts between dtypes. Float → integer truncates toward zero; values outside
-// the integer range (and NaN) saturate instead of being undefined behaviour.
+// the integer range (and NaN) saturate instead of being undefined behaviour. Integer →
+// narrower integer keeps the low bits (wraps), as in C, NumPy and TensorFlow.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -32,17 +33,33 @@ void infer_cast(const OpCall& call, OutputMetas& out) {
   out.add(call.attrs.get_dtype(kDType), call.inputs[0].shape());
 }
 
-void cast_cpu(const OpCall& call, std::span<Tensor> outputs) {
-  const Tensor& x = call.inputs[0];
+// Converts x into outputs[0], through Narrow first: a small integer target arrives
+// widened (Note [small integer dtypes]), and floats must saturate at its range.
+template <class Narrow>
+void cast_through(const Tensor& x, Tensor& out) {
   dispatch_dtype(x.dtype(), [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
-    dispatch_dtype(outputs[0].dtype(), [&](auto to_tag) {
+    dispatch_dtype(out.dtype(), [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
       struct ConvertFn {
-        To operator()(From v) const { return convert<To>(v); }
+        To operator()(From v) const {
+          if constexpr (std::is_void_v<Narrow>)
+            return convert<To>(v);
+          else
+            return static_cast<To>(convert<Narrow>(v));
+        }
       };
-      cpu::run_unary<ConvertFn, From>(ConvertFn{}, x, outputs[0], cpu::kCheapElementNs);
+      cpu::run_unary<ConvertFn, From>(ConvertFn{}, x, out, cpu::kCheapElementNs);
     });
+  });
+}
+
+void cast_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const DType target = call.attrs.get_dtype(kDType);
+  if (!is_small_integer(target)) return cast_through<void>(call.inputs[0], outputs[0]);
+  dispatch_storage_dtype(target, [&](auto tag) {
+    using Narrow = typename decltype(tag)::type;
+    if constexpr (is_small_integer_storage<Narrow>) cast_through<Narrow>(call.inputs[0], outputs[0]);
   });
 }
 

@@ -123,6 +123,17 @@ std::vector<std::pair<std::string, std::string>> Emulated::sources() {
     out.emplace_back("widen_" + std::string(name(half)), cuda::convert_source(half, DType::Float32));
     out.emplace_back("round_" + std::string(name(half)), cuda::convert_source(DType::Float32, half));
   }
+  for (DType small : kAllDTypes) {
+    if (!is_small_integer(small)) continue;
+    const std::string n(name(small));
+    const DType wide = compute_dtype(small);
+    out.emplace_back("widen_" + n, cuda::convert_source(small, wide));
+    out.emplace_back("narrow_" + n, cuda::convert_source(wide, small));
+    for (DType from : kTypes)
+      out.emplace_back("cast_" + std::string(name(from)) + "_" + n,
+                       cuda::elementwise_source(cuda::cast_call(small, wide, "cast"),
+                                                std::span<const DType>(&from, 1), wide, "cast"));
+  }
   for (int k : {0, 1, 2, 5})  // the window kernels without barriers: max pooling's use none either
     out.emplace_back("window" + std::to_string(k),
                      cuda::window_source(static_cast<cuda::WindowKernel>(k), DType::Float64, "window"));
@@ -256,6 +267,44 @@ TEST_F(CudaEmulation, CastsMatchTheCpu) {
       emulated_->run([&] { fn(ptr(got), ptr(x), 8, 1, sizes, strides, strides, 0.0); });
       expect_same(want, got, what);
     }
+}
+
+// Note [small integer dtypes]: widening, narrowing (low bits kept) and cast into a small
+// integer computed in its wide dtype (floats saturating at the small range).
+TEST_F(CudaEmulation, SmallIntegerConversionsMatchTheCpu) {
+  using MapFn = void (*)(void*, const void*, long long, int, EfDims, EfDims, EfDims, double);
+  auto run = [&](const std::string& kernel, const Tensor& in, Tensor& out) {
+    EfDims sizes, strides;
+    sizes.v[0] = in.num_elements(), strides.v[0] = 1;
+    auto fn = emulated_->kernel<MapFn>(kernel);
+    emulated_->run([&] { fn(ptr(out), ptr(in), in.num_elements(), 1, sizes, strides, strides, 0.0); });
+  };
+  const Tensor values = constant(std::vector<double>{0, -0.5, 2.7, -3.9, 1e10, -1e10, NAN, INFINITY, 300.5,
+                                                     -129, 65535.9, 4294967295.0, -32769, 127.9},
+                                 {14});
+  const Tensor wide_ints =
+      constant(std::vector<int64_t>{0, 1, -1, 127, 128, -128, -129, 255, 256, 65535, 65536, -32769,
+                                    4294967295, 4294967296, int64_t{1} << 40},
+               {15});
+  for (DType small : kAllDTypes) {
+    if (!is_small_integer(small)) continue;
+    const std::string n(name(small));
+    const DType wide = compute_dtype(small);
+    for (DType from : kTypes) {
+      const std::string what = "cast_" + std::string(name(from)) + "_" + n;
+      Tensor x = cast(from == DType::Float64 ? values : cast(values, DType::Float32), from);
+      Tensor got = detail::empty_tensor(wide, x.shape());
+      run(what, x, got);
+      expect_same(cast(cast(x, small), wide), got, what);
+    }
+    const Tensor wide_values = cast(wide_ints, wide);
+    Tensor narrowed = detail::empty_tensor(small, wide_values.shape());
+    run("narrow_" + n, wide_values, narrowed);
+    expect_same(cast(wide_values, small), narrowed, "narrow_" + n);
+    Tensor widened = detail::empty_tensor(wide, narrowed.shape());
+    run("widen_" + n, narrowed, widened);
+    expect_same(cast(narrowed, wide), widened, "widen_" + n);
+  }
 }
 
 TEST_F(CudaEmulation, WindowKernelsMatchTheCpu) {

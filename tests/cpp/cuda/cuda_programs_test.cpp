@@ -360,3 +360,31 @@ TEST_F(CudaPrograms, MixedPrecisionTrainingMatchesTheCpu) {
 
 }  // namespace
 }  // namespace ef
+
+namespace ef {
+namespace {
+
+// Note [small integer dtypes] on the device: widened there, computed by the int32 and
+// int64 kernels, narrowed keeping the low bits; casts from floats saturate.
+TEST_F(CudaPrograms, SmallIntegerDTypes) {
+  const Tensor pixels = cast(constant(std::vector<int>{0, 17, 200, 255, 3, 128}, Shape{2, 3}), DType::UInt8);
+  const Tensor floats = constant({300.5, -2.0, std::nan(""), 254.9, 1e10, -1e10});
+  const Tensor big = constant(std::vector<uint32_t>{4294967295u, 7, 3000000000u}, Shape{3});
+  expect_same_on_both([&](Device d) {
+    Tensor p = pixels.to(d), f = floats.to(d), u = big.to(d);
+    Tensor brightened = p + cast(constant(100).to(d), DType::UInt8);  // wraps past 255
+    Tensor as_float = cast(p, DType::Float32) / 255.0;
+    Tensor saturated = cast(f, DType::UInt8);
+    Tensor sum = reduce_sum(p, Axes(1)), mean = reduce_mean(p);
+    Tensor picked = gather(transpose(p), cast(constant({2, 0}).to(d), DType::Int16));
+    Tensor sorted = sort(u), wrapped = u * 3 + 1;
+    return std::vector<Tensor>{cast(brightened, DType::Int32), as_float,
+                               cast(saturated, DType::Int32),  cast(sum, DType::Int32),
+                               cast(mean, DType::Int32),       cast(picked, DType::Int32),
+                               cast(sorted, DType::Int64),     cast(wrapped, DType::Int64),
+                               cast(f, DType::Int16)};
+  });
+}
+
+}  // namespace
+}  // namespace ef

@@ -256,7 +256,8 @@ EF_DEVICE void ef_round_to(float v, ef_float16& out) { out = ef_round_float16(v)
 EF_DEVICE void ef_round_to(float v, ef_bfloat16& out) { out = ef_round_bfloat16(v); }
 
 // cast as on the CPU: to bool is "!= 0"; float to integer truncates and saturates,
-// NaN gives 0. A half dtype goes through float32 both ways, as the CPU's widening does.
+// NaN gives 0. A half dtype goes through float32 both ways, as the CPU's widening does;
+// a small integer dtype widens exactly and narrows keeping the low bits.
 template <class To, class From>
 EF_DEVICE To ef_convert(From v) {
   if constexpr (ef_is_half<From>::value) {
@@ -265,9 +266,21 @@ EF_DEVICE To ef_convert(From v) {
     To out;
     ef_round_to(static_cast<float>(v), out);
     return out;
+  } else if constexpr (ef_small_integer<To>::value) {
+    // From an integer keep the low bits (the dispatcher's narrowing); from a float
+    // truncate and saturate at To's range, NaN giving 0 (cast).
+    if constexpr (ef_is_integer<From>::value || ef_small_integer<From>::value || sizeof(From) == 1) {
+      return static_cast<To>(v);
+    } else {
+      if (v != v) return 0;
+      if (v <= static_cast<From>(ef_small_integer<To>::lo)) return ef_small_integer<To>::lo;
+      if (v >= static_cast<From>(ef_small_integer<To>::hi)) return ef_small_integer<To>::hi;
+      return static_cast<To>(v);
+    }
   } else if constexpr (sizeof(To) == 1 && !ef_is_integer<To>::value) {  // bool
     return v != From(0);
-  } else if constexpr (ef_is_integer<To>::value && !ef_is_integer<From>::value && sizeof(From) != 1) {
+  } else if constexpr (ef_is_integer<To>::value && !ef_is_integer<From>::value && sizeof(From) != 1 &&
+                       !ef_small_integer<From>::value) {
     constexpr To lo = To(1) << (sizeof(To) * 8 - 1);
     constexpr To hi = ~lo;
     if (v != v) return 0;

@@ -141,6 +141,24 @@ template <>
 struct ef_unsigned<long long> {
   using type = unsigned long long;
 };
+// The small integer dtypes, which only the dispatcher's widening and narrowing and
+// cast's saturation see (Note [small integer dtypes]): their range.
+template <class T>
+struct ef_small_integer {
+  static constexpr bool value = false;
+};
+#define EF_SMALL_INTEGER(T, LO, HI)      \
+  template <>                            \
+  struct ef_small_integer<T> {           \
+    static constexpr bool value = true;  \
+    static constexpr T lo = LO, hi = HI; \
+  };
+EF_SMALL_INTEGER(signed char, -128, 127)
+EF_SMALL_INTEGER(unsigned char, 0, 255)
+EF_SMALL_INTEGER(short, -32768, 32767)
+EF_SMALL_INTEGER(unsigned short, 0, 65535)
+EF_SMALL_INTEGER(unsigned, 0, 4294967295u)
+#undef EF_SMALL_INTEGER
 
 // NaN test that stays quiet for integer types (always false there).
 template <class T>

@@ -1,4 +1,4 @@
-#include "backends/cpu/half_convert.h"
+#include "backends/cpu/storage_convert.h"
 
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/strided_loop.h"
@@ -31,10 +31,17 @@ void convert(const Tensor& in, Tensor& out, Bulk bulk, Scalar scalar) {
   });
 }
 
-}  // namespace
+template <class In, class Out>
+void convert_integers(const Tensor& in, Tensor& out) {
+  convert<In, Out>(
+      in, out,
+      [](const In* src, Out* dst, size_t n) {
+        for (size_t i = 0; i < n; ++i) dst[i] = static_cast<Out>(src[i]);
+      },
+      [](In v) { return static_cast<Out>(v); });
+}
 
-Tensor widen_to_float32(const Tensor& half, std::string_view op) {
-  Tensor out = detail::empty_tensor(DType::Float32, half.shape(), half.device(), op);
+void widen_half(const Tensor& half, Tensor& out) {
   if (half.dtype() == DType::Float16)
     convert<uint16_t, float>(
         half, out, [](auto... a) { float16_to_float(a...); }, [](uint16_t h) { return float16_to_float(h); });
@@ -42,17 +49,45 @@ Tensor widen_to_float32(const Tensor& half, std::string_view op) {
     convert<uint16_t, float>(
         half, out, [](auto... a) { bfloat16_to_float(a...); },
         [](uint16_t h) { return bfloat16_to_float(h); });
-  return out;
 }
 
-Tensor narrow_from_float32(const Tensor& wide, DType half, std::string_view op) {
-  Tensor out = detail::empty_tensor(half, wide.shape(), wide.device(), op);
-  if (half == DType::Float16)
+void narrow_to_half(const Tensor& wide, Tensor& out) {
+  if (out.dtype() == DType::Float16)
     convert<float, uint16_t>(
         wide, out, [](auto... a) { float_to_float16(a...); }, [](float v) { return float_to_float16(v); });
   else
     convert<float, uint16_t>(
         wide, out, [](auto... a) { float_to_bfloat16(a...); }, [](float v) { return float_to_bfloat16(v); });
+}
+
+}  // namespace
+
+Tensor storage_converted(const Tensor& src, DType to, std::string_view op) {
+  const DType from = src.dtype();
+  const DType storage = is_storage_only(from) ? from : to;
+  if (compute_dtype(storage) != (storage == from ? to : from))
+    fail<InternalError>(op, ": cannot convert ", from, " to ", to, " by widening or narrowing");
+  Tensor out = detail::empty_tensor(to, src.shape(), src.device(), op);
+  if (is_half(storage)) {
+    if (storage == from)
+      widen_half(src, out);
+    else
+      narrow_to_half(src, out);
+    return out;
+  }
+  // Small integers: the compute dtype holds every value exactly, and static_cast to the
+  // narrow type keeps the low bits (modular since C++20).
+  dispatch_storage_dtype(from, [&](auto from_tag) {
+    using In = typename decltype(from_tag)::type;
+    dispatch_storage_dtype(to, [&](auto to_tag) {
+      using Out = typename decltype(to_tag)::type;
+      if constexpr (std::is_integral_v<In> && std::is_integral_v<Out> && !std::is_same_v<In, bool> &&
+                    !std::is_same_v<Out, bool>)
+        convert_integers<In, Out>(src, out);
+      else
+        fail<InternalError>(op, ": ", from, " to ", to, " is not an integer widening");
+    });
+  });
   return out;
 }
 
