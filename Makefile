@@ -60,17 +60,20 @@ build-fuzz/build.ninja: | setup
 	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
 
 fuzz-build: setup build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer saved_model_fuzzer
+	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer saved_model_fuzzer \
+	  image_fuzzer
 
-# FUZZ_TIME is shared: half for the ops, a sixth for each file reader.
+# FUZZ_TIME is shared: half for the ops, an eighth for each file reader.
 fuzz: fuzz-build
 	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) / 2 )) $(JOBS)
-	scripts/fuzz.sh build-fuzz/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
+	scripts/fuzz.sh build-fuzz/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/checkpoint_corpus tests/fuzz/checkpoint_regressions
-	scripts/fuzz.sh build-fuzz/tests/fuzz/event_file_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
+	scripts/fuzz.sh build-fuzz/tests/fuzz/event_file_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/event_file_corpus tests/fuzz/event_file_regressions
-	scripts/fuzz.sh build-fuzz/tests/fuzz/saved_model_fuzzer $$(( $(FUZZ_TIME) / 6 )) $(JOBS) \
+	scripts/fuzz.sh build-fuzz/tests/fuzz/saved_model_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/saved_model_corpus tests/fuzz/saved_model_regressions
+	scripts/fuzz.sh build-fuzz/tests/fuzz/image_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
+	  tests/fuzz/image_corpus tests/fuzz/image_regressions
 
 build-bench/build.ninja: | setup-bench
 	cmake -S . -B build-bench $(GENERATOR) -DCMAKE_BUILD_TYPE=Release \

@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev
   libdnnl-dev                # oneDNN: float32 conv2d kernels (optional at build time)
   zlib1g-dev                 # gzip-compressed IDX files
+  libpng-dev libjpeg62-turbo-dev  # ef.io.decode_png / decode_jpeg / encode_png
   dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev         # checkpoint headers
   libprotobuf-dev protobuf-compiler  # TensorBoard event files
@@ -21,6 +22,7 @@ packages=(
   # The Python package, for Debian's /usr/bin/python3; PyTorch is the tests' reference.
   python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest python3-torch
   python3-matplotlib         # keras.utils.plot_history (optional for users; tested here)
+  python3-pil                # the image codec tests' reference decoder
   python3-venv python3-pip python3-build python3-setuptools python3-wheel  # pip install . / wheels
   python3-sphinx python3-myst-parser  # make docs
 )

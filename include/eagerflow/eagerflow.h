@@ -29,6 +29,7 @@
 #include "eagerflow/graph/session.h"
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/crc32c.h"
+#include "eagerflow/io/image.h"
 #include "eagerflow/io/model_file.h"
 #include "eagerflow/io/npy.h"
 #include "eagerflow/io/safetensors.h"

@@ -108,6 +108,17 @@ class Dataset:
             return Dataset(_data._Dataset.from_tensor_slices(list(tensors)), _Structure(False))
         return Dataset(_data._Dataset.from_tensor_slices([tensors]), _Structure(True))
 
+    @staticmethod
+    def range(*args):
+        """A Dataset of int64 scalars, as Python's range(start, stop, step) counts.
+
+        >>> [int(x) for x in ef.data.Dataset.range(1, 7, 2)]
+        [1, 3, 5]
+        """
+        import numpy as np
+        r = range(*args)  # Python's argument rules and errors
+        return Dataset.from_tensor_slices(np.arange(r.start, r.stop, r.step, dtype=np.int64))
+
     def _derive(self, raw, structure=None):
         return Dataset(raw, structure or self._structure)
 

@@ -35,6 +35,7 @@ void bind_losses(py::module_& keras);   // ef.keras.losses (losses.cpp)
 void bind_metrics(py::module_& keras);  // ef.keras.metrics (metrics.cpp)
 void bind_data(py::module_& m);   // the submodule _core.data: datasets, IDX files
 void bind_io(py::module_& m);     // safetensors files, Checkpoint, CheckpointManager
+void bind_image(py::module_& m);  // image files (read_file, decode_png, ...) and tf.image ops (image.cpp)
 void bind_graph(py::module_& m);  // Graph, Session, placeholder, gradients, Function
 void bind_devices(py::module_& m);  // device scopes, CUDA devices and their memory
 void bind_summary(py::module_& m);  // the submodule _core.summary: TensorBoard event files

@@ -315,7 +315,7 @@ std::vector<int64_t> to_ints(py::handle obj, const char* what) {
   std::vector<int64_t> out;
   if (py::isinstance<ef::Tensor>(obj)) {
     const ef::Tensor& t = obj.cast<const ef::Tensor&>();
-    if (t.dtype() != ef::DType::Int32 && t.dtype() != ef::DType::Int64)
+    if (!ef::is_integer(t.dtype()))
       throw py::type_error(std::string(what) + ": expected integers, got a tensor of dtype " +
                            std::string(py::str(py::cast(t.dtype()))));
     return t.rank() == 0 ? std::vector<int64_t>{t.item<int64_t>()} : t.to_vector<int64_t>();

@@ -85,6 +85,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_nn(m);
   efpy::bind_data(m);
   efpy::bind_io(m);
+  efpy::bind_image(m);
   efpy::bind_graph(m);
   efpy::bind_devices(m);
   efpy::bind_summary(m);

@@ -78,7 +78,7 @@ ef::Tensor getitem(const ef::Tensor& x, py::handle key) {
       bool scalar_index = PyLong_Check(item.ptr()) || (py::hasattr(item, "__index__") && !PyBool_Check(item.ptr()));
       if (py::isinstance<ef::Tensor>(item)) {
         const ef::Tensor& t = item.cast<const ef::Tensor&>();
-        scalar_index = t.rank() == 0 && (t.dtype() == ef::DType::Int32 || t.dtype() == ef::DType::Int64);
+        scalar_index = t.rank() == 0 && ef::is_integer(t.dtype());
       }
       if (!scalar_index)
         throw py::type_error("only integers, slices (`:`), ellipsis (`...`), None and scalar integer tensors are "
@@ -247,7 +247,7 @@ Raises:
       .def("__int__", [](const ef::Tensor& t) { return scalar_value<int64_t>(t, "a Python int"); })
       .def("__index__",
            [](const ef::Tensor& t) {
-             if (t.dtype() != ef::DType::Int32 && t.dtype() != ef::DType::Int64)
+             if (!ef::is_integer(t.dtype()))
                throw py::type_error("only integer tensors can be used as an index (dtype " +
                                     std::string(ef::name(t.dtype())) + ")");
              return scalar_value<int64_t>(t, "an index");

@@ -88,17 +88,18 @@ std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>
       for (size_t k = 0; k < n.outputs.size(); ++k) e.outputs.push_back(g->output({static_cast<int>(i), static_cast<int>(k)}));
       entries.push_back(std::move(e));
     }
-    std::vector<Tensor> seeds;
+    // Integer and bool targets carry no gradient, as on a tape (which never watches
+    // them): seeding one would send ones back through the cast that made it.
+    std::vector<Tensor> targets, seeds;
     for (size_t i = 0; i < ys.size(); ++i) {
-      if (!grad_ys.empty() && grad_ys[i].defined()) {
-        if (grad_ys[i].dtype() != ys[i].dtype())
-          fail("gradients: grad_ys[", i, "] has dtype ", grad_ys[i].dtype(), " but ys[", i, "] has ", ys[i].dtype());
-        seeds.push_back(grad_ys[i]);
-      } else {
-        seeds.push_back(ones_like(ys[i]));
-      }
+      if (!grad_ys.empty() && grad_ys[i].defined() && grad_ys[i].dtype() != ys[i].dtype())
+        fail("gradients: grad_ys[", i, "] has dtype ", grad_ys[i].dtype(), " but ys[", i, "] has ",
+             ys[i].dtype());
+      if (!is_floating(ys[i].dtype())) continue;
+      targets.push_back(ys[i]);
+      seeds.push_back(!grad_ys.empty() && grad_ys[i].defined() ? grad_ys[i] : ones_like(ys[i]));
     }
-    return detail::backprop(entries, ys, seeds, sources, unconnected);
+    return detail::backprop(entries, targets, seeds, sources, unconnected);
   });
 }
 

@@ -84,6 +84,30 @@ void fail_io(std::string_view op, std::string_view action, const std::string& pa
   }
 }
 
+std::vector<uint8_t> read_file_bytes(const std::string& path, std::string_view op) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_io(op, "open", path, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail_io(op, "stat", path, errno);
+  if (!S_ISREG(st.st_mode))
+    fail<FailedPreconditionError>(op, ": '", path, "' is not a regular file (a folder, a device or a pipe)");
+  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail_io(op, "read", path, errno);
+    if (n == 0) break;  // the file shrank while being read
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
 void FileWriter::write(const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ef::io::detail {
 
@@ -48,5 +50,9 @@ const char* file_kind(unsigned mode);
 // Throws the error matching errno value `err` (NotFoundError for a missing file,
 // ResourceExhaustedError for a full disk, FailedPreconditionError otherwise).
 [[noreturn]] void fail_io(std::string_view op, std::string_view action, const std::string& path, int err);
+
+// The whole content of the regular file `path`; errors as fail_io's, naming `op` (a
+// folder or another non-regular file is a FailedPreconditionError).
+std::vector<uint8_t> read_file_bytes(const std::string& path, std::string_view op);
 
 }  // namespace ef::io::detail

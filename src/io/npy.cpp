@@ -116,12 +116,6 @@ std::vector<uint8_t> npy_bytes(const Tensor& value, std::string_view op) {
   return out;
 }
 
-std::vector<uint8_t> read_file(const std::string& path, std::string_view op) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) detail::fail_io(op, "open", path, errno);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 void put16(std::vector<uint8_t>& out, uint32_t v) {
   out.push_back(static_cast<uint8_t>(v));
   out.push_back(static_cast<uint8_t>(v >> 8));
@@ -183,7 +177,7 @@ Tensor parse_npy(std::span<const uint8_t> bytes, const std::string& source) {
 
 Tensor load_npy(const std::string& path, CallSite where) {
   try {
-    const std::vector<uint8_t> bytes = read_file(path, "load_npy");
+    const std::vector<uint8_t> bytes = detail::read_file_bytes(path, "load_npy");
     return parse_npy(bytes, path);
   } catch (Error& e) {
     e.add_call_site(where);
@@ -262,7 +256,7 @@ void save_npz(const std::string& path, const std::map<std::string, Tensor>& tens
 
 std::map<std::string, Tensor> load_npz(const std::string& path, CallSite where) {
   try {
-    const std::vector<uint8_t> bytes = read_file(path, "load_npz");
+    const std::vector<uint8_t> bytes = detail::read_file_bytes(path, "load_npz");
     std::map<std::string, Tensor> out;
     size_t p = 0;
     while (p + 4 <= bytes.size() && get32(bytes.data() + p) == 0x04034b50) {

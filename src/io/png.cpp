@@ -25,31 +25,43 @@ void append_chunk(std::string& out, const char (&type)[5], const std::string& da
 
 }  // namespace
 
-std::string encode_png(const uint8_t* pixels, int64_t height, int64_t width, int channels) {
+std::string encode_png(const void* samples, int64_t height, int64_t width, int channels, int bits,
+                       int compression) {
   static constexpr uint8_t kColorType[] = {0, 0, 4, 2, 6};  // by channel count
   if (channels < 1 || channels > 4) fail("encode_png: channels must be 1 to 4, got ", channels);
+  if (bits != 8 && bits != 16) fail("encode_png: samples must have 8 or 16 bits, got ", bits);
+  if (compression < -1 || compression > 9) fail("encode_png: compression must be -1 to 9, got ", compression);
   if (height < 1 || width < 1 || height > (1 << 24) || width > (1 << 24))
     fail("encode_png: an image of ", height, " x ", width, " pixels cannot be written as PNG");
-  // Each row is preceded by its filter type (0: none).
-  const size_t row_bytes = static_cast<size_t>(width) * static_cast<size_t>(channels);
+  // Each row is preceded by its filter type (0: none); 16-bit samples are big-endian.
+  const size_t row_samples = static_cast<size_t>(width) * static_cast<size_t>(channels);
+  const size_t row_bytes = row_samples * static_cast<size_t>(bits / 8);
   std::vector<uint8_t> raw;
   raw.reserve(static_cast<size_t>(height) * (row_bytes + 1));
   for (int64_t y = 0; y < height; ++y) {
     raw.push_back(0);
-    raw.insert(raw.end(), pixels + static_cast<size_t>(y) * row_bytes,
-               pixels + static_cast<size_t>(y + 1) * row_bytes);
+    if (bits == 8) {
+      const auto* row = static_cast<const uint8_t*>(samples) + static_cast<size_t>(y) * row_samples;
+      raw.insert(raw.end(), row, row + row_samples);
+    } else {
+      const auto* row = static_cast<const uint16_t*>(samples) + static_cast<size_t>(y) * row_samples;
+      for (size_t i = 0; i < row_samples; ++i) {
+        raw.push_back(static_cast<uint8_t>(row[i] >> 8));
+        raw.push_back(static_cast<uint8_t>(row[i] & 0xff));
+      }
+    }
   }
   uLongf compressed_size = ::compressBound(static_cast<uLong>(raw.size()));
   std::string compressed(compressed_size, '\0');
   if (::compress2(reinterpret_cast<Bytef*>(compressed.data()), &compressed_size, raw.data(),
-                  static_cast<uLong>(raw.size()), Z_DEFAULT_COMPRESSION) != Z_OK)
+                  static_cast<uLong>(raw.size()), compression) != Z_OK)
     fail<InternalError>("encode_png: zlib could not compress ", raw.size(), " bytes");
   compressed.resize(compressed_size);
 
   std::string header;
   append_be32(header, static_cast<uint32_t>(width));
   append_be32(header, static_cast<uint32_t>(height));
-  header.push_back(8);  // bits per channel
+  header.push_back(static_cast<char>(bits));  // bits per channel
   header.push_back(static_cast<char>(kColorType[channels]));
   header.append(3, '\0');  // deflate, adaptive filtering, no interlace
 

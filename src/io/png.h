@@ -1,4 +1,4 @@
-// A PNG encoder for 8-bit images (the image summaries). Internal to src/io.
+// The PNG encoder of ef::io::encode_png and the image summaries. Internal to src/io.
 #pragma once
 
 #include <cstdint>
@@ -6,8 +6,11 @@
 
 namespace ef::io::detail {
 
-// The PNG file of a height × width image with `channels` interleaved 8-bit channels
-// per pixel (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA), rows top to bottom.
-std::string encode_png(const uint8_t* pixels, int64_t height, int64_t width, int channels);
+// The PNG file of a height × width image with `channels` interleaved channels per
+// pixel (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA), rows top to bottom: `samples` are
+// uint8_t for bits = 8, native-endian uint16_t for bits = 16. `compression` is zlib's
+// level, 0-9, or -1 for its default.
+std::string encode_png(const void* samples, int64_t height, int64_t width, int channels, int bits = 8,
+                       int compression = -1);
 
 }  // namespace ef::io::detail

@@ -11,6 +11,7 @@
 #include "eagerflow/graph/function.h"
 #include "eagerflow/graph/graph.h"
 #include "eagerflow/io/summary.h"
+#include "eagerflow/ops/image.h"
 #include "eagerflow/ops/math.h"
 #include "png.h"
 #include "summary_internal.h"
@@ -188,8 +189,13 @@ bool image(std::string_view name, const Tensor& data, std::optional<int64_t> ste
   tensor.add_string_val(std::to_string(width));
   tensor.add_string_val(std::to_string(height));
   std::vector<uint8_t> pixels(static_cast<size_t>(per_image));
+  // The small integer dtypes span their whole range, as TensorFlow's convert_image_dtype
+  // reads them (a uint16 65535 is white); int32 and int64 pixels are 0..255.
+  const Tensor images = is_small_integer(data.dtype()) && data.dtype() != DType::UInt8
+                            ? convert_image_dtype(data, DType::UInt8)
+                            : data;
   for (int64_t k = 0; k < count; ++k) {
-    const std::vector<double> values = host_values("summary.image", data[k]);
+    const std::vector<double> values = host_values("summary.image", images[k]);
     for (int64_t i = 0; i < per_image; ++i) {
       const double v = values[static_cast<size_t>(i)];
       if (floating) {  // tf.image.convert_image_dtype(saturate=True): x * 255.5, clamped, truncated

@@ -7,6 +7,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -135,6 +136,17 @@ class GraphTranslator {
             model_.add_initializer(values[k], k == 0 ? n.name : n.name + "_" + std::to_string(k)));
       return names;
     }
+    // ONNX's operators mostly take no 8- and 16-bit integers; eagerflow computes them
+    // widened (Note [small integer dtypes]), which the export does not repeat yet. Cast
+    // takes them, except from a float, whose saturation ONNX's Cast does not promise.
+    auto small = [](const TensorMeta& m) { return is_small_integer(m.dtype); };
+    const bool exact_cast = n.op->name == "cast" && !(metas.size() == 1 && is_floating(metas[0].dtype));
+    if (!exact_cast && (std::any_of(metas.begin(), metas.end(), small) ||
+                        std::any_of(n.outputs.begin(), n.outputs.end(), small)))
+      fail<UnimplementedError>(
+          "onnx export: op '", n.op->name, "' (node '", n.name,
+          "') computes on int8, uint8, int16, uint16 or uint32 tensors, which the ONNX "
+          "export does not support yet; cast them to int32 (or a float dtype) in the function");
     const Translation translation = find_translation(n.op->name);
     if (!translation)
       fail<UnimplementedError>("onnx export: op '", n.op->name, "' (node '", n.name,

@@ -283,6 +283,18 @@ def test_ops_without_an_onnx_counterpart_are_refused_by_name():
         ef.onnx.export(fn)
 
 
+def test_small_integer_ops_are_refused_but_their_exact_casts_export():
+    summed = ef.function(lambda x: ef.reduce_sum(x), input_signature=[ef.TensorSpec([2, 2], ef.uint8)])
+    with pytest.raises(ef.errors.UnimplementedError, match="op 'reduce_sum'.*uint8"):
+        ef.onnx.export(summed)
+    widened = ef.function(lambda x: ef.reduce_sum(ef.cast(x, ef.int32)),
+                          input_signature=[ef.TensorSpec([2, 2], ef.uint8)])
+    check_model(ef.onnx.export(widened))
+    saturating = ef.function(lambda x: ef.cast(x, ef.uint8), input_signature=[ef.TensorSpec([2], ef.float32)])
+    with pytest.raises(ef.errors.UnimplementedError, match="op 'cast'"):
+        ef.onnx.export(saturating)
+
+
 def test_a_function_assigning_a_variable_is_refused(tmp_path):
     v = ef.Variable(0.0)
 

@@ -23,5 +23,6 @@ def test_readme_python_blocks_run(capsys, tmp_path, monkeypatch):
     assert "200 1\n" in out  # the training step traced once, its optimizer stepped every call
     assert re.search(r"accuracy (0\.9\d|1\.00)", out)  # the Keras fit example learned
     assert "<dtype: 'bfloat16'> <dtype: 'float32'>" in out  # mixed precision
+    assert "<dtype: 'uint8'> (24, 24, 3)" in out  # the image example
     assert "Calls" in out and "matmul" in out  # the profiler table of the TensorBoard example
     assert (tmp_path / "scaler" / "saved_model.pb").exists()

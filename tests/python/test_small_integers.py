@@ -270,3 +270,35 @@ def test_half_inputs_whose_values_inference_reads(dtype):
     np.testing.assert_array_equal(ef.cast(values, ef.float32).numpy(), [1.5, 0.0, -2.0])
     np.testing.assert_array_equal(positions.numpy(), [0, 1, 0, 2])
     np.testing.assert_array_equal(ef.where(x).numpy(), [[0], [2], [3]])
+
+
+@pytest.mark.parametrize("dtype", [ef.int8, ef.int16, ef.uint8, ef.float16, ef.bfloat16],
+                         ids=["int8", "int16", "uint8", "float16", "bfloat16"])
+def test_empty_unsorted_segments_hold_the_dtypes_own_extremes(dtype):
+    # TensorFlow's lowest / largest value of the dtype itself, not of the wide one it
+    # is computed in (which wrapped to -1 and 0 for int8, or rounded to inf for float16).
+    data = ef.cast(ef.constant([5]), dtype)
+    lowest, largest = dtype.min, dtype.max
+    got_max = ef.cast(ef.math.unsorted_segment_max(data, [0], 2), ef.float64).numpy()
+    got_min = ef.cast(ef.math.unsorted_segment_min(data, [0], 2), ef.float64).numpy()
+    np.testing.assert_array_equal(got_max, [5, lowest])
+    np.testing.assert_array_equal(got_min, [5, largest])
+
+
+def test_means_of_many_values_do_not_wrap():
+    np.testing.assert_array_equal(ef.reduce_mean(ef.constant(np.full(100000, 40000, np.uint16))).numpy(), 40000)
+    np.testing.assert_array_equal(ef.reduce_mean(ef.constant(np.full(100000, 30000, np.int16))).numpy(), 30000)
+
+
+def test_integer_targets_have_no_gradient_in_graph_mode():
+    g = ef.Graph()
+    with g.as_default():
+        a = ef.placeholder(ef.float32, shape=(2,))
+        assert ef.gradients(ef.cast(a, ef.uint8), [a]) == [None]
+        assert ef.gradients(ef.cast(a, ef.int32), [a]) == [None]
+
+
+def test_shapes_and_indices_given_as_small_integer_tensors():
+    x = ef.reshape(ef.range(6), ef.constant([2, 3], dtype=ef.uint8))
+    assert x.shape == (2, 3)
+    assert int(x[ef.constant(1, dtype=ef.int16), 2]) == 5

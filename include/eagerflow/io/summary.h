@@ -111,9 +111,9 @@ bool scalar(std::string_view name, double data, std::optional<int64_t> step = st
 // between their minimum and maximum (TensorFlow 2's rule; one value: all in the last).
 bool histogram(std::string_view name, const Tensor& data, std::optional<int64_t> step = std::nullopt,
                int buckets = 30, std::string_view description = {});
-// Images [k, height, width, channels] (channels 1, 3 or 4): floats in [0, 1] (clamped
-// and scaled to 0..255 as tf.image.convert_image_dtype does) or integers in 0..255; the
-// first `max_outputs` are written as PNG.
+// Images [k, height, width, channels] (channels 1, 3 or 4): floats in [0, 1], int8 to uint32
+// over their whole range (scaled as convert_image_dtype does), int32 and int64 in 0..255;
+// the first `max_outputs` are written as PNG.
 bool image(std::string_view name, const Tensor& data, std::optional<int64_t> step = std::nullopt,
            int max_outputs = 3, std::string_view description = {});
 // Text (Markdown in TensorBoard's text tab): one string, or several ([n]).

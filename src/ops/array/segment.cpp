@@ -217,6 +217,36 @@ Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& id
   return divide(sum, maximum(count, 1));
 }
 
+// The lowest and the largest finite value of `dtype`.
+std::pair<double, double> finite_range(DType dtype) {
+  if (dtype == DType::Float16) return {-65504.0, 65504.0};
+  if (dtype == DType::BFloat16) return {-0x1.fep127, 0x1.fep127};
+  return dispatch_storage_dtype(dtype, [](auto tag) -> std::pair<double, double> {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>)
+      return {static_cast<double>(std::numeric_limits<T>::lowest()),
+              static_cast<double>(std::numeric_limits<T>::max())};
+    else
+      return {0.0, 0.0};
+  });
+}
+
+// unsorted_segment_max / min. An empty segment holds the dtype's lowest or largest value
+// (TensorFlow's); a storage-only dtype computes in a wider one (Notes [half-precision
+// dtypes], [small integer dtypes]), whose extremes would wrap (int8) or round to
+// infinity (float16) when narrowed, so the wide result is clamped to the dtype first.
+Tensor unsorted_extreme(const OpDef& op, const Tensor& data, const Tensor& ids, int64_t num_segments,
+                        CallSite where) {
+  if (!data.defined() || !is_storage_only(data.dtype()))
+    return run_op(op, {data, ids}, {num_segments}, where);
+  return detail::with_call_site(where, [&] {
+    const DType dtype = data.dtype();
+    const Tensor wide = run_op(op, {cast(data, compute_dtype(dtype)), ids}, {num_segments}, where);
+    const auto [lowest, largest] = finite_range(dtype);
+    return cast(clip_by_value(wide, lowest, largest, where), dtype, where);
+  });
+}
+
 }  // namespace
 
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, CallSite where) {
@@ -241,11 +271,11 @@ Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64
 }
 Tensor unsorted_segment_max(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                             CallSite where) {
-  return run_op(kUnsortedMax, {data, segment_ids}, {num_segments}, where);
+  return unsorted_extreme(kUnsortedMax, data, segment_ids, num_segments, where);
 }
 Tensor unsorted_segment_min(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                             CallSite where) {
-  return run_op(kUnsortedMin, {data, segment_ids}, {num_segments}, where);
+  return unsorted_extreme(kUnsortedMin, data, segment_ids, num_segments, where);
 }
 Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              CallSite where) {

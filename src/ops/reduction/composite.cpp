@@ -55,11 +55,13 @@ Tensor reduce_mean(const Tensor& x, const Axes& axis, bool keepdims, CallSite wh
     // rounded before the division overflows past 65504 (the mean of 5000 values of 30
     // was inf) and loses the mean's low bits (the variance of [1000, 1001, 1002] was
     // 0.92, not 0.67).
-    // The small integer dtypes likewise sum in int32 or int64: a wrapped sum divided
-    // would be wrong (the mean of ten uint8 200s was 20), while the mean itself fits.
-    if (x.defined() && is_storage_only(x.dtype()))
-      return cast(reduce_mean(cast(x, compute_dtype(x.dtype()), where), axis, keepdims, where), x.dtype(),
-                  where);
+    if (x.defined() && is_half(x.dtype()))
+      return cast(reduce_mean(cast(x, DType::Float32, where), axis, keepdims, where), x.dtype(), where);
+    // The small integer dtypes sum in int64, as TensorFlow's: a sum that wrapped before
+    // the division would be wrong (the mean of ten uint8 200s was 20, and int32 wraps
+    // past 8.4 million of them), while the mean itself fits.
+    if (x.defined() && is_small_integer(x.dtype()))
+      return cast(reduce_mean(cast(x, DType::Int64, where), axis, keepdims, where), x.dtype(), where);
     Tensor sum = reduce_sum(x, axis, keepdims, where);  // validates dtype and axes first
     Tensor count = reduced_count(x, axis, keepdims, where);
     if (is_integer(x.dtype()) && count.shape().is_fully_defined() && count.item<int64_t>() == 0)
