@@ -35,6 +35,7 @@ from eagerflow._core import (  # noqa: F401
     reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
     reduce_variance, round, sigmoid, sign, sin, sqrt, square, squared_difference, subtract, tanh,
     acosh, asinh, atan2, atanh, truncatediv, truncatemod,
+    histogram_fixed_width,
     # linalg
     einsum, matmul, norm, tensordot,
     # clipping

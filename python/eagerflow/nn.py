@@ -5,5 +5,7 @@ from eagerflow._core import (  # noqa: F401
     softplus, softsign, sparse_softmax_cross_entropy_with_logits, tanh,
     avg_pool2d, avg_pool2d_grad, batch_normalization, conv2d, conv2d_backprop_filter,
     conv2d_backprop_input, conv2d_transpose, depthwise_conv2d, max_pool2d, max_pool2d_grad, max_pool2d_grad_grad,
-    moments,
+    moments, local_response_normalization,
 )
+
+lrn = local_response_normalization

@@ -320,6 +320,29 @@ Raises:
 )doc",
       "indices"_a, "data"_a, "name"_a = py::none());
   m.def(
+      "histogram_fixed_width",
+      [](TensorArg values, py::handle value_range, int64_t nbins, DTypeArg dtype, py::handle) {
+        const ef::Tensor& v = values;
+        return ef::histogram_fixed_width(v, to_tensor(value_range, v.dtype()), nbins,
+                                         dtype.value.value_or(ef::DType::Int32), kPython);
+      },
+      R"doc(Counts values in nbins equal-width bins over value_range = [lo, hi].
+
+A value below lo counts in the first bin, one at or above hi in the last; NaNs
+count nowhere (tf.histogram_fixed_width).
+
+>>> ef.histogram_fixed_width([-1.0, 0.0, 1.5, 2.0, 5.0, 15.0], [0.0, 5.0], nbins=5).numpy()
+array([2, 1, 1, 0, 2], dtype=int32)
+
+Args:
+  values: A number tensor-like.
+  value_range: [lo, hi] with lo < hi, converted to values' dtype.
+  nbins: The number of bins (positive).
+  dtype: ef.int32 (default) or ef.int64, the counts' dtype.
+  name: Ignored (TensorFlow compatibility).
+)doc",
+      "values"_a, "value_range"_a, "nbins"_a = 100, "dtype"_a = py::none(), "name"_a = py::none());
+  m.def(
       "bincount",
       [](TensorArg arr, py::handle weights, std::optional<int64_t> minlength,
          std::optional<int64_t> maxlength, DTypeArg dtype, py::handle) {

@@ -199,6 +199,12 @@ Tensor bincount(const Tensor& arr, const std::optional<Tensor>& weights = std::n
                 std::optional<int64_t> maxlength = std::nullopt, DType dtype = DType::Int32,
                 CallSite where = CallSite::current());
 
+// The counts of `values` in `nbins` equal-width bins over value_range = [lo, hi]
+// (tf.histogram_fixed_width): a value below lo counts in bin 0, one at or above hi in
+// the last; NaNs count nowhere. value_range is a 2-element tensor of values' dtype.
+Tensor histogram_fixed_width(const Tensor& values, const Tensor& value_range, int64_t nbins = 100,
+                             DType dtype = DType::Int32, CallSite where = CallSite::current());
+
 // ---- Segment reductions ----
 // Rows of data with the same id combined into output row `id`. The sorted forms take 1-D
 // non-negative, non-decreasing segment_ids (InvalidArgumentError otherwise) and give last

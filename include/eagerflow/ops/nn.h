@@ -70,6 +70,12 @@ Tensor bias_add(const Tensor& value, const Tensor& bias, const std::string& data
 // x / sqrt(max(sum(x^2, axis), epsilon)) along `axis` (all axes by default).
 Tensor l2_normalize(const Tensor& x, const Axes& axis = {}, double epsilon = 1e-12,
                     CallSite where = CallSite::current());
+// Local response normalization (tf.nn.local_response_normalization) of NHWC `x`:
+// x / (bias + alpha * s)^beta, s the sum of squares over the channels within
+// depth_radius of each channel. Float dtypes; depth_radius >= 0.
+Tensor local_response_normalization(const Tensor& x, int64_t depth_radius = 5, double bias = 1.0,
+                                    double alpha = 1.0, double beta = 0.5,
+                                    CallSite where = CallSite::current());
 // Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate).
 // `noise_shape` (broadcastable to x's shape) shares one decision across broadcast
 // dimensions. rate must be in [0, 1); seeds as in eagerflow/ops/random.h.

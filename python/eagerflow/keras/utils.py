@@ -84,3 +84,42 @@ def plot_history(history, path, metrics=None, title=None):
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    """One-hot rows for the integer class ids in ``y``, as a NumPy array (Keras' helper).
+
+    >>> ef.keras.utils.to_categorical([0, 2, 1], num_classes=3)
+    array([[1., 0., 0.],
+           [0., 0., 1.],
+           [0., 1., 0.]], dtype=float32)
+
+    Args:
+      y: Integer class ids (any shape), non-negative.
+      num_classes: The number of classes; None: max(y) + 1.
+      dtype: The result's NumPy dtype.
+
+    Returns:
+      An array of shape y.shape + (num_classes,); a trailing axis of size 1 in y is
+      dropped first, as Keras does.
+
+    Raises:
+      ValueError: ids that are negative, not integers, or not below num_classes.
+    """
+    import numpy as np
+    ids = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+    if ids.size and not np.issubdtype(ids.dtype, np.integer):
+        if not np.all(np.equal(np.mod(ids, 1), 0)):
+            raise ValueError("to_categorical: class ids must be integers")
+        ids = ids.astype(np.int64)
+    if ids.ndim > 1 and ids.shape[-1] == 1:
+        ids = ids.reshape(ids.shape[:-1])
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"to_categorical: class ids must be non-negative, got {ids.min()}")
+    if num_classes is None:
+        num_classes = int(ids.max()) + 1 if ids.size else 0
+    if ids.size and ids.max() >= num_classes:
+        raise ValueError(f"to_categorical: class id {ids.max()} is not below num_classes={num_classes}")
+    out = np.zeros(ids.shape + (num_classes,), dtype=dtype)
+    np.put_along_axis(out, ids.astype(np.int64)[..., None], 1, axis=-1)
+    return out

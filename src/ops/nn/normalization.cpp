@@ -52,4 +52,29 @@ Tensor l2_normalize(const Tensor& x, const Axes& axis, double epsilon, CallSite 
   }
 }
 
+Tensor local_response_normalization(const Tensor& x, int64_t depth_radius, double bias, double alpha,
+                                    double beta, CallSite where) {
+  try {
+    constexpr std::string_view op = "local_response_normalization";
+    if (!x.defined()) fail(op, ": argument 'input' is an undefined tensor");
+    if (!is_floating(x.dtype())) fail(op, ": argument 'input' must be a float tensor, got ", x.dtype());
+    if (x.rank() != 4)
+      fail(op, ": argument 'input' must be 4-D [batch, height, width, channels], got shape ", x.shape());
+    if (depth_radius < 0) fail(op, ": argument 'depth_radius' must be >= 0, got ", depth_radius);
+    const int64_t channels = x.shape()[3];
+    if (channels == kUnknownDim) fail<UnimplementedError>(op, ": the channel count must be known");
+    // The window sum as a sum of shifted copies: exact as TensorFlow's loop (a running
+    // cumulative sum would cancel), and a window wider than the channels adds nothing.
+    const int64_t r = std::min(depth_radius, std::max<int64_t>(channels - 1, 0));
+    const Tensor squares = pad(square(x, where), {{0, 0}, {0, 0}, {0, 0}, {r, r}}, "CONSTANT", 0, where);
+    Tensor window = slice(squares, {0, 0, 0, 0}, {-1, -1, -1, channels}, where);
+    for (int64_t k = 1; k <= 2 * r; ++k)
+      window = add(window, slice(squares, {0, 0, 0, k}, {-1, -1, -1, channels}, where), where);
+    return divide(x, pow(add(multiply(window, alpha, where), bias, where), beta, where), where);
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
 }  // namespace ef
