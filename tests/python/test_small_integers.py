@@ -302,3 +302,12 @@ def test_shapes_and_indices_given_as_small_integer_tensors():
     x = ef.reshape(ef.range(6), ef.constant([2, 3], dtype=ef.uint8))
     assert x.shape == (2, 3)
     assert int(x[ef.constant(1, dtype=ef.int16), 2]) == 5
+
+
+def test_segment_means_sum_wide():
+    # Integers: int64 sums, truncated quotients (TensorFlow's integer mean); float16: float32 sums.
+    ids = [0, 0, 1, 1, 1]
+    np.testing.assert_array_equal(ef.math.segment_mean(ef.constant([200, 201, -3, 0, 1], dtype=ef.int16), ids).numpy(),
+                                  [200, 0])
+    halves = ef.constant(np.full(5000, 30.0, np.float16))
+    np.testing.assert_array_equal(ef.math.unsorted_segment_mean(halves, np.zeros(5000, np.int32), 1).numpy(), [30])

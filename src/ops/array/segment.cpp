@@ -208,13 +208,20 @@ const OpDef& kUnsortedMax = define_op(segment_op<Reducer::Max, false>("unsorted_
 const OpDef& kUnsortedMin = define_op(segment_op<Reducer::Min, false>("unsorted_segment_min"));
 
 // sum / count, with empty segments 0; count reshaped to broadcast over data's trailing axes.
-Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& ids, const Tensor& sum,
-                       const std::function<Tensor(const Tensor&)>& count_of) {
-  if (!is_floating(data.dtype()))
-    fail(op, ": argument 'data' must be a floating-point tensor, got ", name(data.dtype()));
-  Tensor count = count_of(cast(ones_like(ids), data.dtype()));
+// The segment mean, summed by `sum_of` (segment_sum or unsorted_segment_sum with its
+// ids). Half dtypes sum in float32 and integers in int64, whose quotient truncates as
+// TensorFlow's integer mean does: a sum kept in the data's dtype would overflow (a
+// float16 sum past 65504 is inf) or wrap before the division.
+Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& ids,
+                       const std::function<Tensor(const Tensor&)>& sum_of) {
+  if (!data.defined()) fail(op, ": argument 'data' is an undefined tensor");
+  const DType dtype = data.dtype();
+  if (!is_floating(dtype) && !is_integer(dtype)) fail(op, ": argument 'data' must be numeric, got ", dtype);
+  const DType wide = is_half(dtype) ? DType::Float32 : is_integer(dtype) ? DType::Int64 : dtype;
+  const Tensor sum = sum_of(cast(data, wide));
+  Tensor count = sum_of(cast(ones_like(ids), wide));
   for (int i = 1; i < sum.rank(); ++i) count = expand_dims(count, -1);
-  return divide(sum, maximum(count, 1));
+  return cast(divide(sum, maximum(count, 1)), dtype);
 }
 
 // The lowest and the largest finite value of `dtype`.
@@ -260,9 +267,8 @@ Tensor segment_min(const Tensor& data, const Tensor& segment_ids, CallSite where
 }
 Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, CallSite where) {
   return detail::with_call_site(where, [&] {
-    Tensor sum = segment_sum(data, segment_ids);
-    return segment_mean_of("segment_mean", data, segment_ids, sum,
-                           [&](const Tensor& ones) { return segment_sum(ones, segment_ids); });
+    return segment_mean_of("segment_mean", data, segment_ids,
+                           [&](const Tensor& values) { return segment_sum(values, segment_ids); });
   });
 }
 Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
@@ -280,9 +286,8 @@ Tensor unsorted_segment_min(const Tensor& data, const Tensor& segment_ids, int64
 Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              CallSite where) {
   return detail::with_call_site(where, [&] {
-    Tensor sum = unsorted_segment_sum(data, segment_ids, num_segments);
-    return segment_mean_of("unsorted_segment_mean", data, segment_ids, sum, [&](const Tensor& ones) {
-      return unsorted_segment_sum(ones, segment_ids, num_segments);
+    return segment_mean_of("unsorted_segment_mean", data, segment_ids, [&](const Tensor& values) {
+      return unsorted_segment_sum(values, segment_ids, num_segments);
     });
   });
 }

@@ -182,8 +182,12 @@ TEST(ArraySegments, SortedReductions) {
   EXPECT_ERROR(segment_max(data, constant({{0, 0, 0, 0}})), InvalidArgumentError, "segment_max", "1-D");
   EXPECT_ERROR(segment_sum(data, constant({0.0, 0.0, 1.0, 1.0})), InvalidArgumentError, "segment_sum",
                "float64");
-  EXPECT_ERROR(segment_mean(constant({1, 2}), constant({0, 0})), InvalidArgumentError, "segment_mean",
-               "floating-point");
+  // Integers: summed in int64, the quotient truncated toward zero (TensorFlow's).
+  expect_values(segment_mean(constant({1, 2, 4, -3, 0}), constant({0, 0, 1, 2, 2})), {1, 4, -1});
+  expect_meta(segment_mean(constant({1, 2}), constant({0, 0})), {1}, DType::Int32);
+  expect_values(segment_mean(cast(constant({200, 200}), DType::UInt8), constant({0, 0})), {200});
+  EXPECT_ERROR(segment_mean(constant({true}), constant({0})), InvalidArgumentError, "segment_mean",
+               "numeric");
 }
 
 TEST(ArraySegments, UnsortedReductions) {
@@ -191,6 +195,10 @@ TEST(ArraySegments, UnsortedReductions) {
   Tensor ids = constant({2, 0, 2, -1, 0});
   expect_values(unsorted_segment_sum(data, ids, 4), {7, 0, 4, 0});  // -1: dropped
   expect_values(unsorted_segment_mean(data, ids, 4), {3.5, 0, 2, 0});
+  // A float16 segment sum past 65504 must not make the mean inf.
+  const Tensor thirties = cast(fill({5000}, 30.0, DType::Float32), DType::Float16);
+  expect_values(unsorted_segment_mean(thirties, zeros({5000}, DType::Int32), 1), {30});
+  expect_values(segment_mean(thirties, zeros({5000}, DType::Int32)), {30});
   const double lowest = std::numeric_limits<double>::lowest(), highest = std::numeric_limits<double>::max();
   expect_values(unsorted_segment_max(data, ids, 4), {5, lowest, 3, lowest});
   expect_values(unsorted_segment_min(data, ids, 4), {2, highest, 1, highest});
