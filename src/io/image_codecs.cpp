@@ -326,7 +326,9 @@ Tensor decode_image(const Tensor& contents, int channels, DType dtype, CallSite 
     const Tensor bytes = host_bytes(contents, op);
     Tensor image;
     if (starts_with(bytes, "\x89PNG")) {
-      image = decode_png_bytes(bytes, channels, dtype == DType::UInt16 ? DType::UInt16 : DType::UInt8, op);
+      // A float image is decoded at 16 bits (TensorFlow's), so 16-bit files keep their
+      // precision; 8-bit ones give v * 257 / 65535 = v / 255 all the same.
+      image = decode_png_bytes(bytes, channels, dtype == DType::UInt8 ? DType::UInt8 : DType::UInt16, op);
     } else if (starts_with(bytes, "\xff\xd8\xff")) {
       if (dtype == DType::UInt16) fail(op, ": a JPEG file decodes to uint8 or float32, not uint16");
       image = decode_jpeg_bytes(bytes, channels, "", op);

@@ -121,6 +121,9 @@ def test_decode_image_sniffs_and_converts_to_float(rng):
     assert as_float.dtype == ef.float32
     np.testing.assert_allclose(as_float.numpy(), pixels / 255.0, rtol=1e-6)
     np.testing.assert_array_equal(ef.image.decode_image(png).numpy(), pixels)
+    wide = rng.integers(0, 65536, (4, 3), dtype=np.uint16)  # 16-bit files keep their precision
+    png16 = encoded(Image.fromarray(wide), "PNG")
+    np.testing.assert_allclose(ef.io.decode_image(png16, dtype=ef.float32).numpy()[..., 0], wide / 65535.0, rtol=1e-6)
 
 
 def test_bad_files_are_typed_errors(rng, tmp_path):

@@ -74,6 +74,9 @@ def test_histogram_fixed_width(dtype, rng):
 def test_histogram_nans_count_nowhere_and_bad_arguments():
     got = ef.histogram_fixed_width([np.nan, 0.5, np.inf, -np.inf], [0.0, 1.0], nbins=2).numpy()
     np.testing.assert_array_equal(got, [1, 2])  # -inf in the first bin, inf in the last, NaN nowhere
+    big = np.array([2 ** 62, 2 ** 62 + 1], np.int64)  # ends 2 apart that one double cannot tell apart
+    np.testing.assert_array_equal(ef.histogram_fixed_width(big, np.array([2 ** 62, 2 ** 62 + 2]), nbins=2).numpy(),
+                                  [1, 1])
     with pytest.raises(ef.errors.InvalidArgumentError, match="lo < hi"):
         ef.histogram_fixed_width([1.0], [1.0, 1.0])
     with pytest.raises(ef.errors.InvalidArgumentError, match="nbins"):

@@ -309,5 +309,9 @@ def test_segment_means_sum_wide():
     ids = [0, 0, 1, 1, 1]
     np.testing.assert_array_equal(ef.math.segment_mean(ef.constant([200, 201, -3, 0, 1], dtype=ef.int16), ids).numpy(),
                                   [200, 0])
+    # TensorFlow's unsorted mean is a true division: float64 for int32.
+    unsorted = ef.math.unsorted_segment_mean(np.array([-3, 0, 5], np.int32), np.array([0, 0, 2]), 3)
+    assert unsorted.dtype == ef.float64
+    np.testing.assert_array_equal(unsorted.numpy(), [-1.5, 0, 5])
     halves = ef.constant(np.full(5000, 30.0, np.float16))
     np.testing.assert_array_equal(ef.math.unsorted_segment_mean(halves, np.zeros(5000, np.int32), 1).numpy(), [30])

@@ -40,7 +40,7 @@ Tensor decode_jpeg(const Tensor& contents, int channels = 0, const std::string& 
                    CallSite where = CallSite::current());
 
 // decode_png or decode_jpeg, chosen by the file's signature. `dtype` uint8, uint16
-// (PNG only) or float32 (the uint8 image scaled to [0, 1], as convert_image_dtype).
+// (PNG only) or float32 (scaled to [0, 1] by convert_image_dtype, from 16 bits for PNG).
 Tensor decode_image(const Tensor& contents, int channels = 0, DType dtype = DType::UInt8,
                     CallSite where = CallSite::current());
 

@@ -211,7 +211,7 @@ Tensor histogram_fixed_width(const Tensor& values, const Tensor& value_range, in
 // id + 1 rows; empty segments are 0. The unsorted forms take ids shaped like data's
 // leading axes and give num_segments rows; negative ids are dropped, ids >= num_segments
 // throw; empty segments are 0 (sum, mean), the lowest number (max) or the highest (min).
-// The means need float data.
+// Integer means: segment_mean's quotient truncates, unsorted_segment_mean's is float.
 Tensor segment_sum(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
 Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());
 Tensor segment_max(const Tensor& data, const Tensor& segment_ids, CallSite where = CallSite::current());

@@ -212,16 +212,23 @@ const OpDef& kUnsortedMin = define_op(segment_op<Reducer::Min, false>("unsorted_
 // ids). Half dtypes sum in float32 and integers in int64, whose quotient truncates as
 // TensorFlow's integer mean does: a sum kept in the data's dtype would overflow (a
 // float16 sum past 65504 is inf) or wrap before the division.
-Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& ids,
+// With `true_division` (unsorted_segment_mean, which TensorFlow writes as sum / count
+// in Python) integers give float32 for 8 and 16 bits and float64 for wider ones, as
+// TensorFlow's truediv; otherwise the integer quotient of its kernel.
+Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& ids, bool true_division,
                        const std::function<Tensor(const Tensor&)>& sum_of) {
   if (!data.defined()) fail(op, ": argument 'data' is an undefined tensor");
   const DType dtype = data.dtype();
   if (!is_floating(dtype) && !is_integer(dtype)) fail(op, ": argument 'data' must be numeric, got ", dtype);
   const DType wide = is_half(dtype) ? DType::Float32 : is_integer(dtype) ? DType::Int64 : dtype;
-  const Tensor sum = sum_of(cast(data, wide));
-  Tensor count = sum_of(cast(ones_like(ids), wide));
+  Tensor sum = sum_of(cast(data, wide));
+  Tensor count = maximum(sum_of(cast(ones_like(ids), wide)), 1);
   for (int i = 1; i < sum.rank(); ++i) count = expand_dims(count, -1);
-  return cast(divide(sum, maximum(count, 1)), dtype);
+  if (true_division && is_integer(dtype)) {
+    const DType quotient = size_of(dtype) <= 2 ? DType::Float32 : DType::Float64;
+    return divide(cast(sum, quotient), cast(count, quotient));
+  }
+  return cast(divide(sum, count), dtype);
 }
 
 // The lowest and the largest finite value of `dtype`.
@@ -267,7 +274,7 @@ Tensor segment_min(const Tensor& data, const Tensor& segment_ids, CallSite where
 }
 Tensor segment_mean(const Tensor& data, const Tensor& segment_ids, CallSite where) {
   return detail::with_call_site(where, [&] {
-    return segment_mean_of("segment_mean", data, segment_ids,
+    return segment_mean_of("segment_mean", data, segment_ids, false,
                            [&](const Tensor& values) { return segment_sum(values, segment_ids); });
   });
 }
@@ -286,7 +293,7 @@ Tensor unsorted_segment_min(const Tensor& data, const Tensor& segment_ids, int64
 Tensor unsorted_segment_mean(const Tensor& data, const Tensor& segment_ids, int64_t num_segments,
                              CallSite where) {
   return detail::with_call_site(where, [&] {
-    return segment_mean_of("unsorted_segment_mean", data, segment_ids, [&](const Tensor& values) {
+    return segment_mean_of("unsorted_segment_mean", data, segment_ids, true, [&](const Tensor& values) {
       return unsorted_segment_sum(values, segment_ids, num_segments);
     });
   });

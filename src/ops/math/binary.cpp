@@ -75,9 +75,10 @@ void check_integer_operand(const OpCall& call, const char* what, Reject reject) 
     } else {
       for (int64_t i = 0; i < n && !bad; ++i) bad = reject(detail::read_element<T>(impl, i));
     }
+    // No dtype in the message: a small integer dtype arrives here widened (Note [small
+    // integer dtypes]), and naming int32 for a uint8 operand would mislead.
     if (bad)
-      fail(call.op.name, ": ", what, " (x shape ", call.inputs[0].shape(), ", y shape ", y.shape(),
-           ", dtype ", y.dtype(), ")");
+      fail(call.op.name, ": ", what, " (x shape ", call.inputs[0].shape(), ", y shape ", y.shape(), ")");
   });
 }
 

@@ -1,6 +1,7 @@
 // histogram_fixed_width: equal-width bins over a value range, as a composite (the bin
 // of each value, then bincount).
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/op_helpers.h"
 
@@ -20,8 +21,9 @@ Tensor histogram_fixed_width(const Tensor& values, const Tensor& value_range, in
     if (dtype != DType::Int32 && dtype != DType::Int64)
       fail(op, ": argument 'dtype' must be int32 or int64, got ", dtype);
     const Tensor lo = value_range[0], hi = value_range[1];
-    if (!value_range.is_symbolic() && !(lo.item<double>() < hi.item<double>()))
-      fail(op, ": value_range must have lo < hi, got [", lo.item<double>(), ", ", hi.item<double>(), "]");
+    // Compared in the values' dtype: int64 ends 1 apart may be one double.
+    if (!value_range.is_symbolic() && !less(lo, hi, where).item<bool>())
+      fail(op, ": value_range must have lo < hi, got ", value_range.to_string());
     // TensorFlow's arithmetic: (max(v, lo) - lo) in values' dtype, then in float64
     // divided by the bin width and capped at the last bin.
     const Tensor width =
@@ -30,10 +32,11 @@ Tensor histogram_fixed_width(const Tensor& values, const Tensor& value_range, in
     const Tensor position =
         minimum(floor(divide(offset, width, where), where), static_cast<double>(nbins - 1), where);
     const Tensor flat = reshape(position, {-1}, where);
-    const Tensor counted =
-        cast(equal(flat, flat, where), DType::Float64, where);  // NaN is not equal to itself
-    const Tensor bins = cast(flat, DType::Int64, where);        // a NaN casts to 0, counted with weight 0
-    return cast(bincount(bins, counted, nbins, nbins, DType::Float64, where), dtype, where);
+    // NaNs (not equal to themselves) go to an extra bin, dropped at the end.
+    const Tensor bins = ef::where(equal(flat, flat, where), flat, static_cast<double>(nbins), where);
+    const Tensor counts =
+        bincount(cast(bins, DType::Int64, where), std::nullopt, nbins + 1, nbins + 1, dtype, where);
+    return slice(counts, {0}, {nbins}, where);
   });
 }
 
