@@ -1,5 +1,6 @@
 #include "convert.h"
 
+#include "eagerflow/core/dtype_range.h"
 #include "fast_paths.h"
 
 #include <climits>
@@ -70,17 +71,6 @@ py::module_& numpy() {
   // Never destroyed: a static py::object would be released after the interpreter ends.
   static auto* np = new py::module_(py::module_::import("numpy"));
   return *np;
-}
-
-// The smallest and largest value of the integer dtype `dtype`.
-std::pair<int64_t, int64_t> integer_range(ef::DType dtype) {
-  return ef::dispatch_storage_dtype(dtype, [](auto tag) -> std::pair<int64_t, int64_t> {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-      return {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
-    else
-      return {0, 0};
-  });
 }
 
 bool is_list_or_tuple(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
@@ -157,7 +147,7 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
                            " without losing the fraction; use ef.cast to truncate");
     const double low = numpy().attr("min")(array).cast<double>(),
                  high = numpy().attr("max")(array).cast<double>();
-    const auto [lo, hi] = integer_range(*dtype);
+    const auto [lo, hi] = ef::integer_range(*dtype);
     // hi + 1 is a power of two, exact as a double.
     if (!(low >= static_cast<double>(lo) && high < std::ldexp(static_cast<double>(hi / 2 + 1), 1)))
       throw py::value_error("convert_to_tensor: " + describe() + " holds a value outside the range of " +
@@ -182,7 +172,7 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
       throw py::value_error("convert_to_tensor: " + describe() +
                             " holds an integer that does not fit in int64");
     if (to_integer) {
-      const auto [lo, hi] = integer_range(*dtype);
+      const auto [lo, hi] = ef::integer_range(*dtype);
       if (low < py::int_(lo) || high > py::int_(hi))
         throw py::value_error("convert_to_tensor: " + describe() + " holds an integer that does not fit in " +
                               std::string(ef::name(*dtype)) + " (" + std::to_string(lo) + " to " +

@@ -6,6 +6,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "eagerflow/core/dtype_range.h"
 #include "fast_paths.h"
 
 namespace efpy {
@@ -21,25 +22,9 @@ namespace {
 
 // dtype.min and dtype.max, as TensorFlow's DType has them.
 py::object dtype_limit(ef::DType d, bool upper) {
-  switch (d) {
-    case ef::DType::Bool:
-      return py::bool_(upper);
-    case ef::DType::Float16:
-      return py::float_(upper ? 65504.0 : -65504.0);
-    case ef::DType::BFloat16:
-      return py::float_(upper ? 0x1.fep127 : -0x1.fep127);
-    default:
-      break;
-  }
-  return ef::dispatch_storage_dtype(d, [&](auto tag) -> py::object {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_floating_point_v<T>)
-      return py::float_(upper ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest());
-    else if constexpr (std::is_integral_v<T>)
-      return py::int_(upper ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min());
-    else
-      return py::none();
-  });
+  if (d == ef::DType::Bool) return py::bool_(upper);
+  if (ef::is_floating(d)) return py::float_(upper ? ef::finite_range(d).second : ef::finite_range(d).first);
+  return py::int_(upper ? ef::integer_range(d).second : ef::integer_range(d).first);
 }
 
 // x[key] for ints, slices with steps, negative indices, `...` and None, as NumPy and

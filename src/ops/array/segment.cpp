@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "eagerflow/core/dtype_range.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
@@ -229,20 +230,6 @@ Tensor segment_mean_of(std::string_view op, const Tensor& data, const Tensor& id
     return divide(cast(sum, quotient), cast(count, quotient));
   }
   return cast(divide(sum, count), dtype);
-}
-
-// The lowest and the largest finite value of `dtype`.
-std::pair<double, double> finite_range(DType dtype) {
-  if (dtype == DType::Float16) return {-65504.0, 65504.0};
-  if (dtype == DType::BFloat16) return {-0x1.fep127, 0x1.fep127};
-  return dispatch_storage_dtype(dtype, [](auto tag) -> std::pair<double, double> {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_arithmetic_v<T>)
-      return {static_cast<double>(std::numeric_limits<T>::lowest()),
-              static_cast<double>(std::numeric_limits<T>::max())};
-    else
-      return {0.0, 0.0};
-  });
 }
 
 // unsorted_segment_max / min. An empty segment holds the dtype's lowest or largest value

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "eagerflow/core/dtype_range.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/image.h"
@@ -24,15 +25,7 @@ void check_image(const Tensor& image, std::string_view op) {
 }
 
 // The largest value of an integer dtype, which an integer image's full intensity is.
-uint64_t integer_max(DType dtype) {
-  return dispatch_storage_dtype(dtype, [](auto tag) -> uint64_t {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-      return static_cast<uint64_t>(std::numeric_limits<T>::max());
-    else
-      return 0;
-  });
-}
+uint64_t integer_max(DType dtype) { return static_cast<uint64_t>(integer_range(dtype).second); }
 
 // An integer image of `dtype` as a scalar of the same dtype (scale factors).
 Tensor integer_scalar(uint64_t v, DType dtype) {
