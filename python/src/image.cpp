@@ -1,5 +1,5 @@
 // Image files (ef.io.read_file, decode_png, decode_jpeg, decode_image, encode_png,
-// write_file) and tf.image's flips, rotations, dtype conversion and adjustments.
+// write_file) and tf.image's resizing, flips, rotations, dtype conversion and adjustments.
 #include <eagerflow/io/image.h>
 #include <eagerflow/ops/image.h>
 
@@ -102,6 +102,38 @@ Raises:
   m.def(
       "_rgb_to_grayscale", [](TensorArg images) { return ef::rgb_to_grayscale(images, kPython); },
       "images"_a);
+  m.def(
+      "_resize_images",
+      [](TensorArg images, std::vector<int64_t> size, const std::string& method, bool antialias,
+         bool preserve_aspect_ratio) {
+        return ef::resize_images(images, size, method, antialias, preserve_aspect_ratio, kPython);
+      },
+      "ef::resize_images (ef.image.resize is the documented form).", "images"_a, "size"_a, "method"_a,
+      "antialias"_a = false, "preserve_aspect_ratio"_a = false);
+  m.def(
+      "_resize_images_grad",
+      [](ShapeArg input_sizes, TensorArg grad, const std::string& method) {
+        return ef::resize_images_grad(input_sizes, grad, method, kPython);
+      },
+      "The gradient op of resize_images: its adjoint from images of shape input_sizes.", "input_sizes"_a,
+      "grad"_a, "method"_a);
+  m.def(
+      "_crop_and_resize",
+      [](TensorArg image, TensorArg boxes, TensorArg box_indices, std::vector<int64_t> crop_size,
+         const std::string& method, double extrapolation_value) {
+        return ef::crop_and_resize(image, boxes, box_indices, crop_size, method, extrapolation_value,
+                                   kPython);
+      },
+      "ef::crop_and_resize (ef.image.crop_and_resize is the documented form).", "image"_a, "boxes"_a,
+      "box_indices"_a, "crop_size"_a, "method"_a = "bilinear", "extrapolation_value"_a = 0.0);
+  m.def(
+      "_scale_and_translate",
+      [](TensorArg images, std::vector<int64_t> size, std::vector<double> scale,
+         std::vector<double> translate, const std::string& kernel_type, bool antialias) {
+        return ef::scale_and_translate(images, size, scale, translate, kernel_type, antialias, kPython);
+      },
+      "ef::scale_and_translate (ef.image.scale_and_translate is the documented form).", "images"_a, "size"_a,
+      "scale"_a, "translate"_a, "kernel_type"_a = "lanczos3", "antialias"_a = true);
 }
 
 }  // namespace efpy

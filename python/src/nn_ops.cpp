@@ -395,20 +395,6 @@ Raises:
 )doc",
       "input_sizes"_a, "grad"_a, "ksize"_a, "strides"_a, "padding"_a, "name"_a = py::none());
   m.def(
-      "_resize_images",
-      [](TensorArg images, std::vector<int64_t> size, const std::string& method) {
-        return ef::resize_images(images, size, method, kPython);
-      },
-      "resize_images on NHWC images (ef.image.resize adds the rank-3 form and the dtype rules).", "images"_a,
-      "size"_a, "method"_a);
-  m.def(
-      "_resize_images_grad",
-      [](ShapeArg input_sizes, TensorArg grad, const std::string& method) {
-        return ef::resize_images_grad(input_sizes, grad, method, kPython);
-      },
-      "The gradient op of resize_images: its adjoint from images of shape input_sizes.", "input_sizes"_a,
-      "grad"_a, "method"_a);
-  m.def(
       "batch_normalization",
       [](TensorArg x, TensorArg mean, TensorArg variance, py::handle offset, py::handle scale,
          double variance_epsilon, py::handle) {
@@ -546,6 +532,15 @@ Raises:
   InvalidArgumentError: labels and logits differ in shape or dtype.
 )doc",
       "labels"_a, "logits"_a, "axis"_a = -1, "name"_a = py::none());
+  m.def(
+      "_ctc_loss",
+      [](TensorArg labels, TensorArg logits, TensorArg label_length, TensorArg logit_length,
+         bool logits_time_major, int64_t blank_index) {
+        return ef::ctc_loss(labels, logits, label_length, logit_length, logits_time_major, blank_index,
+                            kPython);
+      },
+      "ef::ctc_loss (ef.nn.ctc_loss is the documented form).", "labels"_a, "logits"_a, "label_length"_a,
+      "logit_length"_a, "logits_time_major"_a = true, "blank_index"_a = 0);
   m.def(
       "sparse_softmax_cross_entropy_with_logits",
       [](TensorArg labels, TensorArg logits, py::handle) {

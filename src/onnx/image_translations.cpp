@@ -64,17 +64,30 @@ void pool(const OpNode& n, Emitter& e) {
 }
 
 // resize_images: Resize in NCHW to sizes [N, C, height, width], with the half-pixel
-// geometry; nearest rounds s + 0.5 down, which is ONNX's round_prefer_ceil.
+// geometry; nearest rounds s + 0.5 down, which is ONNX's round_prefer_ceil, and bicubic
+// is ONNX's cubic with a = -0.5 and the taps outside the image excluded (ONNX Runtime's
+// CPU kernel runs cubic for upscaling only, and refuses a bicubic downscale of such a
+// valid model at run time). Area has no ONNX counterpart.
 void resize_images(const OpNode& n, Emitter& e) {
+  const std::string method = n.attr_string("method");
+  if (method == "area")
+    fail<UnimplementedError>("onnx export: resize_images with method \"area\" (node '", n.node.name,
+                             "') has no ONNX counterpart");
   const std::string x = to_nchw(e, n.inputs[0]);
   const std::string batch_channels = e.op("Slice", {e.op("Shape", {x}), e.ints(Dims{0}), e.ints(Dims{2})});
   const std::string sizes = e.op("Concat", {batch_channels, e.ints(n.attr_ints("size"))},
                                  [](pb::NodeProto& c) { set_attr(c, "axis", int64_t{0}); });
-  const bool bilinear = n.attr_string("method") == "bilinear";
   const std::string y = e.op("Resize", {x, "", "", sizes}, [&](pb::NodeProto& r) {
-    set_attr(r, "mode", std::string(bilinear ? "linear" : "nearest"));
+    set_attr(r, "mode",
+             std::string(method == "bilinear"  ? "linear"
+                         : method == "bicubic" ? "cubic"
+                                               : "nearest"));
     set_attr(r, "coordinate_transformation_mode", std::string("half_pixel"));
-    if (!bilinear) set_attr(r, "nearest_mode", std::string("round_prefer_ceil"));
+    if (method == "nearest") set_attr(r, "nearest_mode", std::string("round_prefer_ceil"));
+    if (method == "bicubic") {
+      set_attr(r, "cubic_coeff_a", -0.5);
+      set_attr(r, "exclude_outside", int64_t{1});
+    }
   });
   from_nchw(e, y, n.outputs[0]);
 }

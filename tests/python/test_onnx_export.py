@@ -247,12 +247,16 @@ def test_scatters_and_roll_match(tmp_path):
 def test_image_resizing_matches(tmp_path):
     def f(x):
         return [ef.image.resize(x, [7, 3]), ef.image.resize(x, [2, 9], method="nearest"),
-                ef.image.resize(x, [5, 5], method="nearest")]
+                ef.image.resize(x, [5, 5], method="nearest"), ef.image.resize(x, [9, 7], method="bicubic")]
 
     x = randn(2, 4, 5, 3, seed=12)
     fn = ef.function(f, input_signature=[ef.TensorSpec([None, 4, 5, 3], ef.float32)])
     expected = [t.numpy() for t in fn(ef.constant(x))]
     expect_same_outputs(tmp_path, ef.onnx.export(fn), expected, {"x": x})
+    area = ef.function(lambda x: ef.image.resize(x, [2, 2], method="area"),
+                       input_signature=[ef.TensorSpec([1, 4, 4, 1], ef.float32)])
+    with pytest.raises(ef.errors.UnimplementedError, match="area"):
+        ef.onnx.export(area)
 
 
 def test_cond_and_while_loop_become_if_and_loop(tmp_path):

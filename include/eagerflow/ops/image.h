@@ -10,17 +10,51 @@
 
 namespace ef {
 
-// TensorFlow 2's tf.image.resize of [batch, height, width, channels] images to
-// size = {height, width}, with method "bilinear" (float images) or "nearest" (any
-// numeric dtype): half-pixel centers, no antialiasing (PyTorch's interpolate with
-// align_corners=False, mode "bilinear" or "nearest-exact"). Throws
-// InvalidArgumentError for another rank or a non-positive size, UnimplementedError
-// for another method.
+// TensorFlow 2's tf.image.resize of images [batch, height, width, channels] or
+// [height, width, channels] to size = {height, width}. Methods:
+//  - "bilinear", "nearest", "bicubic": half-pixel centers (output pixel o samples the
+//    input at (o + 0.5) * in / out - 0.5); bilinear and nearest are PyTorch's
+//    interpolate with align_corners=False ("bilinear", "nearest-exact"); bicubic is
+//    Keys' cubic with a = -0.5, taps outside the image dropped and the rest renormalized.
+//  - "area": each output pixel averages the input area it covers.
+//  - "lanczos3", "lanczos5", "gaussian", "mitchellcubic": windowed kernels.
+// antialias widens the kernel when downscaling so that every input pixel counts (for
+// bilinear, bicubic and the windowed kernels; PyTorch's antialias=True). With
+// preserve_aspect_ratio the images are scaled by one factor to fit inside size.
+// The result keeps the images' dtype for "nearest", float64 stays float64, and every
+// other dtype becomes float32. Throws InvalidArgumentError for another rank, a
+// non-positive size or an unknown method.
 Tensor resize_images(const Tensor& images, const std::vector<int64_t>& size,
-                     const std::string& method = "bilinear", CallSite where = CallSite::current());
+                     const std::string& method = "bilinear", bool antialias = false,
+                     bool preserve_aspect_ratio = false, CallSite where = CallSite::current());
 // Its gradient op: the adjoint of resize_images from images of shape input_sizes.
 Tensor resize_images_grad(const Shape& input_sizes, const Tensor& grad, const std::string& method,
                           CallSite where = CallSite::current());
+// TensorFlow's ScaleAndTranslate: output pixel (y, x) of images [N, H, W, C] samples the
+// input at ((y + 0.5 - translate[0]) / scale[0], (x + 0.5 - translate[1]) / scale[1]) with
+// kernel_type "lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle",
+// "keyscubic" or "mitchellcubic"; the taps inside the image are renormalized to sum to 1,
+// and samples outside it give 0. antialias widens a downscaling kernel by 1 / scale.
+Tensor scale_and_translate(const Tensor& images, const std::vector<int64_t>& size,
+                           const std::vector<double>& scale, const std::vector<double>& translate,
+                           const std::string& kernel_type = "lanczos3", bool antialias = true,
+                           CallSite where = CallSite::current());
+// Its gradient op: the adjoint of scale_and_translate from images of shape input_sizes.
+Tensor scale_and_translate_grad(const Shape& input_sizes, const Tensor& grad,
+                                const std::vector<double>& scale, const std::vector<double>& translate,
+                                const std::string& kernel_type = "lanczos3", bool antialias = true,
+                                CallSite where = CallSite::current());
+
+// tf.image.crop_and_resize: for each box b, the crop of image [batch, H, W, C] number
+// box_indices[b] inside boxes[b] = [y1, x1, y2, x2] (normalized: 0 and 1 are the first
+// and last pixel centers; y1 > y2 flips the crop) resized to crop_size [height, width]
+// by "bilinear" or "nearest" sampling; samples outside the image are
+// extrapolation_value. Gives [num_boxes, height, width, C], float64 for float64 images
+// and float32 otherwise, differentiable in the image and the boxes. Throws
+// InvalidArgumentError naming the argument for bad shapes, dtypes, sizes or indices.
+Tensor crop_and_resize(const Tensor& image, const Tensor& boxes, const Tensor& box_indices,
+                       const std::vector<int64_t>& crop_size, const std::string& method = "bilinear",
+                       double extrapolation_value = 0.0, CallSite where = CallSite::current());
 
 // The image mirrored left to right (the width axis reversed), and top to bottom.
 Tensor flip_left_right(const Tensor& image, CallSite where = CallSite::current());

@@ -61,6 +61,17 @@ Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tens
 // labels z of the same shape and dtype.
 Tensor sigmoid_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits,
                                          CallSite where = CallSite::current());
+// Connectionist temporal classification loss (tf.nn.ctc_loss with dense labels): per
+// sequence b, -log p(labels[b, :label_length[b]] | logits[:logit_length[b], b, :]) summed
+// over every alignment, the logits unnormalized ([frames, batch, classes], or [batch,
+// frames, classes] unless logits_time_major). Labels are integer class ids other than
+// blank_index (negative: counted from the end). A sequence that no alignment fits has
+// loss +inf (and a NaN gradient). Differentiable once; a second derivative raises
+// UnimplementedError. Throws InvalidArgumentError naming the argument for bad shapes,
+// lengths or labels.
+Tensor ctc_loss(const Tensor& labels, const Tensor& logits, const Tensor& label_length,
+                const Tensor& logit_length, bool logits_time_major = true, int64_t blank_index = 0,
+                CallSite where = CallSite::current());
 
 // ---- Layers' building blocks ----
 // value + bias along the channel dimension: the last for "NHWC", dimension 1 for

@@ -89,7 +89,7 @@ TEST(ArraySegmentGradients, TensorScatterUpdateMinMaxSub) {
                           {"sub", &tensor_scatter_nd_sub}}) {
     SCOPED_TRACE(name);
     expect_gradients(
-        [&](const std::vector<Tensor>& in) {
+        [&, op = op](const std::vector<Tensor>& in) {  // clang 14 captures no structured bindings
           return squared(op(in[0] * in[0], idx, in[1] * 3.0, CallSite::current()));
         },
         {t, u});

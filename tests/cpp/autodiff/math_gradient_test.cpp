@@ -66,8 +66,9 @@ TEST(MathGradients, BinaryOpsWithBroadcasting) {
       {"floormod", [](auto& a, auto& b) { return floormod(a, b); }},
   };
   int64_t seed = 100;
-  for (auto& [name, op] : cases) {
+  for (auto& [name, binary_op] : cases) {
     SCOPED_TRACE(name);
+    const auto& op = binary_op;  // clang 14 captures no structured bindings
     // Positive, well-separated ranges keep pow, divide, max/min and floormod smooth.
     Tensor a = uniform({2, 3}, 1.1, 1.9, seed++);
     Tensor b = uniform({3}, 2.1, 2.9, seed++);

@@ -48,7 +48,8 @@ TEST(NnGradient, Activations) {
       {"softplus", [](const Tensor& t) { return softplus(t); }},
       {"softsign", [](const Tensor& t) { return softsign(t); }},
   };
-  for (auto& [name, f] : cases) {
+  for (auto& [name, activation] : cases) {
+    const auto& f = activation;  // clang 14 captures no structured bindings
     SCOPED_TRACE(name);
     // Plain and squared (so that second derivatives of piecewise-linear ones are not zero).
     expect_gradients([&](const std::vector<Tensor>& in) { return weighted(f(in[0])); }, {x});

@@ -132,7 +132,8 @@ TEST_F(CudaPrograms, EveryOptimizerKeepsItsSlotsOnTheDevice) {
       {"Adagrad", [] { return std::make_shared<optim::Adagrad>(0.1); }},
   };
   const Tensor w0 = rand64({4, 3}, 7), x0 = rand64({8, 4}, 8), y0 = rand64({8, 3}, 9);
-  for (const auto& [name, make] : optimizers) {
+  for (const auto& [name, maker] : optimizers) {
+    const auto& make = maker;  // clang 14 captures no structured bindings
     SCOPED_TRACE(name);
     expect_same_on_both([&](Device d) {
       DeviceScope scope(d);

@@ -448,7 +448,8 @@ TEST(Passes, FunctionsGiveTheSameResultsOptimizedUnoptimizedAndEager) {
        }},
   };
   const Tensor x = testing::rand64({4, 3}, 1), y = testing::rand64({4, 3}, 2);
-  for (const auto& [name, body] : cases) {
+  for (const auto& [name, case_body] : cases) {
+    const auto& body = case_body;  // clang 14 captures no structured bindings
     SCOPED_TRACE(name);
     const Tensor eager = body(x, y);
     Tensor unoptimized, optimized;
