@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -185,6 +186,12 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
       throw py::type_error(
           "a KerasTensor is symbolic (the functional API) and holds no values: ops take it only through "
           "layers; wrap other functions in keras.layers.Lambda");
+    const char array_kind = array.dtype().kind();
+    if (array_kind == 'U' || array_kind == 'S')
+      throw py::type_error(
+          "cannot convert " + type + " of strings to an eagerflow tensor: eagerflow has no " +
+          "string dtype yet; keep strings (file names, text) in Python, e.g. read the files " +
+          "before building a Dataset");
     throw py::type_error("cannot convert " + type + " to an eagerflow tensor (dtype " +
                          std::string(py::str(array.dtype())) + ")");
   }
@@ -192,6 +199,14 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
 }
 
 }  // namespace
+
+py::object named_tuple(const char* type_name, const char* fields, const py::tuple& values) {
+  // Made once per name and never destroyed: a static py::object would outlive the interpreter.
+  static auto* types = new std::map<std::string, py::object>();
+  py::object& type = (*types)[type_name];
+  if (!type) type = py::module_::import("collections").attr("namedtuple")(type_name, fields);
+  return type(*values);
+}
 
 py::dtype numpy_dtype(ef::DType dtype) {
   if (const char* name = numpy_name(dtype)) return py::dtype(name);

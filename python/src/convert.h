@@ -46,6 +46,10 @@ std::optional<int64_t> seed_of(py::handle seed);
 std::optional<ef::Tensor> optional_tensor(py::handle obj);
 // A name argument, or `fallback` for None.
 std::string name_or(py::handle name, const char* fallback);
+
+// values as an instance of the collections.namedtuple `type_name` with `fields` (one
+// space-separated string), as TensorFlow returns top_k's TopKV2 and unique's Unique.
+py::object named_tuple(const char* type_name, const char* fields, const py::tuple& values);
 // list(seq): iterate this, not seq itself, whose __getitem__ may create each item
 // afresh (a tensor's rows, NumPy scalars), leaving a borrowed handle dangling.
 inline py::list owned_items(py::handle seq) { return py::list(py::reinterpret_borrow<py::object>(seq)); }

@@ -237,7 +237,7 @@ Raises:
       [](TensorArg x, int64_t k, bool sorted, py::handle) {
         ef::TopKResult r =
             maybe_without_gil(x.value.num_elements(), [&] { return ef::top_k(x, k, sorted, kPython); });
-        return std::make_pair(r.values, r.indices);
+        return named_tuple("TopKV2", "values indices", py::make_tuple(r.values, r.indices));
       },
       R"doc(Finds the k largest entries along the last axis of `input`, largest first.
 
@@ -255,8 +255,8 @@ Args:
   name: Ignored (TensorFlow compatibility).
 
 Returns:
-  A tuple (values, indices): values of input's dtype and indices int32, both
-  of shape input.shape[:-1] + [k].
+  A named tuple TopKV2(values, indices): values of input's dtype and indices
+  int32, both of shape input.shape[:-1] + [k].
 
 Raises:
   InvalidArgumentError: k < 0 or k larger than the last axis.

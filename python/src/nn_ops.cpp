@@ -459,9 +459,12 @@ Raises:
 
 // l2_normalize and local_response_normalization (normalization_ops.cpp).
 void bind_normalization_ops(py::module_& m);
+// conv1d and conv3d (conv_composite_ops.cpp).
+void bind_conv_composite_ops(py::module_& m);
 
 void bind_nn_ops(py::module_& m) {
   bind_normalization_ops(m);
+  bind_conv_composite_ops(m);
   // ---- nn ----
   m.def(
       "softmax",

@@ -25,9 +25,10 @@ ef::DType int_dtype(const DTypeArg& d, const char* what) {
   return t;
 }
 
-py::tuple unique_tuple(const ef::UniqueResult& r, bool counts) {
-  if (counts) return py::make_tuple(r.y, r.idx, r.count);  // (newer pybind11 types each make_tuple)
-  return py::make_tuple(r.y, r.idx);
+// TensorFlow's named tuples: Unique(y, idx) and UniqueWithCounts(y, idx, count).
+py::object unique_tuple(const ef::UniqueResult& r, bool counts) {
+  if (counts) return named_tuple("UniqueWithCounts", "y idx count", py::make_tuple(r.y, r.idx, r.count));
+  return named_tuple("Unique", "y idx", py::make_tuple(r.y, r.idx));
 }
 
 constexpr const char* kSegmentArgs = R"doc(
@@ -232,7 +233,7 @@ Args:
   name: Ignored (TensorFlow compatibility).
 
 Returns:
-  A tuple (y, idx).
+  A named tuple Unique(y, idx).
 
 Raises:
   InvalidArgumentError: x is not 1-D, or a bad out_idx.
@@ -258,7 +259,7 @@ Args:
   name: Ignored (TensorFlow compatibility).
 
 Returns:
-  A tuple (y, idx, count).
+  A named tuple UniqueWithCounts(y, idx, count).
 
 Raises:
   InvalidArgumentError: x is not 1-D, or a bad out_idx.

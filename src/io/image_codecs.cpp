@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include <string_view>
+#include <vector>
 
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/image.h"
@@ -221,12 +222,17 @@ EF_LONGJMP_TARGET bool jpeg_begin(jpeg_decompress_struct* info, JpegErrors* erro
   return true;
 }
 
-EF_LONGJMP_TARGET bool jpeg_rows(jpeg_decompress_struct* info, JpegErrors* errors, uint8_t* pixels,
-                                 size_t row_bytes) {
+// Decodes the rows into `pixels`, which grows as rows arrive: a damaged file that claims
+// a large image but holds little data stops at its first damaged row, having allocated
+// about what it decoded rather than what its header claims.
+EF_LONGJMP_TARGET bool jpeg_rows(jpeg_decompress_struct* info, JpegErrors* errors,
+                                 std::vector<uint8_t>* pixels, size_t row_bytes) {
   if (setjmp(errors->jump)) return false;
   jpeg_start_decompress(info);
   while (info->output_scanline < info->output_height) {
-    JSAMPROW row = pixels + static_cast<size_t>(info->output_scanline) * row_bytes;
+    const size_t offset = static_cast<size_t>(info->output_scanline) * row_bytes;
+    pixels->resize(offset + row_bytes);  // geometric growth: amortized constant per row
+    JSAMPROW row = pixels->data() + offset;
     jpeg_read_scanlines(info, &row, 1);
     if (errors->warnings) return true;  // stop at the first damage; the caller reports it
   }
@@ -272,10 +278,10 @@ Tensor decode_jpeg_bytes(const Tensor& bytes, int channels, const std::string& d
   if (info.output_components != layout.channels)
     fail<InternalError>(op, ": libjpeg gives ", info.output_components, " channels, expected ",
                         layout.channels);
-  Tensor image = ef::detail::empty_tensor(DType::UInt8, Shape{height, width, layout.channels}, kCPU, op);
   const size_t row_bytes = static_cast<size_t>(width) * static_cast<size_t>(layout.channels);
-  if (!jpeg_rows(&info, &errors, writable_bytes(image), row_bytes) || errors.warnings) return damaged();
-  return image;
+  std::vector<uint8_t> pixels;
+  if (!jpeg_rows(&info, &errors, &pixels, row_bytes) || errors.warnings) return damaged();
+  return ef::detail::tensor_from_host(DType::UInt8, Shape{height, width, layout.channels}, pixels.data(), op);
 }
 
 bool starts_with(const Tensor& bytes, std::string_view magic) {

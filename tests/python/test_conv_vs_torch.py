@@ -228,3 +228,43 @@ def test_errors():
         ef.nn.avg_pool2d(x, 2, 0, "VALID")
     with pytest.raises(ef.errors.UnimplementedError, match="NHWC"):
         ef.nn.conv2d(x, ef.zeros([3, 3, 3, 2]), 1, "SAME", data_format="NCHW")
+
+
+@pytest.mark.parametrize("strides,dilations,padding", [(1, 1, "VALID"), ([2, 1, 2], 1, "SAME"),
+                                                        ([1, 1, 2, 1, 1], [1, 2, 1, 1, 1], "SAME"),
+                                                        (1, [2, 1, 1], "VALID")])
+def test_conv3d_and_its_gradients_match_torch(strides, dilations, padding):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 6, 5, 7, 3))
+    w = rng.standard_normal((3, 2, 3, 3, 4))
+    ex, ew = ef.constant(x), ef.constant(w)
+    with ef.GradientTape() as tape:
+        tape.watch([ex, ew])
+        y = ef.nn.conv3d(ex, ew, strides, padding, dilations=dilations)
+        g = np.cos(np.arange(np.prod(y.shape)).reshape(y.shape))
+        loss = ef.reduce_sum(y * g)
+    dx, dw = tape.gradient(loss, [ex, ew])
+    s = [strides] * 3 if isinstance(strides, int) else strides[-3:] if len(strides) == 3 else strides[1:4]
+    d = [dilations] * 3 if isinstance(dilations, int) else dilations if len(dilations) == 3 else dilations[1:4]
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    nc = tx.permute(0, 4, 1, 2, 3)
+    if padding == "SAME":  # TensorFlow's split: the smaller half first
+        pads = []
+        for size, stride, dil, k in reversed(list(zip(x.shape[1:4], s, d, w.shape[:3]))):
+            total = max((math.ceil(size / stride) - 1) * stride + (k - 1) * dil + 1 - size, 0)
+            pads += [total // 2, total - total // 2]
+        nc = F.pad(nc, pads)
+    ty = F.conv3d(nc, tw.permute(4, 3, 0, 1, 2), stride=s, dilation=d).permute(0, 2, 3, 4, 1)
+    (ty * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dx.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(dw.numpy(), tw.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_conv1d_matches_torch():
+    rng = np.random.default_rng(12)
+    x, w = rng.standard_normal((3, 11, 2)), rng.standard_normal((4, 2, 5))
+    y = ef.nn.conv1d(x, w, stride=[1, 2, 1], padding="VALID", dilations=2).numpy()
+    expected = F.conv1d(torch.tensor(x).permute(0, 2, 1), torch.tensor(w).permute(2, 1, 0), stride=2, dilation=2)
+    np.testing.assert_allclose(y, expected.permute(0, 2, 1).numpy(), rtol=1e-12, atol=1e-12)

@@ -167,6 +167,19 @@ def test_a_huge_claimed_size_is_refused_before_allocating():
         ef.io.decode_png(np.frombuffer(png, np.uint8))
 
 
+def test_a_jpeg_claiming_a_large_size_over_little_data_is_a_data_loss():
+    # A baseline JPEG's frame header (SOF0) patched to claim 16000 x 16000 pixels: the
+    # rows are decoded into a buffer that grows as they arrive, so the file fails at its
+    # end of data with what it decoded allocated, not the 768 MB its header claims.
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 16), (200, 30, 90)).save(buffer, "JPEG")
+    data = bytearray(buffer.getvalue())
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5:sof + 9] = struct.pack(">HH", 16000, 16000)
+    with pytest.raises(ef.errors.DataLossError, match="JPEG"):
+        ef.io.decode_jpeg(np.frombuffer(bytes(data), np.uint8))
+
+
 def test_an_image_pipeline(rng, tmp_path):
     """Decode PNGs to uint8, resize, standardise: what input pipelines do first."""
     paths = []

@@ -57,6 +57,19 @@ Tensor depthwise_conv2d(const Tensor& input, const Tensor& filter, const std::ve
                         const std::string& padding, const std::vector<int64_t>& dilations = {1, 1},
                         CallSite where = CallSite::current());
 
+// 1-D convolution (as tf.nn.conv1d): input [N, W, C] with filters [KW, C, O] gives
+// [N, OW, O]; conv2d over a one-pixel-high image, with conv2d's padding and errors.
+Tensor conv1d(const Tensor& input, const Tensor& filters, int64_t stride, const std::string& padding,
+              int64_t dilation = 1, CallSite where = CallSite::current());
+
+// 3-D convolution (as tf.nn.conv3d): input [N, D, H, W, C] with filters [KD, KH, KW, C, O]
+// gives [N, OD, OH, OW, O]. strides and dilations take 1 value, 3 (depth, height, width)
+// or 5 in NDHWC order whose batch and channel entries are 1; padding as conv2d's. A
+// composite of conv2d (one per filter depth tap); needs known depth, height and width.
+Tensor conv3d(const Tensor& input, const Tensor& filters, const std::vector<int64_t>& strides,
+              const std::string& padding, const std::vector<int64_t>& dilations = {1},
+              CallSite where = CallSite::current());
+
 // ---- Pooling ----
 // Maximum over each ksize window of input [N, H, W, C], per channel. With "SAME"
 // padding, padded positions never win (they count as -infinity).
