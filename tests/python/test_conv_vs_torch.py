@@ -268,3 +268,22 @@ def test_conv1d_matches_torch():
     y = ef.nn.conv1d(x, w, stride=[1, 2, 1], padding="VALID", dilations=2).numpy()
     expected = F.conv1d(torch.tensor(x).permute(0, 2, 1), torch.tensor(w).permute(2, 1, 0), stride=2, dilation=2)
     np.testing.assert_allclose(y, expected.permute(0, 2, 1).numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_conv3d_empty_shapes_and_clear_errors():
+    x = np.ones((1, 4, 5, 6, 3), np.float32)
+    assert ef.nn.conv3d(np.ones((1, 0, 5, 6, 3), np.float32), np.ones((2, 3, 3, 3, 4), np.float32), 1,
+                        "SAME").shape == (1, 0, 5, 6, 4)
+    assert ef.nn.conv3d(x, np.ones((2, 3, 3, 3, 0), np.float32), 1, "SAME").shape == (1, 4, 5, 6, 0)
+    zero_in = ef.nn.conv3d(np.ones((1, 4, 5, 6, 0), np.float32), np.ones((2, 3, 3, 0, 4), np.float32), 1, "SAME")
+    assert zero_in.shape == (1, 4, 5, 6, 4) and float(ef.reduce_max(ef.abs(zero_in))) == 0
+    with pytest.raises(ef.errors.InvalidArgumentError, match="conv3d.*empty window"):
+        ef.nn.conv3d(x, np.zeros((0, 3, 3, 3, 4), np.float32), 1, "SAME")
+    fn = ef.function(lambda v: ef.nn.conv3d(v, np.ones((2, 2, 2, 3, 1), np.float32), 1, "VALID"),
+                     input_signature=[ef.TensorSpec([2, 4, 5, 6, None], ef.float32)])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="conv3d: needs known"):
+        fn(np.ones((2, 4, 5, 6, 3), np.float32))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="conv1d.*'stride'"):
+        ef.nn.conv1d(np.ones((1, 5, 2), np.float32), np.ones((2, 2, 1), np.float32), 0, "SAME")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="conv1d.*channels"):
+        ef.nn.conv1d(np.ones((1, 5, 2), np.float32), np.ones((2, 3, 1), np.float32), 1, "SAME")

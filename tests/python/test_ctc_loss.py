@@ -83,3 +83,17 @@ def test_inside_a_function_and_bad_labels():
     label_length[2] = 1
     with pytest.raises(ef.errors.InvalidArgumentError, match="blank"):
         ef.nn.ctc_loss(labels, logits, label_length, logit_length)
+
+
+def test_a_negative_blank_inside_a_function_with_unknown_classes():
+    logits, labels, label_length, logit_length = random_problem(10, blank=5)
+    spec = [ef.TensorSpec([None, None], ef.int64), ef.TensorSpec([None, None, None], ef.float64),
+            ef.TensorSpec([None], ef.int64), ef.TensorSpec([None], ef.int64)]
+    fn = ef.function(lambda a, b, c, d: ef.nn.ctc_loss(a, b, c, d, blank_index=-1), input_signature=spec)
+    expected, _, _ = torch_ctc(logits, labels, label_length, logit_length, blank=5)
+    np.testing.assert_allclose(fn(labels, logits, label_length, logit_length).numpy(), expected, rtol=1e-12)
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"blank_index' = -7 is outside \[-6, 6\)"):
+        ef.nn.ctc_loss(labels, logits, label_length, logit_length, blank_index=-7)
+    # A certain sequence (no frames, no labels) costs +0.
+    zero = ef.nn.ctc_loss(np.zeros((1, 1), np.int32), np.zeros((1, 1, 3)), [0], [0]).numpy()
+    assert zero[0] == 0 and not np.signbit(zero[0])

@@ -244,3 +244,54 @@ def test_crop_and_resize_gradient_of_the_boxes_matches_finite_differences():
         d = np.zeros_like(boxes)
         d[0, k] = eps
         np.testing.assert_allclose(grad[0, k], (f(boxes + d) - f(boxes - d)) / (2 * eps), rtol=1e-6, atol=1e-8)
+
+
+def test_nearest_picks_tensorflows_pixel_where_the_sample_is_a_whole_number():
+    # (o + 0.5) * in / out is an integer for o = 5 of 26 -> 11 and 30 -> 11; float32 (as
+    # TensorFlow and PyTorch compute it) and double can land on either side of it.
+    for n_in in range(1, 65):
+        x = np.arange(n_in, dtype=np.float32).reshape(1, 1, n_in, 1)
+        for n_out in range(1, 65):
+            got = ef.image.resize(x, [1, n_out], method="nearest").numpy().ravel()
+            expected = torch_resize(torch.tensor(x), (1, n_out), "nearest").numpy().ravel()
+            np.testing.assert_array_equal(got, expected, err_msg=f"{n_in} -> {n_out}")
+
+
+def test_resizing_inside_functions_with_unknown_sizes():
+    @ef.function(input_signature=[ef.TensorSpec([None, 5, 6, 3], ef.float32)])
+    def gradient(images):
+        with ef.GradientTape() as tape:
+            tape.watch(images)
+            loss = ef.reduce_sum(ef.square(ef.image.resize(images, [3, 4], method="bicubic")))
+            loss += ef.reduce_sum(ef.image.resize(images, [7, 2], method="lanczos3", antialias=True))
+        return tape.gradient(loss, images)
+
+    x = np.random.default_rng(8).random((2, 5, 6, 3)).astype(np.float32)
+    eager = ef.constant(x)
+    with ef.GradientTape() as tape:
+        tape.watch(eager)
+        loss = ef.reduce_sum(ef.square(ef.image.resize(eager, [3, 4], method="bicubic")))
+        loss += ef.reduce_sum(ef.image.resize(eager, [7, 2], method="lanczos3", antialias=True))
+    np.testing.assert_allclose(gradient(x).numpy(), tape.gradient(loss, eager).numpy(), rtol=1e-6)
+
+    @ef.function(input_signature=[ef.TensorSpec([2, 5, 6, 2], ef.float32), ef.TensorSpec([None, 4], ef.float32),
+                                  ef.TensorSpec([None], ef.int32)])
+    def crops(image, boxes, indices):
+        return ef.image.crop_and_resize(image, boxes, indices, [4, 3])
+
+    image, boxes = np.random.default_rng(9).random((2, 5, 6, 2)).astype(np.float32), np.array(
+        [[0.1, 0.2, 0.9, 0.7], [0.0, 0.0, 1.0, 1.0], [0.5, 0.5, 0.2, 0.1]], np.float32)
+    expected = ef.image.crop_and_resize(image, boxes, np.array([0, 1, 1]), [4, 3])  # int64 indices
+    np.testing.assert_allclose(crops(image, boxes, np.array([0, 1, 1], np.int32)).numpy(), expected.numpy())
+
+
+def test_odd_shapes_stay_cheap_and_typed():
+    # A tall image made wide passes through the smaller intermediate.
+    tall = ef.image.resize(np.ones((1, 10000, 1, 1), np.float32), [1, 10000])
+    assert tall.shape == (1, 1, 10000, 1) and float(ef.reduce_max(ef.abs(tall - 1.0))) < 1e-6
+    # No pixels to compute: no maps built either.
+    assert ef.image.resize(np.zeros((0, 4, 4, 1), np.float32), [2**31, 1], "nearest").shape == (0, 2**31, 1, 1)
+    assert ef.image.scale_and_translate(np.ones((1, 2, 2, 1), np.uint8), [3, 3], [1.5, 1.5], [0, 0]).dtype == \
+        ef.float32
+    with pytest.raises(ef.errors.InvalidArgumentError, match=r"got \[-1, 2\]"):
+        ef.image.resize(ef.zeros([1, 2, 2, 1]), [-1, 2])

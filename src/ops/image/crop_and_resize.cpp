@@ -8,7 +8,9 @@
 // pixel's centers) over image box_indices[b]. Crop row y samples the image at
 //   in_y = y1 * (H - 1) + y * (y2 - y1) * (H - 1) / (crop_height - 1)
 // (or (y1 + y2) / 2 * (H - 1) for a crop one row high), and columns likewise. A sample
-// outside [0, H - 1] x [0, W - 1] is extrapolation_value.
+// outside [0, H - 1] x [0, W - 1] is extrapolation_value. Where a sample falls exactly on
+// a pixel row or column, the boxes' gradient along it is zero (floor and ceil agree
+// there), as TensorFlow's is.
 #include <cmath>
 #include <string>
 
@@ -48,14 +50,14 @@ Tensor clamped_index(const Tensor& points, int64_t extent, CallSite where) {
 }
 
 // image[box_indices[b], rows[b, y], cols[b, x], :] for every box, crop row and column.
+// The [boxes, height, width] index grids are built by broadcasting against a zero grid,
+// so the number of boxes may be unknown while a graph is built.
 Tensor gather_pixels(const Tensor& image, const Tensor& box_indices, const Tensor& rows, const Tensor& cols,
                      CallSite where) {
-  const int64_t boxes = rows.shape()[0], height = rows.shape()[1], width = cols.shape()[1];
-  const Shape grid{boxes, height, width};
-  Tensor b = broadcast_to(reshape(box_indices, {boxes, 1, 1}, where), grid, where);
-  Tensor y = broadcast_to(expand_dims(rows, 2, where), grid, where);
-  Tensor x = broadcast_to(expand_dims(cols, 1, where), grid, where);
-  return gather_nd(image, stack({b, y, x}, 3, where), 0, where);
+  const Tensor y = expand_dims(rows, 2, where), x = expand_dims(cols, 1, where);
+  const Tensor zero = y * 0 + x * 0;
+  const Tensor b = reshape(box_indices, {-1, 1, 1}, where) + zero;
+  return gather_nd(image, stack({b, y + zero, x + zero}, 3, where), 0, where);
 }
 
 }  // namespace
@@ -104,10 +106,11 @@ Tensor crop_and_resize(const Tensor& image, const Tensor& boxes, const Tensor& b
       logical_and(expand_dims(expand_dims(inside(ys, height, where), 2, where), 3, where),
                   expand_dims(expand_dims(inside(xs, width, where), 1, where), 3, where), where);
 
+  const Tensor indices = cast(box_indices, DType::Int32, where);  // checked against the batch above
   Tensor crops;
   if (method == "nearest") {
     // Samples inside are >= 0, so floor(s + 0.5) rounds half away from zero, as TensorFlow.
-    crops = gather_pixels(pixels, box_indices, clamped_index(floor(ys + 0.5, where), height, where),
+    crops = gather_pixels(pixels, indices, clamped_index(floor(ys + 0.5, where), height, where),
                           clamped_index(floor(xs + 0.5, where), width, where), where);
   } else {
     const Tensor top = floor(ys, where), left = floor(xs, where);
@@ -116,10 +119,10 @@ Tensor crop_and_resize(const Tensor& image, const Tensor& boxes, const Tensor& b
     const Tensor x_lerp = expand_dims(expand_dims(xs - left, 1, where), 3, where);
     const Tensor t = clamped_index(top, height, where), bt = clamped_index(ceil(ys, where), height, where);
     const Tensor l = clamped_index(left, width, where), r = clamped_index(ceil(xs, where), width, where);
-    const Tensor top_left = gather_pixels(pixels, box_indices, t, l, where);
-    const Tensor top_right = gather_pixels(pixels, box_indices, t, r, where);
-    const Tensor bottom_left = gather_pixels(pixels, box_indices, bt, l, where);
-    const Tensor bottom_right = gather_pixels(pixels, box_indices, bt, r, where);
+    const Tensor top_left = gather_pixels(pixels, indices, t, l, where);
+    const Tensor top_right = gather_pixels(pixels, indices, t, r, where);
+    const Tensor bottom_left = gather_pixels(pixels, indices, bt, l, where);
+    const Tensor bottom_right = gather_pixels(pixels, indices, bt, r, where);
     const Tensor upper = top_left + (top_right - top_left) * x_lerp;
     const Tensor lower = bottom_left + (bottom_right - bottom_left) * x_lerp;
     crops = upper + (lower - upper) * y_lerp;

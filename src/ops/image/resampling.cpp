@@ -64,12 +64,15 @@ const SamplingKernel* find_kernel(std::string_view name) {
 // antialiasing would otherwise read the whole input for every output pixel.
 constexpr int64_t kMaxMapEntries = int64_t{1} << 28;
 
-// ResizeNearestNeighbor, half-pixel centers: pixel min(floor((o + 0.5) * in / out), in - 1).
+// ResizeNearestNeighbor, half-pixel centers: pixel min(floor((o + 0.5) * in / out), in - 1),
+// computed in float32 as TensorFlow (and PyTorch's nearest-exact) do: where the product
+// is an integer, float32 and double can round to different sides of it and pick
+// neighbouring pixels.
 AxisMap nearest_axis(int64_t in, int64_t out) {
   AxisMap m{.in = in, .out = out};
-  const double scale = static_cast<double>(in) / static_cast<double>(out);
+  const float scale = static_cast<float>(in) / static_cast<float>(out);
   for (int64_t o = 0; o < out; ++o) {
-    m.add(std::min(static_cast<int64_t>(std::floor((static_cast<double>(o) + 0.5) * scale)), in - 1), 1.0);
+    m.add(std::min(static_cast<int64_t>(std::floor((static_cast<float>(o) + 0.5f) * scale)), in - 1), 1.0);
     m.end_pixel();
   }
   return m;
@@ -179,57 +182,51 @@ using cpu::typed_output;
 // An estimate of one multiply-add over a channel vector, for parallel_for's grain.
 constexpr double kTapNs = 0.4;
 
+// Applies `map` along one axis of x, viewed as [outer, map.in, inner], into y [outer,
+// map.out, inner]: each output row of `inner` values is a weighted sum of input rows.
 template <class T>
-void resample_typed(const Tensor& x_in, Tensor& y, const AxisMap& rows, const AxisMap& cols) {
-  const Tensor x = x_in.contiguous();
-  const int64_t n = x.shape()[0], c = x.shape()[3];
-  const int64_t in_h = rows.in, in_w = cols.in, out_h = rows.out, out_w = cols.out;
-  const T* xd = typed_data<T>(x);
-  T* yd = typed_output<T>(y);
-  const double col_taps =
-      static_cast<double>(cols.index.size()) / static_cast<double>(std::max<int64_t>(out_w, 1));
-  const double row_taps =
-      static_cast<double>(rows.index.size()) / static_cast<double>(std::max<int64_t>(out_h, 1));
-  // Along the width first: wide [N, in_h, out_w, C].
-  std::vector<T> wide(static_cast<size_t>(n * in_h * out_w * c));
-  parallel_for(n * in_h, kTapNs * col_taps * static_cast<double>(out_w * c), [&](int64_t begin, int64_t end) {
+void resample_axis(const T* x, T* y, int64_t outer, int64_t inner, const AxisMap& map) {
+  const double taps =
+      static_cast<double>(map.index.size()) / static_cast<double>(std::max<int64_t>(map.out, 1));
+  parallel_for(outer * map.out, kTapNs * taps * static_cast<double>(inner), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const T* src = xd + r * in_w * c;
-      T* dst = wide.data() + r * out_w * c;
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        T* o = dst + ow * c;
-        std::fill(o, o + c, T(0));
-        for (int64_t e = cols.offsets[static_cast<size_t>(ow)]; e < cols.offsets[static_cast<size_t>(ow) + 1];
-             ++e) {
-          const T w = static_cast<T>(cols.weight[static_cast<size_t>(e)]);
-          const T* s = src + cols.index[static_cast<size_t>(e)] * c;
-#pragma omp simd
-          for (int64_t ci = 0; ci < c; ++ci) o[ci] += w * s[ci];
-        }
-      }
-    }
-  });
-  // Then along the height, whole output rows at a time.
-  const int64_t row_size = out_w * c;
-  parallel_for(n * out_h, kTapNs * row_taps * static_cast<double>(row_size), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t b = r / out_h, oh = r % out_h;
-      T* o = yd + r * row_size;
-      std::fill(o, o + row_size, T(0));
-      for (int64_t e = rows.offsets[static_cast<size_t>(oh)]; e < rows.offsets[static_cast<size_t>(oh) + 1];
+      const int64_t b = r / map.out, o = r % map.out;
+      T* row = y + r * inner;
+      std::fill(row, row + inner, T(0));
+      for (int64_t e = map.offsets[static_cast<size_t>(o)]; e < map.offsets[static_cast<size_t>(o) + 1];
            ++e) {
-        const T w = static_cast<T>(rows.weight[static_cast<size_t>(e)]);
-        const T* s = wide.data() + (b * in_h + rows.index[static_cast<size_t>(e)]) * row_size;
+        const T w = static_cast<T>(map.weight[static_cast<size_t>(e)]);
+        const T* src = x + (b * map.in + map.index[static_cast<size_t>(e)]) * inner;
 #pragma omp simd
-        for (int64_t i = 0; i < row_size; ++i) o[i] += w * s[i];
+        for (int64_t i = 0; i < inner; ++i) row[i] += w * src[i];
       }
     }
   });
 }
 
+template <class T>
+void resample_typed(const Tensor& x_in, Tensor& y, const AxisMap& rows, const AxisMap& cols) {
+  const Tensor x = x_in.contiguous();
+  const int64_t n = x.shape()[0], c = x.shape()[3];
+  // The axis whose pass leaves the smaller intermediate goes first: a tall image made
+  // wide would otherwise pass through [N, in_h, out_w, C].
+  const bool width_first = rows.in * cols.out <= rows.out * cols.in;
+  const Shape between = width_first ? Shape{n, rows.in, cols.out, c} : Shape{n, rows.out, cols.in, c};
+  Tensor tmp = ef::detail::empty_tensor(x.dtype(), between, kCPU, "resample");
+  T* t = typed_output<T>(tmp);
+  if (width_first) {
+    resample_axis(typed_data<T>(x), t, n * rows.in, c, cols);
+    resample_axis(static_cast<const T*>(t), typed_output<T>(y), n, cols.out * c, rows);
+  } else {
+    resample_axis(typed_data<T>(x), t, n, cols.in * c, rows);
+    resample_axis(static_cast<const T*>(t), typed_output<T>(y), n * rows.out, c, cols);
+  }
+}
+
 }  // namespace
 
 void resample(const Tensor& x, Tensor& y, const AxisMap& rows, const AxisMap& cols) {
+  if (y.num_elements() == 0) return;
   cpu::dispatch_in<cpu::kNumericTypes>(y.dtype(), "resample", [&](auto tag) {
     resample_typed<typename decltype(tag)::type>(x, y, rows, cols);
   });

@@ -33,8 +33,10 @@ enum SampleAttr { kSampleSize, kKernel, kAntialias, kScaleY, kScaleX, kTranslate
 bool keeps_integers(const std::string& method) { return method == "nearest"; }
 
 void check_size(const Dims& size, std::string_view op) {
-  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0)
-    fail(op, ": argument 'size' must be two positive integers [height, width], got ", Shape(size));
+  if (size.size() == 2 && size[0] > 0 && size[1] > 0) return;
+  std::string given;
+  for (int64_t v : size) given += (given.empty() ? "" : ", ") + std::to_string(v);
+  fail(op, ": argument 'size' must be two positive integers [height, width], got [", given, "]");
 }
 
 void check_images(const OpCall& call, const Tensor& x, cpu::DTypeSet dtypes) {
@@ -45,18 +47,28 @@ void check_images(const OpCall& call, const Tensor& x, cpu::DTypeSet dtypes) {
 }
 
 // The input shape of a gradient op: a non-empty NHWC shape of which `grad` is a resize.
+// Its batch and channels may be unknown (-1, from a graph whose batch was unknown when
+// the gradient was built); they are grad's.
 Shape checked_input_sizes(const OpCall& call, const Dims& input_sizes) {
   const Tensor& dy = call.inputs[0];
   detail::check_dtype(call, dy.dtype(), cpu::kFloatTypes, "grad");
-  Shape sizes(input_sizes);
-  validate_shape(sizes, call.op.name, "input_sizes");
-  if (sizes.rank() != 4 || sizes[1] == 0 || sizes[2] == 0)
-    fail(call.op.name, ": argument 'input_sizes' must be a non-empty NHWC shape, got ", sizes);
-  bool ok = dy.rank() == 4;
-  for (int i : {0, 3}) ok = ok && (dy.shape()[i] == sizes[i] || dy.shape()[i] == kUnknownDim);
+  if (dy.rank() != 4) fail(call.op.name, ": argument 'grad' must have rank 4 (NHWC), got shape ", dy.shape());
+  Dims sizes = input_sizes;
+  if (sizes.size() == 4)
+    for (size_t i : {0, 3})
+      if (sizes[i] == kUnknownDim) sizes[i] = dy.shape()[i];
+  if (sizes.size() != 4 || sizes[1] <= 0 || sizes[2] <= 0)
+    fail(call.op.name,
+         ": argument 'input_sizes' must be an NHWC shape of known, positive height and width, got ",
+         Shape(input_sizes));
+  Shape shape(sizes);
+  if (sizes[0] != kUnknownDim && sizes[3] != kUnknownDim) validate_shape(shape, call.op.name, "input_sizes");
+  bool ok = true;
+  for (int i : {0, 3})
+    ok = ok && (dy.shape()[i] == shape[i] || dy.shape()[i] == kUnknownDim || shape[i] == kUnknownDim);
   if (!ok || dy.shape()[1] == 0 || dy.shape()[2] == 0)
-    fail(call.op.name, ": argument 'grad' of shape ", dy.shape(), " is not a resize of input_sizes ", sizes);
-  return sizes;
+    fail(call.op.name, ": argument 'grad' of shape ", dy.shape(), " is not a resize of input_sizes ", shape);
+  return shape;
 }
 
 // ---- resize_images ----
@@ -80,6 +92,7 @@ void infer_resize(const OpCall& call, OutputMetas& out) {
 }
 
 void resize_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  if (outputs[0].num_elements() == 0) return;
   const ResizeMaps m = resize_maps(call.attrs.get<std::string>(kMethod), call.inputs[0].shape(),
                                    outputs[0].shape(), call.op.name);
   image::resample(call.inputs[0], outputs[0], m.rows, m.cols);
@@ -93,6 +106,7 @@ void infer_resize_grad(const OpCall& call, OutputMetas& out) {
 }
 
 void resize_grad_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  if (outputs[0].num_elements() == 0) return;
   const ResizeMaps m = resize_maps(call.attrs.get<std::string>(kGradMethod), outputs[0].shape(),
                                    call.inputs[0].shape(), call.op.name);
   image::resample(call.inputs[0], outputs[0], m.rows.transposed(), m.cols.transposed());
@@ -162,6 +176,7 @@ void infer_scale_and_translate(const OpCall& call, OutputMetas& out) {
 }
 
 void scale_and_translate_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  if (outputs[0].num_elements() == 0) return;
   const ResizeMaps m = sampling_maps(call.attrs, call.inputs[0].shape(), outputs[0].shape(), call.op.name);
   image::resample(call.inputs[0], outputs[0], m.rows, m.cols);
 }
@@ -172,6 +187,7 @@ void infer_scale_and_translate_grad(const OpCall& call, OutputMetas& out) {
 }
 
 void scale_and_translate_grad_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  if (outputs[0].num_elements() == 0) return;
   const ResizeMaps m = sampling_maps(call.attrs, outputs[0].shape(), call.inputs[0].shape(), call.op.name);
   image::resample(call.inputs[0], outputs[0], m.rows.transposed(), m.cols.transposed());
 }
@@ -295,7 +311,10 @@ Attrs sampling_attrs(std::string_view op, Dims size, const std::vector<double>& 
 Tensor scale_and_translate(const Tensor& images, const std::vector<int64_t>& size,
                            const std::vector<double>& scale, const std::vector<double>& translate,
                            const std::string& kernel_type, bool antialias, CallSite where) {
-  return run_op(kScaleAndTranslate, {images},
+  // As TensorFlow's ScaleAndTranslate: float32 for every dtype but float32 and float64.
+  const bool keeps = images.dtype() == DType::Float32 || images.dtype() == DType::Float64 ||
+                     images.dtype() == DType::Bool;  // (bool fails in the op, naming it)
+  return run_op(kScaleAndTranslate, {keeps ? images : cast(images, DType::Float32, where)},
                 sampling_attrs(kScaleAndTranslate.name, Dims(size.begin(), size.end()), scale, translate,
                                kernel_type, antialias),
                 where);

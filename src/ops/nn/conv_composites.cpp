@@ -11,6 +11,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/conv.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "ops/nn/window_geometry.h"
@@ -36,11 +37,19 @@ std::vector<int64_t> spatial_triple(const std::vector<int64_t>& values, std::str
 
 Tensor conv1d(const Tensor& input, const Tensor& filters, int64_t stride, const std::string& padding,
               int64_t dilation, CallSite where) {
-  if (input.rank() != 3)
-    fail("conv1d: argument 'input' must have rank 3 [batch, width, channels], got shape ", input.shape());
-  if (filters.rank() != 3)
-    fail("conv1d: argument 'filters' must have rank 3 [width, in_channels, out_channels], got shape ",
-         filters.shape());
+  constexpr std::string_view kOp = "conv1d";
+  const Shape& x = input.shape();
+  const Shape& f = filters.shape();
+  if (x.rank() != 3) fail(kOp, ": argument 'input' must have rank 3 [batch, width, channels], got shape ", x);
+  if (f.rank() != 3)
+    fail(kOp, ": argument 'filters' must have rank 3 [width, in_channels, out_channels], got shape ", f);
+  if (input.dtype() != filters.dtype())
+    fail(kOp, ": argument 'filters' has dtype ", filters.dtype(), " but 'input' has dtype ", input.dtype());
+  if (x[2] != f[1] && x[2] != kUnknownDim && f[1] != kUnknownDim)
+    fail(kOp, ": 'input' of shape ", x, " has ", x[2], " channels but 'filters' of shape ", f, " expects ",
+         f[1]);
+  if (stride <= 0 || dilation <= 0)
+    fail(kOp, ": arguments 'stride' and 'dilation' must be positive, got ", stride, " and ", dilation);
   const Tensor y = conv2d(expand_dims(input, 1, where), expand_dims(filters, 0, where), {1, stride}, padding,
                           {1, dilation}, where);
   return squeeze(y, {1}, where);
@@ -66,9 +75,13 @@ Tensor conv3d(const Tensor& input, const Tensor& filters, const std::vector<int6
   detail::check_padding(padding, kOp);
   const std::vector<int64_t> stride = spatial_triple(strides, "strides");
   const std::vector<int64_t> dilation = spatial_triple(dilations, "dilations");
-  if (x[1] == kUnknownDim || x[2] == kUnknownDim || x[3] == kUnknownDim || !f.is_fully_defined())
-    fail(kOp, ": needs known depth, height and width and a known filter shape, got 'input' of shape ", x,
+  if (x[1] == kUnknownDim || x[2] == kUnknownDim || x[3] == kUnknownDim || x[4] == kUnknownDim ||
+      !f.is_fully_defined())
+    fail(kOp,
+         ": needs known depth, height, width and channels and a known filter shape, got 'input' of shape ", x,
          " and 'filters' of shape ", f);
+  if (f[0] == 0 || f[1] == 0 || f[2] == 0)
+    fail(kOp, ": argument 'filters' of shape ", f, " has an empty window");
   const int64_t depth = x[1], taps = f[0], reach = (taps - 1) * dilation[0] + 1;
   int64_t out_depth = 0, pad_front = 0, pad_back = 0;
   if (padding == "SAME") {
@@ -81,6 +94,15 @@ Tensor conv3d(const Tensor& input, const Tensor& filters, const std::vector<int6
       fail(kOp, ": with VALID padding the filter's dilated depth ", reach, " exceeds the input's depth ",
            depth, " (input of shape ", x, ", filters of shape ", f, ")");
     out_depth = (depth - reach) / stride[0] + 1;
+  }
+  if (out_depth == 0) {  // an input of depth 0: an empty output, of the size conv2d gives the rest
+    if (x[0] == kUnknownDim) fail(kOp, ": an input of depth 0 needs a known batch size, got shape ", x);
+    const Tensor tap =
+        reshape(slice(filters, {0, 0, 0, 0, 0}, {1, -1, -1, -1, -1}, where), {f[1], f[2], f[3], f[4]}, where);
+    const Shape y = conv2d(zeros({0, x[2], x[3], x[4]}, input.dtype(), where), tap, {stride[1], stride[2]},
+                           padding, {dilation[1], dilation[2]}, where)
+                        .shape();
+    return zeros({x[0], 0, y[1], y[2], y[3]}, input.dtype(), where);
   }
   const Tensor padded =
       pad_front + pad_back > 0
@@ -95,14 +117,17 @@ Tensor conv3d(const Tensor& input, const Tensor& filters, const std::vector<int6
     const Tensor slices =
         strided_slice(padded, {0, first, 0, 0, 0}, {0, first + (out_depth - 1) * stride[0] + 1, 0, 0, 0},
                       {1, stride[0], 1, 1, 1}, all_but_depth, where);
-    const Tensor folded = reshape(slices, {-1, x[2], x[3], x[4]}, where);
+    // The batch and output depth fold into one axis (spelled out where known: a -1
+    // cannot be inferred for a tensor with no elements).
+    const Tensor folded =
+        reshape(slices, {x[0] == kUnknownDim ? -1 : x[0] * out_depth, x[2], x[3], x[4]}, where);
     const Tensor tap = reshape(slice(filters, {kd, 0, 0, 0, 0}, {1, -1, -1, -1, -1}, where),
                                {f[1], f[2], f[3], f[4]}, where);
     const Tensor y = conv2d(folded, tap, {stride[1], stride[2]}, padding, {dilation[1], dilation[2]}, where);
     sum = kd == 0 ? y : add(sum, y, where);
   }
   const Shape& y = sum.shape();
-  return reshape(sum, {-1, out_depth, y[1], y[2], y[3]}, where);
+  return reshape(sum, {x[0], out_depth, y[1], y[2], y[3]}, where);
 }
 
 }  // namespace ef

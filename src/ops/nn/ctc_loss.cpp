@@ -65,8 +65,14 @@ void infer_shapes(const OpCall& call) {
            call.inputs[k].shape());
   const int64_t classes = logits.shape()[2];
   const int64_t blank = call.attrs.get_int(kBlank);
-  if (classes != kUnknownDim && (blank < 0 || blank >= classes))
-    fail(call.op.name, ": argument 'blank_index' = ", blank, " is outside [0, ", classes, ")");
+  if (classes != kUnknownDim && (blank < -classes || blank >= classes))
+    fail(call.op.name, ": argument 'blank_index' = ", blank, " is outside [", -classes, ", ", classes, ")");
+}
+
+// The blank class; a negative blank_index counts from the end (known once the logits are).
+int64_t blank_of(const OpCall& call) {
+  const int64_t blank = call.attrs.get_int(kBlank);
+  return blank < 0 ? blank + call.inputs[kLogits].shape()[2] : blank;
 }
 
 void infer_ctc_loss(const OpCall& call, OutputMetas& out) {
@@ -94,7 +100,7 @@ Sequence read_sequence(const OpCall& call, const T* logits, const std::vector<in
   const Shape& shape = call.inputs[kLogits].shape();
   const int64_t max_frames = shape[0], batch = shape[1], classes = shape[2];
   const int64_t max_labels = call.inputs[kLabels].shape()[1];
-  const int64_t blank = call.attrs.get_int(kBlank);
+  const int64_t blank = blank_of(call);
   const int64_t frames = logit_length[static_cast<size_t>(b)], length = label_length[static_cast<size_t>(b)];
   if (frames < 0 || frames > max_frames)
     fail(call.op.name, ": argument 'logit_length' holds ", frames, " at batch entry ", b, ", outside [0, ",
@@ -228,7 +234,7 @@ void ctc_typed(const OpCall& call, Tensor& out, bool gradient) {
         if (gradient)
           write_gradient(seq, alpha, log_p, classes, batch, b, y);
         else
-          y[b] = static_cast<T>(-log_p);
+          y[b] = static_cast<T>(0.0 - log_p);  // +0, not -0, for a certain sequence
       } catch (...) {
         errors[static_cast<size_t>(b)] = std::current_exception();
       }
@@ -301,9 +307,6 @@ Tensor ctc_loss(const Tensor& labels, const Tensor& logits, const Tensor& label_
                 const Tensor& logit_length, bool logits_time_major, int64_t blank_index, CallSite where) {
   const Tensor time_major =
       logits_time_major || logits.rank() != 3 ? logits : transpose(logits, {1, 0, 2}, where);
-  const int64_t classes = time_major.rank() == 3 ? time_major.shape()[2] : kUnknownDim;
-  // A negative blank counts from the end, as TensorFlow's.
-  if (blank_index < 0 && classes != kUnknownDim) blank_index += classes;
   return run_op(kCtcLoss, {time_major, labels, label_length, logit_length}, {blank_index}, where);
 }
 

@@ -167,8 +167,8 @@ TEST(ResizeImages, BadArgumentsNameTheOpAndArgument) {
                "'scale'");
   EXPECT_ERROR(scale_and_translate(x, {2, 2}, {0.5, 0.5}, {0, 0}, "cubic"), InvalidArgumentError,
                "scale_and_translate", "'kernel_type'");
-  EXPECT_ERROR(scale_and_translate(constant({{{{1}}}}), {2, 2}, {1, 1}, {0, 0}), InvalidArgumentError,
-               "scale_and_translate", "'images'");
+  EXPECT_ERROR(scale_and_translate(zeros({2, 2, 1}), {2, 2}, {1, 1}, {0, 0}), InvalidArgumentError,
+               "scale_and_translate", "'images'", "rank 4");
   EXPECT_ERROR(resize_images(zeros({1, 0, 4, 1}), {2, 2}), InvalidArgumentError, "resize_images",
                "no pixels");
   EXPECT_ERROR(resize_images_grad({1, 4, 4, 1}, zeros({2, 2, 2, 1}), "bilinear"), InvalidArgumentError,
