@@ -2,10 +2,10 @@
 # only what changed (ninja + ccache).
 #   make run            build and train the Fashion-MNIST MLP example (examples/fashion_mnist_mlp.cpp)
 #   make test           build and run every C++ test (gtest via ctest, fuzz-input replay)
-#   make test-sanitize  the same tests built with ASan + UBSan (build-asan/)
+#   make test-sanitize  the same tests built with ASan + UBSan (build-asan/, clang)
 #   make install-test   install into a temporary prefix and build an outside project against it;
 #                       pip-install the Python package (wheel and `pip install .`) into virtual environments
-#   make fuzz           run the libFuzzer targets (ops; checkpoint, event-file and saved-model readers) for FUZZ_TIME seconds in all (build-fuzz/, clang)
+#   make fuzz           run the libFuzzer targets (ops; checkpoint, event-file and saved-model readers) for FUZZ_TIME seconds in all (build-asan/)
 #   make bench          build and run the benchmarks, side by side with PyTorch (build-bench/)
 #   make docs           regenerate the generated docs (docs/gradient_coverage.md, docs/cuda_coverage.md),
 #                       then build the HTML documentation (docs-check: Sphinx with warnings as errors, links)
@@ -42,9 +42,12 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest $(CTEST_FLAGS) -j $(JOBS)
 
+# One sanitizer tree serves the sanitized tests and the fuzzers: clang, ASan + UBSan,
+# and libFuzzer's coverage instrumentation in the library (harmless outside a fuzzer).
+# One tree instead of two saves CI a third compile of the library.
 build-asan/build.ninja: | setup
 	cmake -S . -B build-asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	  -DCMAKE_CXX_COMPILER=clang++ -DEF_SANITIZE=address,undefined -DEF_BUILD_FUZZ=ON $(CMAKE_FLAGS)
 
 test-sanitize: setup build-asan/build.ninja
 	cmake --build build-asan -j $(JOBS)
@@ -54,25 +57,20 @@ install-test: build
 	scripts/install_test.sh $(BUILD_DIR)
 	scripts/pip_install_test.sh $(BUILD_DIR)
 
-build-fuzz/build.ninja: | setup
-	cmake -S . -B build-fuzz $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DCMAKE_CXX_COMPILER=clang++ -DEF_BUILD_FUZZ=ON -DEF_BUILD_TESTS=OFF \
-	  -DEF_SANITIZE=address,undefined $(CMAKE_FLAGS)
-
-fuzz-build: setup build-fuzz/build.ninja
-	cmake --build build-fuzz -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer saved_model_fuzzer \
+fuzz-build: setup build-asan/build.ninja
+	cmake --build build-asan -j $(JOBS) --target op_fuzzer checkpoint_fuzzer event_file_fuzzer saved_model_fuzzer \
 	  image_fuzzer
 
 # FUZZ_TIME is shared: half for the ops, an eighth for each file reader.
 fuzz: fuzz-build
-	scripts/fuzz.sh build-fuzz/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) / 2 )) $(JOBS)
-	scripts/fuzz.sh build-fuzz/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
+	scripts/fuzz.sh build-asan/tests/fuzz/op_fuzzer $$(( $(FUZZ_TIME) / 2 )) $(JOBS)
+	scripts/fuzz.sh build-asan/tests/fuzz/checkpoint_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/checkpoint_corpus tests/fuzz/checkpoint_regressions
-	scripts/fuzz.sh build-fuzz/tests/fuzz/event_file_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
+	scripts/fuzz.sh build-asan/tests/fuzz/event_file_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/event_file_corpus tests/fuzz/event_file_regressions
-	scripts/fuzz.sh build-fuzz/tests/fuzz/saved_model_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
+	scripts/fuzz.sh build-asan/tests/fuzz/saved_model_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/saved_model_corpus tests/fuzz/saved_model_regressions
-	scripts/fuzz.sh build-fuzz/tests/fuzz/image_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
+	scripts/fuzz.sh build-asan/tests/fuzz/image_fuzzer $$(( $(FUZZ_TIME) / 8 )) $(JOBS) \
 	  tests/fuzz/image_corpus tests/fuzz/image_regressions
 
 build-bench/build.ninja: | setup-bench

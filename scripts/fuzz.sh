@@ -3,9 +3,9 @@
 #   scripts/fuzz.sh <fuzzer binary> [seconds=90] [jobs=1] [seed corpus=tests/fuzz/corpus]
 #                   [saved crashes=tests/fuzz/regressions]
 # First replays every saved crash and the seed corpus, then fuzzes, growing a scratch
-# copy of the corpus (build-fuzz/<fuzzer>/corpus) so the committed seeds stay small.
+# copy of the corpus (<build>/fuzz/<fuzzer>/corpus) so the committed seeds stay small.
 # tests/fuzz/<fuzzer>.dict, when present, is the libFuzzer dictionary. A crash leaves
-# its input in build-fuzz/<fuzzer>/findings/; copy it into the saved-crashes folder once
+# its input in <build>/fuzz/<fuzzer>/findings/; copy it into the saved-crashes folder once
 # fixed so the target's replay ctest replays it forever.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,8 @@ flags=(-rss_limit_mb=4096 -malloc_limit_mb=3072 -timeout=20 -max_len=4096 -print
 
 [[ -f "tests/fuzz/$name.dict" ]] && flags+=(-dict="tests/fuzz/$name.dict")
 
-work=build-fuzz/$name
+# The fuzzer's build tree (<build>/tests/fuzz/<name>) holds its scratch folder.
+work=$(dirname "$(dirname "$(dirname "$fuzzer")")")/fuzz/$name
 mkdir -p "$work/corpus" "$work/findings"
 cp -n "$seeds"/* "$work/corpus/" 2>/dev/null || true
 

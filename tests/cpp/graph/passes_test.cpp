@@ -493,7 +493,12 @@ TEST(Passes, OptimizedListing) {
   // merges the two exps and fuses the rest into one node.
   Function f([](const std::vector<Tensor>& a) {
     Tensor x = a[0];
-    return std::vector<Tensor>{exp(x * 1.f) + exp(x * 1.f) * (constant(2.f) * 3.f)};
+    // Spelled out in the order the listing shows: C++ leaves the order in which operands
+    // are evaluated (and so nodes made) to the compiler.
+    Tensor scale = constant(2.f) * 3.f;
+    Tensor right = exp(x * 1.f) * scale;
+    Tensor left = exp(x * 1.f);
+    return std::vector<Tensor>{left + right};
   });
   ConcreteFunction cf = f.get_concrete_function(std::vector<TensorSpec>{{DType::Float32, {3}, "x"}});
   EXPECT_EQ(cf.graph().to_string(),

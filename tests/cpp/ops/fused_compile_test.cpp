@@ -57,6 +57,21 @@ Tensor test_values(int64_t n, DType dtype, int64_t seed) {
   return cast(constant(v, Shape{n}), dtype);
 }
 
+// clang's AddressSanitizer keeps some of the library's simd loops scalar, so the
+// interpreter computes tanh and sigmoid in their scalar forms where a compiled kernel
+// takes the vector ones, which round differently: chains of them cannot be bit for bit
+// equal there. The Release build checks them.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EF_SIMD_LOOPS_STAY_SCALAR 1
+#endif
+#endif
+#ifdef EF_SIMD_LOOPS_STAY_SCALAR
+constexpr bool kSimdLoopsStayScalar = true;
+#else
+constexpr bool kSimdLoopsStayScalar = false;
+#endif
+
 TEST_F(FusedCompile, EveryCompiledOpMatchesTheInterpreter) {
   // Per dtype, one program applying every op compiled in it to (x, y): one compile.
   for (DType dtype : {DType::Float32, DType::Float64}) {
@@ -93,6 +108,8 @@ TEST_F(FusedCompile, ProgramsWithLibmOpsAreInterpreted) {
 }
 
 TEST_F(FusedCompile, ChainsSingleElementsAndRepeatedOutputs) {
+  if (kSimdLoopsStayScalar)
+    GTEST_SKIP() << "clang's AddressSanitizer keeps the interpreter's simd loops scalar";
   // y = tanh(x * a + b) * sigmoid(x) - exp(-(a * a)) * x, with a and b single elements:
   // exp(-(a * a)) only reads single elements (computed once, before the loop); outputs
   // repeat a value, and one output is a single element's value.
@@ -192,7 +209,8 @@ TEST_F(FusedCompile, JitCompiledFunctionsMarkTheirFusedNodes) {
   auto plain = function(chain, "chain");
   const Tensor x = test_values(30011, DType::Float32, 9);
   ASSERT_FALSE(compile_fused_kernels());
-  testing::expect_identical(jit(x), plain(x));
+  const Tensor compiled = jit(x), interpreted = plain(x);
+  if (!kSimdLoopsStayScalar) testing::expect_identical(compiled, interpreted);
   const std::string listing = jit.untyped().get_concrete_function({x}).optimized_graph().to_string();
   EXPECT_NE(listing.find("fused_elementwise"), std::string::npos) << listing;
   EXPECT_NE(listing.find("compiled=true"), std::string::npos) << listing;
