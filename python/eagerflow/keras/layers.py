@@ -140,3 +140,6 @@ def _set_weights(self, weights):
 
 Layer.get_weights = _get_weights
 Layer.set_weights = _set_weights
+
+# The image preprocessing layers, written in Python over ef.image.
+from eagerflow.keras._preprocessing import CenterCrop, Rescaling, Resizing  # noqa: E402,F401

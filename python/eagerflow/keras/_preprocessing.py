@@ -1,0 +1,115 @@
+"""Keras' image preprocessing layers: Rescaling, Resizing and CenterCrop, on [batch,
+height, width, channels] images (or one [height, width, channels] image). They hold no
+variables, work in Sequential, functional and subclassed models, and save with them."""
+from eagerflow import _core
+from eagerflow.image import resize
+from eagerflow.keras.models import register_keras_serializable
+
+
+def _as_float(inputs):
+    """The images as float32 (float64 stays float64), as Keras' float compute dtype."""
+    x = _core.convert_to_tensor(inputs)
+    return x if x.dtype in (_core.float32, _core.float64) else _core.cast(x, _core.float32)
+
+
+def _image_size(x, layer):
+    if x.ndim not in (3, 4):
+        raise ValueError(f"layer '{layer.name}' ({type(layer).__name__}) takes images of rank 3 or 4, "
+                         f"got shape {tuple(x.shape)}")
+    return int(x.shape[-3]), int(x.shape[-2])
+
+
+def _crop(x, top, left, height, width):
+    """x[..., top:top + height, left:left + width, :]."""
+    begin = [0] * x.ndim
+    size = [-1] * x.ndim
+    begin[-3], begin[-2], size[-3], size[-2] = top, left, height, width
+    return _core.slice(x, begin, size)
+
+
+@register_keras_serializable()
+class Rescaling(_core.Layer):
+    """Multiplies the inputs by `scale` and adds `offset` (keras.layers.Rescaling).
+
+    >>> ef.keras.layers.Rescaling(0.5, offset=-1)(np.array([[0, 2, 4]], np.uint8)).numpy()
+    array([[-1.,  0.,  1.]], dtype=float32)
+
+    Integer inputs become float32 first; float64 stays float64.
+    """
+
+    def __init__(self, scale, offset=0.0, name=None):
+        super().__init__(name=name or "rescaling")
+        self.scale = scale
+        self.offset = offset
+
+    def call(self, inputs):
+        """inputs * scale + offset, in float."""
+        x = _as_float(inputs)
+        return x * _core.cast(self.scale, x.dtype) + _core.cast(self.offset, x.dtype)
+
+    def get_config(self):
+        """scale and offset, with the base layer's keys."""
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
+
+
+@register_keras_serializable()
+class Resizing(_core.Layer):
+    """Resizes images to height x width (keras.layers.Resizing), with ef.image.resize.
+
+    With crop_to_aspect_ratio, the largest centred crop of the target's aspect ratio
+    is resized instead, so nothing is stretched.
+
+    >>> ef.keras.layers.Resizing(2, 3)(np.ones((1, 4, 4, 3), np.float32)).shape
+    TensorShape([1, 2, 3, 3])
+    """
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False, name=None):
+        super().__init__(name=name or "resizing")
+        self.height, self.width = int(height), int(width)
+        self.interpolation = interpolation
+        self.crop_to_aspect_ratio = crop_to_aspect_ratio
+
+    def call(self, inputs):
+        """The resized images: float32 (float64 stays), the inputs' dtype for "nearest"."""
+        x = _core.convert_to_tensor(inputs)
+        in_height, in_width = _image_size(x, self)
+        if self.crop_to_aspect_ratio:
+            # Keras' arithmetic: the crop keeps the target's aspect ratio inside the image.
+            crop_height = min(in_height, int(in_width * self.height / self.width))
+            crop_width = min(in_width, int(in_height * self.width / self.height))
+            x = _crop(x, (in_height - crop_height) // 2, (in_width - crop_width) // 2, crop_height, crop_width)
+        return resize(x, [self.height, self.width], method=self.interpolation)
+
+    def get_config(self):
+        """The target size and options, with the base layer's keys."""
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "interpolation": self.interpolation, "crop_to_aspect_ratio": self.crop_to_aspect_ratio}
+
+
+@register_keras_serializable()
+class CenterCrop(_core.Layer):
+    """The centred height x width crop of each image (keras.layers.CenterCrop).
+
+    An image smaller than the crop on either side is first resized (bilinear) to cover it,
+    keeping its aspect ratio, as Keras does.
+
+    >>> ef.keras.layers.CenterCrop(2, 2)(np.arange(16.0).reshape(1, 4, 4, 1)).numpy()[0, :, :, 0]
+    array([[ 5.,  6.],
+           [ 9., 10.]])
+    """
+
+    def __init__(self, height, width, name=None):
+        super().__init__(name=name or "center_crop")
+        self.height, self.width = int(height), int(width)
+
+    def call(self, inputs):
+        """The crops, in the inputs' dtype (float32 when they had to be resized)."""
+        x = _core.convert_to_tensor(inputs)
+        in_height, in_width = _image_size(x, self)
+        if in_height < self.height or in_width < self.width:
+            return Resizing(self.height, self.width, crop_to_aspect_ratio=True)(x)
+        return _crop(x, (in_height - self.height) // 2, (in_width - self.width) // 2, self.height, self.width)
+
+    def get_config(self):
+        """The crop size, with the base layer's keys."""
+        return {**super().get_config(), "height": self.height, "width": self.width}

@@ -1,0 +1,57 @@
+"""keras.layers.Rescaling, Resizing and CenterCrop against NumPy and ef.image.resize
+(Keras' crop arithmetic written out), in Sequential and functional models, saved and
+loaded without custom_objects."""
+import numpy as np
+import pytest
+
+import eagerflow as ef
+from eagerflow import keras
+
+
+def test_rescaling_makes_floats():
+    x = np.array([[0, 128, 255]], np.uint8)
+    y = keras.layers.Rescaling(1 / 255)(x)
+    assert y.dtype == ef.float32
+    np.testing.assert_allclose(y.numpy(), x / 255, rtol=1e-6)
+    y64 = keras.layers.Rescaling(2.0, offset=-1.0)(np.array([0.25, 0.5]))
+    assert y64.dtype == ef.float64
+    np.testing.assert_array_equal(y64.numpy(), [-0.5, 0.0])
+
+
+@pytest.mark.parametrize("shape,target", [((2, 9, 6, 3), (4, 4)), ((1, 5, 12, 1), (3, 2)), ((7, 7, 2), (7, 3))])
+def test_resizing_and_its_aspect_ratio_crop(shape, target):
+    x = np.random.default_rng(0).random(shape).astype(np.float32)
+    np.testing.assert_allclose(keras.layers.Resizing(*target)(x).numpy(), ef.image.resize(x, target).numpy())
+    # Keras' smart_resize: the largest centred crop of the target's aspect ratio.
+    height, width = shape[-3], shape[-2]
+    crop_h = min(height, int(width * target[0] / target[1]))
+    crop_w = min(width, int(height * target[1] / target[0]))
+    top, left = (height - crop_h) // 2, (width - crop_w) // 2
+    cropped = x[..., top:top + crop_h, left:left + crop_w, :]
+    got = keras.layers.Resizing(*target, interpolation="bicubic", crop_to_aspect_ratio=True)(x)
+    np.testing.assert_allclose(got.numpy(), ef.image.resize(cropped, target, method="bicubic").numpy(), rtol=1e-6)
+
+
+def test_center_crop_and_its_resize_when_too_small():
+    x = np.arange(2 * 5 * 6, dtype=np.float32).reshape(2, 5, 6, 1)
+    np.testing.assert_array_equal(keras.layers.CenterCrop(3, 2)(x).numpy(), x[:, 1:4, 2:4])
+    small = keras.layers.CenterCrop(8, 8)(x)
+    assert small.shape == (2, 8, 8, 1)
+    with pytest.raises(ValueError, match="rank 3 or 4"):
+        keras.layers.CenterCrop(2, 2)(np.ones((4, 4), np.float32))
+
+
+def test_in_models_saved_and_loaded(tmp_path):
+    inputs = keras.Input(shape=(10, 8, 3))
+    x = keras.layers.Rescaling(1 / 255)(inputs)
+    x = keras.layers.Resizing(6, 6, crop_to_aspect_ratio=True)(x)
+    x = keras.layers.CenterCrop(4, 4)(x)
+    outputs = keras.layers.Dense(2)(keras.layers.Flatten()(x))
+    model = keras.Model(inputs, outputs)
+    images = np.random.default_rng(1).integers(0, 256, (3, 10, 8, 3)).astype(np.float32)
+    model.save(tmp_path / "model.safetensors")
+    loaded = keras.load_model(tmp_path / "model.safetensors")
+    np.testing.assert_allclose(loaded.predict(images), model.predict(images), rtol=1e-6)
+    assert loaded.layers[2].get_config()["crop_to_aspect_ratio"] is True
+    sequential = keras.Sequential([keras.layers.Rescaling(0.5), keras.layers.Resizing(2, 2, interpolation="nearest")])
+    assert sequential(np.full((1, 4, 4, 1), 6, np.uint8)).numpy().ravel().tolist() == [3.0] * 4
