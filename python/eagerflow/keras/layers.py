@@ -143,3 +143,4 @@ Layer.set_weights = _set_weights
 
 # The image preprocessing layers, written in Python over ef.image.
 from eagerflow.keras._preprocessing import CenterCrop, Rescaling, Resizing  # noqa: E402,F401
+from eagerflow.keras._volumetric import Conv3D  # noqa: E402,F401
