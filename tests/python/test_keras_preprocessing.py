@@ -55,3 +55,38 @@ def test_in_models_saved_and_loaded(tmp_path):
     assert loaded.layers[2].get_config()["crop_to_aspect_ratio"] is True
     sequential = keras.Sequential([keras.layers.Rescaling(0.5), keras.layers.Resizing(2, 2, interpolation="nearest")])
     assert sequential(np.full((1, 4, 4, 1), 6, np.uint8)).numpy().ravel().tolist() == [3.0] * 4
+
+
+def test_normalization_adapts_inverts_and_saves(tmp_path):
+    rng = np.random.default_rng(2)
+    data = rng.normal([1.0, -3.0, 10.0], [0.5, 2.0, 4.0], (200, 3)).astype(np.float32)
+    norm = keras.layers.Normalization()
+    norm.adapt(ef.data.Dataset.from_tensor_slices(data).batch(32))  # a Dataset of batches
+    np.testing.assert_allclose(norm.mean.numpy().ravel(), data.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(norm.variance.numpy().ravel(), data.var(0), rtol=1e-4)
+    out = norm(data).numpy()
+    np.testing.assert_allclose(out.mean(0), 0, atol=1e-5)
+    np.testing.assert_allclose(out.std(0), 1, rtol=1e-4)
+    back = keras.layers.Normalization(mean=data.mean(0), variance=data.var(0), invert=True)(out)
+    np.testing.assert_allclose(back.numpy(), data, rtol=1e-4, atol=1e-4)
+    # Per channel of images (axis -1), and one statistic for everything (axis None).
+    images = rng.random((4, 5, 5, 3)).astype(np.float32)
+    per_channel = keras.layers.Normalization(axis=-1)
+    per_channel.adapt(images)
+    np.testing.assert_allclose(per_channel.mean.numpy().ravel(), images.mean((0, 1, 2)), rtol=1e-5)
+    whole = keras.layers.Normalization(axis=None)
+    whole.adapt(images)
+    np.testing.assert_allclose(whole(images).numpy(), (images - images.mean()) / images.std(), rtol=1e-4,
+                               atol=1e-5)
+    # In a model: the statistics are (non-trainable) weights, saved with it.
+    model = keras.Sequential([norm, keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(data, data[:, :1], epochs=1, verbose=0)
+    np.testing.assert_allclose(norm.mean.numpy().ravel(), data.mean(0), rtol=1e-5)  # not trained
+    model.save(tmp_path / "normalized.safetensors")
+    loaded = keras.load_model(tmp_path / "normalized.safetensors")
+    np.testing.assert_allclose(loaded.predict(data), model.predict(data), rtol=1e-6)
+    with pytest.raises(ValueError, match="both mean and variance"):
+        keras.layers.Normalization(mean=1.0)
+    with pytest.raises(ValueError, match="axis"):
+        keras.layers.Normalization(axis=3)(np.ones((2, 3), np.float32))

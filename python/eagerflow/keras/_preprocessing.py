@@ -113,3 +113,85 @@ class CenterCrop(_core.Layer):
     def get_config(self):
         """The crop size, with the base layer's keys."""
         return {**super().get_config(), "height": self.height, "width": self.width}
+
+
+@register_keras_serializable()
+class Normalization(_core.Layer):
+    """Shifts and scales inputs to mean 0 and variance 1 per feature (keras.layers.Normalization).
+
+    The mean and variance are given, or learned from data by adapt(); they are the
+    layer's (non-trainable) weights, so they are saved with the model. Along `axis`
+    each index has its own statistics, computed over every other axis.
+
+    >>> norm = ef.keras.layers.Normalization()
+    >>> norm.adapt(np.array([[0.0, 10.0], [2.0, 30.0]]))
+    >>> norm(np.array([[1.0, 20.0]])).numpy()
+    array([[0., 0.]])
+
+    Args:
+      axis: The feature axis or axes (default -1); None for one mean over everything.
+      mean, variance: Statistics to use instead of adapt's (broadcastable to the
+        features).
+      invert: Undo the normalization instead: mean + inputs * stddev.
+      name: The layer's name.
+    """
+
+    _EPSILON = 1e-7  # Keras' backend.epsilon(): the smallest standard deviation divided by
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, name=None):
+        super().__init__(name=name or "normalization")
+        self.axis = (axis,) if isinstance(axis, int) else tuple(axis) if axis is not None else ()
+        if (mean is None) != (variance is None):
+            raise ValueError("Normalization: give both mean and variance, or neither (then call adapt)")
+        self._given = None if mean is None else (mean, variance)
+        self.invert = invert
+
+    def _feature_shape(self, shape):
+        """The statistics' shape for inputs of `shape`: its sizes on self.axis, 1 elsewhere."""
+        rank = len(shape)
+        axes = [a % rank for a in self.axis] if rank else []
+        if any(not -rank <= a < rank for a in self.axis):
+            raise ValueError(f"layer '{self.name}' (Normalization): axis {self.axis} is outside inputs of shape "
+                             f"{tuple(shape)}")
+        return [int(shape[i]) if i in axes else 1 for i in range(rank)]
+
+    def build(self, input_shape):
+        """Makes the mean and variance weights for inputs of input_shape's features."""
+        shape = self._feature_shape(list(input_shape))
+        if any(s is None or s < 0 for s in shape):
+            raise ValueError(f"layer '{self.name}' (Normalization): axis {self.axis} of inputs of shape "
+                             f"{tuple(input_shape)} must have a known size")
+        self.mean = self.add_weight("mean", shape, "zeros", trainable=False)
+        self.variance = self.add_weight("variance", shape, "ones", trainable=False)
+        if self._given is not None:
+            import numpy as np
+            self.mean.assign(np.broadcast_to(np.asarray(self._given[0], np.float32), shape))
+            self.variance.assign(np.broadcast_to(np.asarray(self._given[1], np.float32), shape))
+
+    def adapt(self, data):
+        """Sets the mean and variance to those of `data` (an array or a Dataset of batches)."""
+        import numpy as np
+        batches = [np.asarray(b.numpy() if hasattr(b, "numpy") else b, np.float64)
+                   for b in (data if hasattr(data, "batch") else [data])]
+        if not batches or any(b.shape[1:] != batches[0].shape[1:] for b in batches):
+            raise ValueError(f"layer '{self.name}' (Normalization): adapt needs data of one shape, got "
+                             f"{[b.shape for b in batches]}")
+        values = np.concatenate(batches) if batches[0].ndim else np.stack(batches)
+        shape = self._feature_shape(values.shape)
+        reduce = tuple(i for i, s in enumerate(shape) if s == 1)
+        if not self.built:  # build through a call (on no rows), as Keras' adapt builds the layer
+            self(np.zeros((0,) + values.shape[1:], np.float32))
+        self.mean.assign(values.mean(axis=reduce, keepdims=True).astype(np.float32).reshape(self.mean.shape))
+        self.variance.assign(values.var(axis=reduce, keepdims=True).astype(np.float32).reshape(self.variance.shape))
+
+    def call(self, inputs):
+        """(inputs - mean) / max(stddev, 1e-7), or its inverse."""
+        x = _as_float(inputs)
+        mean, variance = _core.cast(self.mean, x.dtype), _core.cast(self.variance, x.dtype)
+        stddev = _core.maximum(_core.sqrt(variance), _core.cast(self._EPSILON, x.dtype))
+        return mean + x * stddev if self.invert else (x - mean) / stddev
+
+    def get_config(self):
+        """axis and invert (the statistics are weights), with the base layer's keys."""
+        axis = list(self.axis) if len(self.axis) != 1 else self.axis[0]
+        return {**super().get_config(), "axis": axis if self.axis else None, "invert": self.invert}

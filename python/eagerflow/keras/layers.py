@@ -142,5 +142,5 @@ Layer.get_weights = _get_weights
 Layer.set_weights = _set_weights
 
 # The image preprocessing layers, written in Python over ef.image.
-from eagerflow.keras._preprocessing import CenterCrop, Rescaling, Resizing  # noqa: E402,F401
+from eagerflow.keras._preprocessing import CenterCrop, Normalization, Rescaling, Resizing  # noqa: E402,F401
 from eagerflow.keras._volumetric import Conv3D  # noqa: E402,F401
