@@ -10,7 +10,8 @@ from eagerflow.io import decode_image, decode_jpeg, decode_png, encode_png  # no
 __all__ = ["resize", "ResizeMethod", "flip_left_right", "flip_up_down", "rot90", "convert_image_dtype",
            "adjust_brightness", "adjust_contrast", "per_image_standardization", "rgb_to_grayscale",
            "decode_image", "decode_jpeg", "decode_png", "encode_png", "scale_and_translate",
-           "crop_and_resize"]
+           "crop_and_resize", "crop_to_bounding_box", "pad_to_bounding_box", "central_crop",
+           "resize_with_crop_or_pad", "grayscale_to_rgb", "random_flip_left_right", "random_flip_up_down"]
 
 
 def flip_left_right(image):
@@ -182,3 +183,128 @@ def scale_and_translate(images, size, scale, translate, kernel_type="lanczos3", 
     """
     return _core._scale_and_translate(images, [int(s) for s in size], [float(s) for s in scale],
                                       [float(t) for t in translate], kernel_type, antialias)
+
+
+def _hw(image, op):
+    """The image as a tensor, and its height and width (rank 3 or 4, known sizes)."""
+    image = _core.convert_to_tensor(image)
+    if image.ndim not in (3, 4):
+        raise ValueError(f"{op}: 'image' must have rank 3 or 4, got shape {tuple(image.shape)}")
+    height, width = image.shape[-3], image.shape[-2]
+    if height is None or width is None:
+        raise ValueError(f"{op}: 'image' needs a known height and width, got shape {tuple(image.shape)}")
+    return image, int(height), int(width)
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """The target_height x target_width window of image whose top left corner is at
+    (offset_height, offset_width) (tf.image.crop_to_bounding_box).
+
+    >>> ef.image.crop_to_bounding_box(np.arange(16.0).reshape(4, 4, 1), 1, 2, 2, 2)[..., 0].numpy()
+    array([[ 6.,  7.],
+           [10., 11.]])
+
+    Raises:
+      ValueError: a window that is empty or does not fit inside the image.
+    """
+    image, height, width = _hw(image, "crop_to_bounding_box")
+    if min(offset_height, offset_width) < 0 or min(target_height, target_width) <= 0 or \
+            offset_height + target_height > height or offset_width + target_width > width:
+        raise ValueError(f"crop_to_bounding_box: the window at ({offset_height}, {offset_width}) of "
+                         f"{target_height} x {target_width} does not fit in an image of {height} x {width}")
+    begin = [0] * image.ndim
+    size = [-1] * image.ndim
+    begin[-3], begin[-2], size[-3], size[-2] = offset_height, offset_width, target_height, target_width
+    return _core.slice(image, begin, size)
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """image placed at (offset_height, offset_width) in a zero image of target_height x
+    target_width (tf.image.pad_to_bounding_box).
+
+    Raises:
+      ValueError: negative offsets, or an image that does not fit.
+    """
+    image, height, width = _hw(image, "pad_to_bounding_box")
+    after_height = target_height - offset_height - height
+    after_width = target_width - offset_width - width
+    if min(offset_height, offset_width, after_height, after_width) < 0:
+        raise ValueError(f"pad_to_bounding_box: an image of {height} x {width} at ({offset_height}, "
+                         f"{offset_width}) does not fit in {target_height} x {target_width}")
+    paddings = [[0, 0]] * image.ndim
+    paddings[-3], paddings[-2] = [offset_height, after_height], [offset_width, after_width]
+    return _core.pad(image, paddings)
+
+
+def central_crop(image, central_fraction):
+    """The central part of image: central_fraction of its height and of its width
+    (tf.image.central_crop, with TensorFlow's rounding of the offsets).
+
+    Raises:
+      ValueError: central_fraction outside (0, 1].
+    """
+    if not 0.0 < central_fraction <= 1.0:
+        raise ValueError(f"central_crop: central_fraction must be in (0, 1], got {central_fraction}")
+    image, height, width = _hw(image, "central_crop")
+    if central_fraction == 1.0:
+        return image
+    top = int((height - height * central_fraction) / 2)
+    left = int((width - width * central_fraction) / 2)
+    return crop_to_bounding_box(image, top, left, height - 2 * top, width - 2 * left)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """image centred in target_height x target_width: cropped where it is larger, padded
+    with zeros where it is smaller (tf.image.resize_with_crop_or_pad).
+
+    >>> ef.image.resize_with_crop_or_pad(np.ones((2, 4, 1)), 4, 2)[..., 0].numpy()
+    array([[0., 0.],
+           [1., 1.],
+           [1., 1.],
+           [0., 0.]])
+    """
+    image, height, width = _hw(image, "resize_with_crop_or_pad")
+    if min(target_height, target_width) <= 0:
+        raise ValueError(f"resize_with_crop_or_pad: the target must be positive, got {target_height} x "
+                         f"{target_width}")
+    crop_top, crop_left = max((height - target_height) // 2, 0), max((width - target_width) // 2, 0)
+    cropped = crop_to_bounding_box(image, crop_top, crop_left, min(height, target_height), min(width, target_width))
+    pad_top, pad_left = max((target_height - height) // 2, 0), max((target_width - width) // 2, 0)
+    return pad_to_bounding_box(cropped, pad_top, pad_left, target_height, target_width)
+
+
+def grayscale_to_rgb(images, name=None):
+    """One grey channel repeated as three (tf.image.grayscale_to_rgb).
+
+    Raises:
+      ValueError: images whose last axis is not of size 1.
+    """
+    images = _core.convert_to_tensor(images)
+    if images.ndim < 1 or images.shape[-1] != 1:
+        raise ValueError(f"grayscale_to_rgb: the last axis must have size 1, got shape {tuple(images.shape)}")
+    return _core.tile(images, [1] * (images.ndim - 1) + [3])
+
+
+def _random_flip(image, seed, flip, op):
+    from eagerflow import random
+    image = _core.convert_to_tensor(image)
+    if image.ndim == 3:
+        coin = random.uniform([], seed=seed)
+        return flip(image) if float(coin) < 0.5 else image
+    if image.ndim != 4:
+        raise ValueError(f"{op}: 'image' must have rank 3 or 4, got shape {tuple(image.shape)}")
+    # Each image of a batch on its own coin.
+    coins = random.uniform([int(image.shape[0]), 1, 1, 1], seed=seed) < 0.5
+    return _core.where(coins, flip(image), image)
+
+
+def random_flip_left_right(image, seed=None):
+    """image mirrored left to right with probability 1/2, each image of a batch on its
+    own (tf.image.random_flip_left_right)."""
+    return _random_flip(image, seed, flip_left_right, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    """image mirrored top to bottom with probability 1/2, each image of a batch on its
+    own (tf.image.random_flip_up_down)."""
+    return _random_flip(image, seed, flip_up_down, "random_flip_up_down")

@@ -96,3 +96,39 @@ def test_gradients_flow_through_the_float_ops(rng):
     std = torch.clamp(t.std(dim=(1, 2, 3), keepdim=True, unbiased=False), min=1 / np.sqrt(36))
     (((t - mean) / std) * torch.tensor(weights)).sum().backward()
     np.testing.assert_allclose(tape.gradient(z, xf).numpy(), t.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_bounding_boxes_crops_and_pads_as_numpy():
+    image = np.arange(2 * 6 * 5 * 3, dtype=np.float32).reshape(2, 6, 5, 3)
+    np.testing.assert_array_equal(ef.image.crop_to_bounding_box(image, 1, 2, 4, 3).numpy(), image[:, 1:5, 2:5])
+    padded = ef.image.pad_to_bounding_box(image[0], 2, 1, 9, 7).numpy()
+    np.testing.assert_array_equal(padded, np.pad(image[0], [(2, 1), (1, 1), (0, 0)]))
+    # TensorFlow's offsets: int((size - size * fraction) / 2) on each side.
+    np.testing.assert_array_equal(ef.image.central_crop(image, 0.5).numpy(), image[:, 1:5, 1:4])
+    np.testing.assert_array_equal(ef.image.central_crop(image, 1.0).numpy(), image)
+    # Cropped where larger (height 6 -> 4), padded where smaller (width 5 -> 8).
+    both = ef.image.resize_with_crop_or_pad(image, 4, 8).numpy()
+    np.testing.assert_array_equal(both, np.pad(image[:, 1:5], [(0, 0), (0, 0), (1, 2), (0, 0)]))
+    np.testing.assert_array_equal(ef.image.grayscale_to_rgb(image[..., :1]).numpy(), np.repeat(image[..., :1], 3, -1))
+    with pytest.raises(ValueError, match="does not fit"):
+        ef.image.crop_to_bounding_box(image, 3, 0, 4, 5)
+    with pytest.raises(ValueError, match="does not fit"):
+        ef.image.pad_to_bounding_box(image, 0, 0, 5, 5)
+    with pytest.raises(ValueError, match="central_fraction"):
+        ef.image.central_crop(image, 0.0)
+    with pytest.raises(ValueError, match="rank 3 or 4"):
+        ef.image.crop_to_bounding_box(np.ones((4, 4)), 0, 0, 2, 2)
+
+
+def test_random_flips_flip_each_image_of_a_batch_on_its_own_coin():
+    images = np.random.default_rng(5).random((64, 3, 4, 1)).astype(np.float32)
+    ef.random.set_seed(11)
+    flipped = ef.image.random_flip_left_right(images, seed=7).numpy()
+    same = [np.array_equal(f, i) for f, i in zip(flipped, images)]
+    mirrored = [np.array_equal(f, i[:, ::-1]) for f, i in zip(flipped, images)]
+    assert all(s != m for s, m in zip(same, mirrored))  # each image one or the other
+    assert 16 < sum(mirrored) < 48
+    ef.random.set_seed(11)  # the same seeds, the same flips (as TensorFlow's seeds work)
+    np.testing.assert_array_equal(ef.image.random_flip_left_right(images, seed=7).numpy(), flipped)
+    up_down = ef.image.random_flip_up_down(images[0], seed=3).numpy()
+    assert np.array_equal(up_down, images[0]) or np.array_equal(up_down, images[0][::-1])
