@@ -1,6 +1,7 @@
 // ef.nn.conv1d and ef.nn.conv3d (TensorFlow's signatures; NWC and NDHWC only).
 #include "bindings.h"
 #include "convert.h"
+#include "window_args.h"
 
 namespace efpy {
 namespace {
@@ -8,22 +9,9 @@ namespace {
 using namespace pybind11::literals;
 constexpr ef::CallSite kPython{};
 
-// An int or a sequence of ints (strides, dilations); `if_none` for None.
-std::vector<int64_t> int_or_ints(py::handle obj, const char* what, std::vector<int64_t> if_none) {
-  if (obj.is_none()) return if_none;
-  if (PyLong_Check(obj.ptr())) return {int64_of(obj, what)};
-  return to_ints(obj, what);
-}
-
-void check_layout(py::handle data_format, const char* expected, const char* op) {
-  if (!data_format.is_none() && data_format.cast<std::string>() != expected)
-    throw ef::UnimplementedError(std::string(op) + ": only data_format \"" + expected +
-                                 "\" is supported, got \"" + data_format.cast<std::string>() + "\"");
-}
-
 // conv1d's stride and dilation: one value, or [1, value, 1] in NWC order.
 int64_t width_entry(py::handle obj, const char* what) {
-  const std::vector<int64_t> v = int_or_ints(obj, what, {1});
+  const std::vector<int64_t> v = window_ints(obj, what, {1});
   if (v.size() == 1) return v[0];
   if (v.size() == 3 && v[0] == 1 && v[2] == 1) return v[1];
   throw ef::InvalidArgumentError(std::string(what) + " must be an int, [value] or [1, value, 1]");
@@ -36,7 +24,7 @@ void bind_conv_composite_ops(py::module_& m) {
       "conv1d",
       [](TensorArg input, TensorArg filters, py::handle stride, const std::string& padding,
          py::handle data_format, py::handle dilations, py::handle) {
-        check_layout(data_format, "NWC", "conv1d");
+        check_data_format(data_format, "NWC", "conv1d");
         const int64_t s = width_entry(stride, "conv1d: stride"),
                       d = width_entry(dilations, "conv1d: dilations");
         return maybe_without_gil(input.value.num_elements(),
@@ -68,9 +56,9 @@ Returns:
       "conv3d",
       [](TensorArg input, TensorArg filters, py::handle strides, const std::string& padding,
          py::handle data_format, py::handle dilations, py::handle) {
-        check_layout(data_format, "NDHWC", "conv3d");
-        const auto s = int_or_ints(strides, "conv3d: strides", {}),
-                   d = int_or_ints(dilations, "conv3d: dilations", {1});
+        check_data_format(data_format, "NDHWC", "conv3d");
+        const auto s = window_ints(strides, "conv3d: strides"),
+                   d = window_ints(dilations, "conv3d: dilations", {1});
         return maybe_without_gil(input.value.num_elements(),
                                  [&] { return ef::conv3d(input, filters, s, padding, d, kPython); });
       },

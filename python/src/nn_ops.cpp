@@ -2,6 +2,7 @@
 // pooling, normalization, dropout), with TensorFlow's argument names.
 #include "bindings.h"
 #include "convert.h"
+#include "window_args.h"
 
 namespace efpy {
 namespace {
@@ -9,19 +10,8 @@ namespace {
 using namespace pybind11::literals;
 constexpr ef::CallSite kPython{};
 
-// A window attribute (strides, ksize, dilations): an int or a sequence of 1, 2 or 4 ints.
-std::vector<int64_t> window_ints(py::handle obj, const char* what, std::vector<int64_t> if_none = {}) {
-  if (obj.is_none() && !if_none.empty()) return if_none;
-  if (PyLong_Check(obj.ptr())) return {int64_of(obj, what)};
-  return to_ints(obj, what);
-}
-
 // The convolution and pooling ops are NHWC only.
-void check_nhwc(py::handle data_format, const char* op) {
-  if (!data_format.is_none() && data_format.cast<std::string>() != "NHWC")
-    throw ef::UnimplementedError(std::string(op) + ": only data_format \"NHWC\" is supported, got \"" +
-                                 data_format.cast<std::string>() + "\"");
-}
+void check_nhwc(py::handle data_format, const char* op) { check_data_format(data_format, "NHWC", op); }
 
 ef::Tensor optional_tensor(py::handle obj) {
   return obj.is_none() ? ef::Tensor() : to_tensor(obj, std::nullopt);

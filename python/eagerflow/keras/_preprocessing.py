@@ -1,8 +1,9 @@
-"""Keras' image preprocessing layers: Rescaling, Resizing and CenterCrop, on [batch,
-height, width, channels] images (or one [height, width, channels] image). They hold no
-variables, work in Sequential, functional and subclassed models, and save with them."""
+"""Keras' preprocessing layers: Rescaling, Resizing and CenterCrop on [batch, height,
+width, channels] images (or one [height, width, channels] image), and Normalization.
+They work in Sequential, functional and subclassed models, and save with them; only
+Normalization holds variables (its statistics)."""
 from eagerflow import _core
-from eagerflow.image import resize
+from eagerflow.image import _hw, crop_to_bounding_box, resize
 from eagerflow.keras.models import register_keras_serializable
 
 
@@ -10,21 +11,6 @@ def _as_float(inputs):
     """The images as float32 (float64 stays float64), as Keras' float compute dtype."""
     x = _core.convert_to_tensor(inputs)
     return x if x.dtype in (_core.float32, _core.float64) else _core.cast(x, _core.float32)
-
-
-def _image_size(x, layer):
-    if x.ndim not in (3, 4):
-        raise ValueError(f"layer '{layer.name}' ({type(layer).__name__}) takes images of rank 3 or 4, "
-                         f"got shape {tuple(x.shape)}")
-    return int(x.shape[-3]), int(x.shape[-2])
-
-
-def _crop(x, top, left, height, width):
-    """x[..., top:top + height, left:left + width, :]."""
-    begin = [0] * x.ndim
-    size = [-1] * x.ndim
-    begin[-3], begin[-2], size[-3], size[-2] = top, left, height, width
-    return _core.slice(x, begin, size)
 
 
 @register_keras_serializable()
@@ -71,13 +57,13 @@ class Resizing(_core.Layer):
 
     def call(self, inputs):
         """The resized images: float32 (float64 stays), the inputs' dtype for "nearest"."""
-        x = _core.convert_to_tensor(inputs)
-        in_height, in_width = _image_size(x, self)
+        x, in_height, in_width = _hw(inputs, f"layer '{self.name}' (Resizing)")
         if self.crop_to_aspect_ratio:
             # Keras' arithmetic: the crop keeps the target's aspect ratio inside the image.
             crop_height = min(in_height, int(in_width * self.height / self.width))
             crop_width = min(in_width, int(in_height * self.width / self.height))
-            x = _crop(x, (in_height - crop_height) // 2, (in_width - crop_width) // 2, crop_height, crop_width)
+            x = crop_to_bounding_box(x, (in_height - crop_height) // 2, (in_width - crop_width) // 2, crop_height,
+                                     crop_width)
         return resize(x, [self.height, self.width], method=self.interpolation)
 
     def get_config(self):
@@ -104,11 +90,11 @@ class CenterCrop(_core.Layer):
 
     def call(self, inputs):
         """The crops, in the inputs' dtype (float32 when they had to be resized)."""
-        x = _core.convert_to_tensor(inputs)
-        in_height, in_width = _image_size(x, self)
+        x, in_height, in_width = _hw(inputs, f"layer '{self.name}' (CenterCrop)")
         if in_height < self.height or in_width < self.width:
             return Resizing(self.height, self.width, crop_to_aspect_ratio=True)(x)
-        return _crop(x, (in_height - self.height) // 2, (in_width - self.width) // 2, self.height, self.width)
+        return crop_to_bounding_box(x, (in_height - self.height) // 2, (in_width - self.width) // 2, self.height,
+                                    self.width)
 
     def get_config(self):
         """The crop size, with the base layer's keys."""

@@ -19,6 +19,7 @@
 #include "eagerflow/ops/image.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
+#include "ops/image/resampling.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -96,7 +97,7 @@ Tensor crop_and_resize(const Tensor& image, const Tensor& boxes, const Tensor& b
         fail(kOp, ": argument 'box_indices' holds ", index, ", outside [0, ", batch, ")");
 
   // float64 images compute in float64; every other dtype in float32, the result's dtype.
-  const DType dtype = image.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+  const DType dtype = image::resized_dtype(image.dtype());
   const Tensor pixels = cast(image, dtype, where);
   const Tensor b = cast(boxes, dtype, where);
   auto column = [&](int64_t k) { return reshape(slice(b, {0, k}, {-1, 1}, where), {-1}, where); };

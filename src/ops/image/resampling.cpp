@@ -113,7 +113,11 @@ AxisMap AxisMap::transposed() const {
   return t;
 }
 
-bool is_sampling_kernel(std::string_view kernel) { return find_kernel(kernel) != nullptr; }
+void check_resize_method(std::string_view method, std::string_view op) {
+  if (method != "bilinear" && method != "bicubic" && method != "nearest" && method != "area")
+    fail(op, ": argument 'method' = \"", method,
+         "\" is not one of bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian, mitchellcubic");
+}
 
 AxisMap scale_and_translate_axis(std::string_view kernel_name, bool antialias, double scale, double translate,
                                  int64_t in, int64_t out, std::string_view op) {
@@ -169,9 +173,8 @@ AxisMap resize_axis(std::string_view method, int64_t in, int64_t out, std::strin
   if (method == "bilinear") return scale_and_translate_axis("triangle", false, scale, 0.0, in, out, op);
   if (method == "bicubic") return scale_and_translate_axis("keyscubic", false, scale, 0.0, in, out, op);
   if (method == "nearest") return nearest_axis(in, out);
-  if (method == "area") return area_axis(in, out);
-  fail(op, ": argument 'method' = \"", method,
-       "\" is not one of bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian, mitchellcubic");
+  check_resize_method(method, op);
+  return area_axis(in, out);
 }
 
 namespace {

@@ -42,8 +42,14 @@ AxisMap resize_axis(std::string_view method, int64_t in, int64_t out, std::strin
 AxisMap scale_and_translate_axis(std::string_view kernel, bool antialias, double scale, double translate,
                                  int64_t in, int64_t out, std::string_view op);
 
-// Whether `kernel` is one of scale_and_translate_axis's kernels.
-bool is_sampling_kernel(std::string_view kernel);
+// Throws InvalidArgumentError naming `op` unless `method` is one of resize_axis's.
+void check_resize_method(std::string_view method, std::string_view op);
+
+// The dtype resized images come out in: float64 stays float64, every other dtype becomes
+// float32 (TensorFlow gives float32 for all).
+constexpr DType resized_dtype(DType images) {
+  return images == DType::Float64 ? DType::Float64 : DType::Float32;
+}
 
 // y [N, rows.out, cols.out, C] = images x [N, rows.in, cols.in, C] mapped along the height
 // axis by `rows` and the width axis by `cols`, in x's dtype (float; integers only for

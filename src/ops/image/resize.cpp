@@ -84,7 +84,7 @@ ResizeMaps resize_maps(const std::string& method, const Shape& in, const Shape& 
 void infer_resize(const OpCall& call, OutputMetas& out) {
   const Tensor& x = call.inputs[0];
   const std::string& method = call.attrs.get<std::string>(kMethod);
-  image::resize_axis(method, 1, 1, call.op.name);  // an unknown method fails first
+  image::check_resize_method(method, call.op.name);
   check_images(call, x, keeps_integers(method) ? cpu::kNumericTypes : cpu::kFloatTypes);
   const Dims& size = call.attrs.get_ints(kSize);
   check_size(size, call.op.name);
@@ -100,7 +100,7 @@ void resize_cpu(const OpCall& call, std::span<Tensor> outputs) {
 
 // Input: grad (resized shape). Output: input_sizes.
 void infer_resize_grad(const OpCall& call, OutputMetas& out) {
-  image::resize_axis(call.attrs.get<std::string>(kGradMethod), 1, 1, call.op.name);
+  image::check_resize_method(call.attrs.get<std::string>(kGradMethod), call.op.name);
   const Tensor& dy = call.inputs[0];
   out.add(dy.dtype(), checked_input_sizes(call, call.attrs.get_ints(kInputSizes)));
 }
@@ -254,7 +254,7 @@ Tensor resize_images(const Tensor& images, const std::vector<int64_t>& size, con
     fail(kOp, ": argument 'images' must have rank 3 (HWC) or 4 (NHWC), got shape ", images.shape());
   const bool windowed =
       method == "lanczos3" || method == "lanczos5" || method == "gaussian" || method == "mitchellcubic";
-  if (!windowed) image::resize_axis(method, 1, 1, kOp);  // an unknown method fails here
+  if (!windowed) image::check_resize_method(method, kOp);
   check_size(Dims(size.begin(), size.end()), kOp);
   const bool single = images.rank() == 3;
   Tensor x = single ? expand_dims(images, 0, where) : images;
@@ -275,7 +275,7 @@ Tensor resize_images(const Tensor& images, const std::vector<int64_t>& size, con
   }
   // Every method but nearest gives float32 for other dtypes than float32 and float64
   // (TensorFlow gives float32 for float64 too; keeping float64 loses nothing).
-  if (!keeps_integers(method) && x.dtype() != DType::Float32 && x.dtype() != DType::Float64) {
+  if (!keeps_integers(method) && x.dtype() != image::resized_dtype(x.dtype())) {
     if (x.dtype() == DType::Bool) fail(kOp, ": argument 'images' of dtype bool cannot be resized");
     x = cast(x, DType::Float32, where);
   }
@@ -312,7 +312,7 @@ Tensor scale_and_translate(const Tensor& images, const std::vector<int64_t>& siz
                            const std::vector<double>& scale, const std::vector<double>& translate,
                            const std::string& kernel_type, bool antialias, CallSite where) {
   // As TensorFlow's ScaleAndTranslate: float32 for every dtype but float32 and float64.
-  const bool keeps = images.dtype() == DType::Float32 || images.dtype() == DType::Float64 ||
+  const bool keeps = images.dtype() == image::resized_dtype(images.dtype()) ||
                      images.dtype() == DType::Bool;  // (bool fails in the op, naming it)
   return run_op(kScaleAndTranslate, {keeps ? images : cast(images, DType::Float32, where)},
                 sampling_attrs(kScaleAndTranslate.name, Dims(size.begin(), size.end()), scale, translate,

@@ -21,6 +21,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -118,15 +119,12 @@ Sequence read_sequence(const OpCall& call, const T* logits, const std::vector<in
     s.extended[static_cast<size_t>(2 * i + 1)] = label;
   }
   s.log_probs.resize(static_cast<size_t>(frames * classes));
+  std::vector<double> row(static_cast<size_t>(classes));  // the frame's logits, widened
   for (int64_t t = 0; t < frames; ++t) {
-    const T* row = logits + (t * batch + b) * classes;
-    double hi = kNegInf;
-    for (int64_t c = 0; c < classes; ++c) hi = std::max(hi, static_cast<double>(row[c]));
-    double total = 0;
-    for (int64_t c = 0; c < classes; ++c) total += std::exp(static_cast<double>(row[c]) - hi);
-    const double log_total = hi + std::log(total);
-    for (int64_t c = 0; c < classes; ++c)
-      s.log_probs[static_cast<size_t>(t * classes + c)] = static_cast<double>(row[c]) - log_total;
+    const T* logit = logits + (t * batch + b) * classes;
+    std::copy(logit, logit + classes, row.begin());
+    detail::softmax_row<double, /*Log=*/true>(row.data(), &s.log_probs[static_cast<size_t>(t * classes)],
+                                              classes);
   }
   return s;
 }
