@@ -12,14 +12,13 @@ shared machine PyTorch's OpenMP threads slow down far more than eagerflow's pool
 import argparse
 import json
 import os
-import statistics
-import time
 
 import numpy as np
 import torch
 
 os.environ.setdefault("EF_NUM_THREADS", "1")
 import eagerflow as ef  # noqa: E402 (reads EF_NUM_THREADS when it loads)
+from timing import median_seconds  # noqa: E402
 
 try:
     import functorch
@@ -48,17 +47,6 @@ def torch_mlp(ws, x):
         if i + 1 < len(ws):
             x = torch.tanh(x)
     return x
-
-
-def median_seconds(fn, iters):
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

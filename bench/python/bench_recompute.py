@@ -14,8 +14,6 @@ count on the CPU). EF_NUM_THREADS threads each (default 1).
 import argparse
 import json
 import os
-import statistics
-import time
 
 import numpy as np
 import torch
@@ -23,6 +21,7 @@ import torch.utils.checkpoint
 
 os.environ.setdefault("EF_NUM_THREADS", "1")
 import eagerflow as ef  # noqa: E402 (reads EF_NUM_THREADS when it loads)
+from timing import median_seconds  # noqa: E402
 
 LAYERS, WIDTH, BLOCK = 50, 512, 5
 
@@ -36,16 +35,6 @@ def blocks(weights, tanh):
             return h
         return run
     return [block(weights[b:b + BLOCK]) for b in range(0, LAYERS, BLOCK)]
-
-
-def median_seconds(step, iters):
-    step()
-    times = []
-    for _ in range(iters):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():
@@ -90,8 +79,8 @@ def main():
     for name, checkpointed in (("plain", False), ("checkpointed", True)):
         ef_step = ef_gradient(checkpointed)
         results[f"recompute/mlp50/{name}"] = {
-            "eagerflow": median_seconds(ef_step, args.iters),
-            "pytorch": median_seconds(torch_gradient(checkpointed), args.iters),
+            "eagerflow": median_seconds(ef_step, args.iters, warmup=1),
+            "pytorch": median_seconds(torch_gradient(checkpointed), args.iters, warmup=1),
         }
         base = ef.config.experimental.get_memory_info("CPU:0")["current"]
         ef.config.experimental.reset_memory_stats("CPU:0")

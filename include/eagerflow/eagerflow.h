@@ -27,6 +27,7 @@
 #include "eagerflow/graph/graph.h"
 #include "eagerflow/graph/linearize.h"
 #include "eagerflow/graph/session.h"
+#include "eagerflow/graph/vectorized_map.h"
 #include "eagerflow/io/checkpoint.h"
 #include "eagerflow/io/crc32c.h"
 #include "eagerflow/io/image.h"

@@ -56,6 +56,7 @@ from eagerflow.autodiff import (  # noqa: F401
     implicit_gradients, implicit_value_and_gradients, jvp, linearize, recompute_grad, stop_gradient,
     value_and_gradients_function,
 )
+from eagerflow.vectorization import hessians, vectorized_map, vmap  # noqa: F401
 
 __version__ = _core.__version__  # from VERSION, through CMake
 

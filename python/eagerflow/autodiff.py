@@ -165,7 +165,8 @@ class GradientTape:
         grads = tape.gradient(targets, flat, seeds, _unconnected(unconnected_gradients))
         return _pack_like(sources, grads)
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE):
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE, parallel_iterations=None,
+                 experimental_use_pfor=True):
         """Computes the full Jacobian d target[i...] / d source[j...] for each source.
 
         >>> x = ef.constant([1., 2.])
@@ -180,6 +181,10 @@ class GradientTape:
           target: A Tensor.
           sources: A Tensor or Variable, or a (nested) structure of them.
           unconnected_gradients: ``UnconnectedGradients.NONE`` or ``ZERO``.
+          parallel_iterations: accepted for TensorFlow compatibility; unused.
+          experimental_use_pfor: compute the backward passes (one per target
+            element) as one vectorized pass (``ef.vectorized_map``), as TensorFlow
+            does by default; False runs them one after the other.
 
         Returns:
           Per source, a Tensor of shape target.shape + source.shape (or None), in the
@@ -187,11 +192,12 @@ class GradientTape:
         """
         tape = self._recording_tape("jacobian")
         flat = _flatten(sources)
-        jacobians = [tape.jacobian(target, _core.convert_to_tensor(s), _unconnected(unconnected_gradients))
-                     for s in flat]
+        jacobians = [tape.jacobian(target, _core.convert_to_tensor(s), _unconnected(unconnected_gradients),
+                                   experimental_use_pfor) for s in flat]
         return _pack_like(sources, jacobians)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE):
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
         """Computes per-example Jacobians, for targets whose example b depends only on source[b].
 
         >>> x = ef.constant([[1., 2.], [3., 4.]])
@@ -205,12 +211,14 @@ class GradientTape:
           target: A Tensor of shape [batch, ...].
           source: A Tensor or Variable of shape [batch, ...].
           unconnected_gradients: ``UnconnectedGradients.NONE`` or ``ZERO``.
+          parallel_iterations: accepted for TensorFlow compatibility; unused.
+          experimental_use_pfor: vectorize the backward passes, as for ``jacobian``.
 
         Returns:
           A Tensor of shape [batch] + target.shape[1:] + source.shape[1:] (or None).
         """
         return self._recording_tape("batch_jacobian").batch_jacobian(
-            target, _core.convert_to_tensor(source), _unconnected(unconnected_gradients))
+            target, _core.convert_to_tensor(source), _unconnected(unconnected_gradients), experimental_use_pfor)
 
     @contextlib.contextmanager
     def stop_recording(self):

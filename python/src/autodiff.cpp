@@ -286,20 +286,21 @@ Raises:
           "targets"_a, "sources"_a, "output_gradients"_a = py::none(), "unconnected_gradients"_a = "none")
       .def(
           "jacobian",
-          [](ef::GradientTape& tape, TensorArg target, TensorArg source,
-             const std::string& unconnected) -> py::object {
-            ef::Tensor j = tape.jacobian(target, source, unconnected_of(unconnected), kPython);
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected,
+             bool use_pfor) -> py::object {
+            ef::Tensor j = tape.jacobian(target, source, unconnected_of(unconnected), use_pfor, kPython);
             return j.defined() ? py::cast(j) : py::none();
           },
-          "target"_a, "source"_a, "unconnected_gradients"_a = "none")
+          "target"_a, "source"_a, "unconnected_gradients"_a = "none", "experimental_use_pfor"_a = true)
       .def(
           "batch_jacobian",
-          [](ef::GradientTape& tape, TensorArg target, TensorArg source,
-             const std::string& unconnected) -> py::object {
-            ef::Tensor j = tape.batch_jacobian(target, source, unconnected_of(unconnected), kPython);
+          [](ef::GradientTape& tape, TensorArg target, TensorArg source, const std::string& unconnected,
+             bool use_pfor) -> py::object {
+            ef::Tensor j =
+                tape.batch_jacobian(target, source, unconnected_of(unconnected), use_pfor, kPython);
             return j.defined() ? py::cast(j) : py::none();
           },
-          "target"_a, "source"_a, "unconnected_gradients"_a = "none")
+          "target"_a, "source"_a, "unconnected_gradients"_a = "none", "experimental_use_pfor"_a = true)
       .def(
           "_pause",
           [](ef::GradientTape& tape) { return new ef::GradientTape::StopRecording(tape.stop_recording()); },
@@ -339,6 +340,14 @@ Raises:
                             return tensors_or_none(jvp(tensor_args(tangents)));
                           }));
   });
+  m.def(
+      "_vectorized_map",
+      [](py::function f, py::list elems, bool fallback_to_loop) {
+        return tensors_or_none(ef::vectorized_map(tensors_function(std::move(f)),
+                                                  tensor_args(py::args(elems)), fallback_to_loop, kPython));
+      },
+      "f"_a, "elems"_a, "fallback_to_loop"_a = true);
+  m.def("_vectorized_map_loop_ops", &ef::detail::vectorized_map_loop_ops);
   m.def("_call_with_custom_gradient", &call_with_custom_gradient);
   m.def("_call_recomputing", [](py::function f, py::args args) {
     return tensors_or_none(ef::recompute_grad(tensors_function(std::move(f)))(tensor_args(args)));

@@ -308,9 +308,39 @@ void check_in_graph_mode(const Function& f, const Inputs& inputs, const Inputs& 
   }
 }
 
+// The batching rules verified by check_gradients (Note [vectorization checks]).
+VerifiedOrders& batch_verified() {
+  static VerifiedOrders orders;
+  return orders;
+}
+
+// Note [vectorization checks]: check_gradients also vectorizes f (ef::vectorized_map)
+// over a batch of three points near the inputs, and the tape's gradients of sum(f)
+// through vmap with the batch on each input's last axis (per-example gradients), and
+// expects both to equal f and its gradients computed one element at a time, up to
+// rounding. The batching rules that ran get the "batching" mark of
+// docs/gradient_coverage.md. Functions that draw random numbers (each element draws its
+// own) or whose elements' outputs differ in shape are not compared.
+void check_vectorized(const Function& f, const Inputs& inputs, GradientCheckResult& result) {
+  const detail::GraphVectorizeCheckFn vectorize_check = detail::graph_vectorize_check();
+  if (!vectorize_check || !result.ok) return;
+  const detail::VectorizedCheck check = vectorize_check(f, inputs);
+  if (!check.checked) return;
+  if (!check.error.empty()) {
+    result.ok = false;
+    result.message = "vectorization: " + check.error;
+    return;
+  }
+  batch_verified().mark(check.rules, 1);
+}
+
 }  // namespace
 
 namespace detail {
+GraphVectorizeCheckFn& graph_vectorize_check() {
+  static GraphVectorizeCheckFn fn = nullptr;
+  return fn;
+}
 GraphGradientsFn& graph_gradients() {
   static GraphGradientsFn fn = nullptr;
   return fn;
@@ -343,6 +373,7 @@ GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>
   if (order < 2) {
     check_in_graph_mode(f, inputs, {}, order, first, {}, result);
     check_forward_mode(f, inputs, directions, order, {}, tolerance, result);
+    check_vectorized(f, inputs, result);
     return result;
   }
 
@@ -367,13 +398,14 @@ GradientCheckResult check_gradients(const Function& f, const std::vector<Tensor>
   if (result.ok) verified_orders().mark(ops_differentiated, 2);
   check_in_graph_mode(f, inputs, directions, order, first, second, result);
   check_forward_mode(f, inputs, directions, order, second, tolerance, result);
+  check_vectorized(f, inputs, result);
   return result;
 }
 
 std::string gradient_coverage_table() {
   std::vector<const OpDef*> ops = registered_ops();
   int differentiable = 0, first = 0, second = 0, graph = 0, jvp_rules = 0, jvp_first = 0, jvp_second = 0,
-      jvp_graph_count = 0;
+      jvp_graph_count = 0, batch_rules = 0, batch_checked = 0;
   std::ostringstream rows;
   for (const OpDef* op : ops) {
     const int verified = verified_orders().get(op), in_graph = graph_verified_orders().get(op);
@@ -386,6 +418,10 @@ std::string gradient_coverage_table() {
     jvp_first += op->jvp && jvp >= 1;
     jvp_second += op->jvp && jvp >= 2;
     jvp_graph_count += op->jvp && jvp_graph >= 1;
+    const bool batch_ok = op->batch && batch_verified().get(op) >= 1;
+    batch_rules += op->batch != nullptr;
+    batch_checked += batch_ok;
+    const char* batching = !op->batch ? "loop" : batch_ok ? "✓" : "–";
     rows << "| `" << op->name << "` | ";
     graph += has_gradient && in_graph >= 2;
     if (has_gradient)
@@ -402,9 +438,9 @@ std::string gradient_coverage_table() {
            << (!op->jvp         ? ""
                : jvp_graph >= 1 ? "✓"
                                 : "–")
-           << " |\n";
+           << " | " << batching << " |\n";
     else
-      rows << "no: " << op->not_differentiable << " | | | | | | |\n";
+      rows << "no: " << op->not_differentiable << " | | | | | | | " << batching << " |\n";
   }
   std::ostringstream os;
   os << "# Gradient coverage\n\n"
@@ -426,13 +462,21 @@ std::string gradient_coverage_table() {
      << "- **jvp 2nd order**: a tape differentiated the rule (reverse-over-forward) and the result "
         "agreed.\n"
      << "- **jvp graph mode**: the same tangent, built as graph nodes by a `ForwardAccumulator` around f's\n"
-     << "  trace (placeholders, one `Session` run), equalled the eager one.\n\n"
+     << "  trace (placeholders, one `Session` run), equalled the eager one.\n"
+     << "- **batching**: the op's batching rule (`OpDef::batch`) ran inside `ef::vectorized_map` of a "
+        "function\n"
+     << "  using the op, and of its gradient (per-example gradients), and both equalled the loop over the\n"
+     << "  elements (Note [vectorization checks]). \"loop\": no rule, so vectorized_map runs the op once "
+        "per\n"
+     << "  element.\n\n"
      << ops.size() << " primitive ops; " << differentiable << " differentiable; verified: " << first
      << " at first order, " << second << " at second order, " << graph << " at both orders in graph mode; "
      << jvp_rules << " jvp rules, " << jvp_first << " verified, " << jvp_second << " also at second order, "
-     << jvp_graph_count << " also in graph mode.\n\n"
-     << "| op | gradient | 1st order | 2nd order | graph mode | jvp | jvp 2nd order | jvp graph mode |\n"
-     << "|---|---|---|---|---|---|---|---|\n"
+     << jvp_graph_count << " also in graph mode; " << batch_rules << " batching rules, " << batch_checked
+     << " verified.\n\n"
+     << "| op | gradient | 1st order | 2nd order | graph mode | jvp | jvp 2nd order | jvp graph mode | "
+        "batching |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n"
      << rows.str();
   return os.str();
 }

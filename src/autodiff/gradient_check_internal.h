@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -38,5 +39,20 @@ using GraphJvpFn = GraphJvp (*)(const std::function<Tensor(const std::vector<Ten
                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& directions);
 // Null until graph mode registers itself.
 GraphJvpFn& graph_jvp();
+
+// Vectorization (Note [vectorization checks] in gradient_check.cpp): f, and the tape's
+// gradient of sum(f), vectorized over a batch of inputs near `inputs` against the same
+// computed one element at a time. `checked` is false when the check does not apply
+// (f draws random numbers, or its elements' outputs differ in shape); `error` says
+// what disagreed.
+struct VectorizedCheck {
+  bool checked = false;
+  std::string error;
+  std::unordered_set<const OpDef*> rules;  // the batching rules that ran
+};
+using GraphVectorizeCheckFn = VectorizedCheck (*)(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                                  const std::vector<Tensor>& inputs);
+// Null until graph mode registers itself.
+GraphVectorizeCheckFn& graph_vectorize_check();
 
 }  // namespace ef::testing::detail

@@ -321,16 +321,43 @@ Shape concat_shapes(const Shape& a, int64_t a_from, const Shape& b, int64_t b_fr
 // does not reach the source), shaped `result_shape`. Without any connected pass: zeros
 // when asked for, or when there were no passes to make (a target with no elements),
 // else undefined.
-Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds,
-                                      int64_t axis, const Shape& result_shape, UnconnectedGradients unconnected) {
+Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source,
+                                      const std::vector<Tensor>& seeds, int64_t axis,
+                                      const Shape& result_shape, UnconnectedGradients unconnected,
+                                      bool use_pfor) {
   std::vector<Tensor> rows;
   bool any_connected = false;
-  for (const Tensor& seed : seeds) {
-    rows.push_back(backprop(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&seed, 1),
-                            std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0]);
-    any_connected = any_connected || rows.back().defined();
+  const detail::VectorizeFn vectorize = detail::vectorize_hook();
+  if (use_pfor && vectorize && !seeds.empty()) {
+    // Every pass at once: the backward pass traced on one seed, then run on all of them.
+    bool connected = true;
+    const Tensor all = vectorize(
+        [&](const std::vector<Tensor>& seed) {
+          Tensor g = backprop(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&seed[0], 1),
+                              std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0];
+          if (!g.defined()) {
+            connected = false;
+            g = zeros_like(source);
+          }
+          return std::vector<Tensor>{g};
+        },
+        {stack(seeds, 0)})[0];
+    release_if_not_persistent();
+    if (connected) {
+      if (axis == 0) return reshape(all, result_shape);
+      std::vector<int64_t> perm;
+      for (int i = 1; i < all.rank(); ++i) perm.push_back(i);
+      perm.insert(perm.begin() + axis, 0);
+      return reshape(transpose(all, perm), result_shape);
+    }
+  } else {
+    for (const Tensor& seed : seeds) {
+      rows.push_back(backprop(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&seed, 1),
+                              std::span<const Tensor>(&source, 1), UnconnectedGradients::None)[0]);
+      any_connected = any_connected || rows.back().defined();
+    }
+    release_if_not_persistent();
   }
-  release_if_not_persistent();
   if (any_connected) {
     for (Tensor& row : rows)
       if (!row.defined()) row = zeros_like(source);
@@ -345,7 +372,7 @@ Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source
 }
 
 Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
-                              CallSite where) {
+                              bool experimental_use_pfor, CallSite where) {
   try {
     check_usable(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&source, 1), "jacobian");
     const int64_t n = target.shape().num_elements();
@@ -356,14 +383,15 @@ Tensor GradientTape::jacobian(const Tensor& target, const Tensor& source, Unconn
         seeds.push_back(
             reshape(one_hot(constant(i).to(target.device()), n, 1, 0, -1, target.dtype()), target.shape()));
     return stacked_jacobian(target, source, seeds, 0, concat_shapes(target.shape(), 0, source.shape(), 0),
-                            unconnected);
+                            unconnected, experimental_use_pfor);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;
   }
 }
 
-Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, UnconnectedGradients unconnected,
+Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source,
+                                    UnconnectedGradients unconnected, bool experimental_use_pfor,
                                     CallSite where) {
   try {
     check_usable(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&source, 1), "batch_jacobian");
@@ -381,7 +409,7 @@ Tensor GradientTape::batch_jacobian(const Tensor& target, const Tensor& source, 
         seeds.push_back(reshape(broadcast_to(column, Shape{batch, per_row}), target.shape()));
       }
     return stacked_jacobian(target, source, seeds, 1, concat_shapes(target.shape(), 0, source.shape(), 1),
-                            unconnected);
+                            unconnected, experimental_use_pfor);
   } catch (Error& e) {
     e.add_call_site(where);
     throw;

@@ -1,5 +1,6 @@
 // stop_gradient: an identity that tapes never record, so no gradient flows through it.
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -19,6 +20,7 @@ const OpDef& kStopGradient = define_op({
     .infer = infer_stop_gradient,
     .kernels = {stop_gradient_cpu},
     .not_differentiable = "stop_gradient exists to block gradients",
+    .batch = detail::batch_leading_dims,
     .traits = {.view = true},
 });
 

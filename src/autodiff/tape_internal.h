@@ -72,6 +72,13 @@ bool tangents_reach(std::span<const Tensor> inputs);
 void accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                        const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient);
 
+// ef::vectorized_map (src/graph), which the tape's vectorized Jacobians call; null
+// until the graph library has registered it.
+using VectorizeFn =
+    std::vector<Tensor> (*)(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& f,
+                            const std::vector<Tensor>& elems);
+VectorizeFn& vectorize_hook();
+
 // While set on this thread, forward mode adds every op whose jvp rule it runs
 // (check_gradients learns from it which jvp rules it verified).
 std::unordered_set<const OpDef*>*& jvp_rules_run();

@@ -11,7 +11,6 @@
 
 namespace ef {
 namespace detail {
-namespace {
 
 SubGraph trace_subgraph(const std::shared_ptr<GraphState>& parent, const std::string& name,
                         const std::vector<TensorMeta>& args,
@@ -41,6 +40,8 @@ SubGraph trace_subgraph(const std::shared_ptr<GraphState>& parent, const std::st
     if (sub.graph->nodes[i].stateful()) sub.stateful.push_back(static_cast<int>(i));
   return sub;
 }
+
+namespace {
 
 const TensorMeta& output_meta(const SubGraph& sub, size_t k) {
   const ValueRef& r = sub.outputs[k];
@@ -202,6 +203,24 @@ std::vector<Tensor> with_stacks(const std::vector<Tensor>& plain, const Node& n,
   return out;
 }
 
+std::vector<Tensor> replay_node(const Node& n, std::span<const Tensor> in) {
+  if (n.kind != NodeKind::kCond && n.kind != NodeKind::kWhile) return run_node(n, in, "replay");
+  // Control flow is replayed through cond / while_loop, which build a node again (or
+  // run eagerly without a builder).
+  const ControlFlow& c = *n.control;
+  const ControlFlowInputs split = split_control_inputs(n, in);
+  if (n.kind == NodeKind::kCond)
+    return cond(
+        split.leading[0], [&] { return replay(c.first, {}, split.first_captures); },
+        [&] { return replay(c.second, {}, split.second_captures); });
+  std::vector<Tensor> values =
+      while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, split.first_captures)[0]; },
+                 [&](const std::vector<Tensor>& v) { return replay(c.second, v, split.second_captures); },
+                 std::vector<Tensor>(split.leading.begin(), split.leading.end()), c.maximum_iterations);
+  if (c.accumulate) values = with_stacks(values, n, in);
+  return values;
+}
+
 std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, std::span<const Tensor> captures) {
   const GraphState& g = *sub.graph;
   std::vector<std::vector<Tensor>> values(g.nodes.size());
@@ -209,26 +228,10 @@ std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, st
   for (size_t i = 0; i < g.capture_refs.size(); ++i) values[static_cast<size_t>(g.capture_refs[i].node)] = {captures[i]};
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
+    if (n.kind == NodeKind::kPlaceholder) continue;  // an argument or a capture, set above
     std::vector<Tensor> in;
     for (const ValueRef& r : n.inputs) in.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
-    if (n.kind == NodeKind::kPlaceholder) continue;  // an argument or a capture, set above
-    if (n.kind == NodeKind::kCond || n.kind == NodeKind::kWhile) {
-      // Control flow is replayed through cond / while_loop, which build a node again
-      // (or run eagerly without a builder).
-      const ControlFlow& c = *n.control;
-      const ControlFlowInputs split = split_control_inputs(n, in);
-      if (n.kind == NodeKind::kCond) {
-        values[i] = cond(split.leading[0], [&] { return replay(c.first, {}, split.first_captures); },
-                         [&] { return replay(c.second, {}, split.second_captures); });
-      } else {
-        values[i] = while_loop([&](const std::vector<Tensor>& v) { return replay(c.first, v, split.first_captures)[0]; },
-                               [&](const std::vector<Tensor>& v) { return replay(c.second, v, split.second_captures); },
-                               std::vector<Tensor>(split.leading.begin(), split.leading.end()), c.maximum_iterations);
-        if (c.accumulate) values[i] = with_stacks(values[i], n, in);
-      }
-    } else {
-      values[i] = run_node(n, in, "replay");
-    }
+    values[i] = replay_node(n, in);
   }
   std::vector<Tensor> out;
   for (const ValueRef& r : sub.outputs) out.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);

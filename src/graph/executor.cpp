@@ -64,23 +64,6 @@ void check_feed(const TensorMeta& meta, const Tensor& value, std::string_view wh
 
 namespace {
 
-// Note [random ops in graphs]: a random op's attributes hold the Philox key and stream
-// it claimed when the node was built (Note [random seeds]), so running the node again
-// with them would repeat its numbers; TensorFlow's graphs draw new numbers on every
-// run. So the k-th run (k > 0) of a stateful random node uses key_for_run(key, k): a
-// deterministic sequence given the seeds, distinct from other streams. Stateless ops
-// have no RandomRuns and always repeat, as they should.
-Attrs attrs_for_run(const Node& node) {
-  refuse_while_streams_logged(node.op->name);
-  RandomRuns& runs = *node.random_runs;
-  const uint64_t k = runs.count.fetch_add(1, std::memory_order_relaxed);
-  if (k == 0) return node.attrs;
-  Attrs attrs = node.attrs;
-  attrs.set(runs.key_attr,
-            static_cast<int64_t>(key_for_run(static_cast<uint64_t>(node.attrs.get_int(runs.key_attr)), k)));
-  return attrs;
-}
-
 // An accumulating while node's extra outputs (Note [while_loop gradients]): each loop
 // variable's values stacked once at the end (O(iterations), not a concat per run), then
 // the iteration count. `vars` holds the final values.
@@ -108,6 +91,23 @@ void append_stacks(std::vector<Tensor>& vars, const std::vector<std::vector<Tens
 }
 
 }  // namespace
+
+// Note [random ops in graphs]: a random op's attributes hold the Philox key and stream
+// it claimed when the node was built (Note [random seeds]), so running the node again
+// with them would repeat its numbers; TensorFlow's graphs draw new numbers on every
+// run. So the k-th run (k > 0) of a stateful random node uses key_for_run(key, k): a
+// deterministic sequence given the seeds, distinct from other streams. Stateless ops
+// have no RandomRuns and always repeat, as they should.
+Attrs attrs_for_run(const Node& node) {
+  refuse_while_streams_logged(node.op->name);
+  RandomRuns& runs = *node.random_runs;
+  const uint64_t k = runs.count.fetch_add(1, std::memory_order_relaxed);
+  if (k == 0) return node.attrs;
+  Attrs attrs = node.attrs;
+  attrs.set(runs.key_attr,
+            static_cast<int64_t>(key_for_run(static_cast<uint64_t>(node.attrs.get_int(runs.key_attr)), k)));
+  return attrs;
+}
 
 std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who) {
   switch (node.kind) {

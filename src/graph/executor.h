@@ -28,6 +28,10 @@ std::vector<Tensor> execute(const GraphState& graph, std::span<const ValueRef> f
 // placeholder without a value is an error naming it.
 std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs, std::string_view who);
 
+// The attributes of a stateful random node's next run: its own on the first, then a
+// new Philox key each time (Note [random ops in graphs] in executor.cpp).
+Attrs attrs_for_run(const Node& node);
+
 // How many node runs so far went to the thread pool in batches (Note [parallel nodes]
 // in executor.cpp), process-wide: for tests.
 uint64_t batched_node_runs();

@@ -288,12 +288,7 @@ ConcreteFunction Function::trace(const std::vector<TensorSpec>& specs, const std
         cache_->trace_count == 0 && (!enclosing || enclosing->may_create_variables);
   }
   this_trace.outer_builder = enclosing ? enclosing->outer_builder : context.builder;
-  struct TraceFrame {
-    Context& context;
-    const FunctionTrace* saved;
-    ~TraceFrame() { context.function_trace = saved; }
-  } frame{context, enclosing};
-  context.function_trace = &this_trace;
+  const detail::FunctionTraceScope frame(this_trace);
 
   auto st = std::make_shared<detail::ConcreteFunctionState>();
   st->name = cache_->name;

@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "eagerflow/autodiff/gradient_tape.h"
@@ -160,6 +162,20 @@ class CurrentGraphScope {
   GraphState* saved_;
 };
 
+// Makes `trace` the function this thread is tracing (Context::function_trace) for the
+// scope's lifetime.
+class FunctionTraceScope {
+ public:
+  explicit FunctionTraceScope(const FunctionTrace& trace)
+      : saved_(std::exchange(Context::current().function_trace, &trace)) {}
+  ~FunctionTraceScope() { Context::current().function_trace = saved_; }
+  FunctionTraceScope(const FunctionTraceScope&) = delete;
+  FunctionTraceScope& operator=(const FunctionTraceScope&) = delete;
+
+ private:
+  const FunctionTrace* saved_;
+};
+
 // Runs `body` with `graph` as this thread's builder and tapes paused: what it calls
 // adds nodes to the graph.
 template <class F>
@@ -177,6 +193,20 @@ std::vector<Tensor> run_subgraph(const SubGraph& sub, std::span<const Tensor> ar
 // Calls `visit` on the first `nodes` nodes of `graph` and, depth first, on every node of
 // the sub-graphs of its control-flow nodes.
 void visit_nested_nodes(const GraphState& graph, int nodes, const std::function<void(const Node&)>& visit);
+
+// Traces `body` into a new sub-graph with placeholders of `args`' dtypes and shapes;
+// tensors of `parent` (when not null) that body uses become captures (GraphState::parent).
+SubGraph trace_subgraph(const std::shared_ptr<GraphState>& parent, const std::string& name,
+                        const std::vector<TensorMeta>& args,
+                        const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& body);
+
+// Adds one node's computation to the graph being built (or runs it eagerly, recorded by
+// tapes), on `inputs`: its op, or cond / while_loop again for control flow.
+std::vector<Tensor> replay_node(const Node& node, std::span<const Tensor> inputs);
+
+// While set on this thread, vectorized_map adds every op whose batching rule it runs
+// (check_gradients learns from it which rules it verified).
+std::unordered_set<const OpDef*>*& batch_rules_run();
 
 // Adds a sub-graph's computation to the graph being built (or runs it eagerly), with
 // `args` and `captures` standing for its placeholders; returns its outputs.

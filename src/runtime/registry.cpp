@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "eagerflow/runtime/op_def.h"
+#include "ops/batch_helpers.h"
 
 namespace ef {
 namespace {
@@ -40,6 +41,8 @@ const OpDef& define_op(OpDef def) {
   if (def.traits.view)
     for (KernelFn& kernel : def.kernels)
       if (!kernel) kernel = def.kernels[static_cast<int>(DeviceType::CPU)];
+  // Elementwise ops share one batching rule (Note [vectorization]).
+  if (def.traits.elementwise && !def.batch) def.batch = detail::batch_broadcasting;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   std::string key(def.name);

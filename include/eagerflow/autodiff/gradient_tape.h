@@ -82,17 +82,20 @@ class GradientTape {
                                CallSite where = CallSite::current());
 
   // d target[i...] / d source[j...] for every element pair, shaped target.shape +
-  // source.shape: one backward pass per target element. Counts as a gradient() call
-  // for a non-persistent tape.
+  // source.shape: the backward pass once per target element. With
+  // experimental_use_pfor (TensorFlow's default, and ours), those passes run as one
+  // vectorized pass (ef::vectorized_map over the seeds); without, one after the other.
+  // Counts as a gradient() call for a non-persistent tape.
   Tensor jacobian(const Tensor& target, const Tensor& source,
                   UnconnectedGradients unconnected = UnconnectedGradients::None,
-                  CallSite where = CallSite::current());
+                  bool experimental_use_pfor = true, CallSite where = CallSite::current());
   // For a target [b, y...] whose row i depends only on row i of a source [b, x...]:
   // d target[i, y...] / d source[i, x...], shaped [b, y..., x...]. One backward pass per
-  // element of a row, so it is much cheaper than jacobian for large batches.
+  // element of a row (vectorized as for jacobian), so it is much cheaper than jacobian
+  // for large batches.
   Tensor batch_jacobian(const Tensor& target, const Tensor& source,
                         UnconnectedGradients unconnected = UnconnectedGradients::None,
-                        CallSite where = CallSite::current());
+                        bool experimental_use_pfor = true, CallSite where = CallSite::current());
 
   // Forgets every record and watched tensor; the tape keeps recording.
   void reset();
@@ -130,8 +133,9 @@ class GradientTape {
                                std::span<const Tensor> sources, UnconnectedGradients unconnected,
                                bool last_use = false);
   void release_if_not_persistent();
-  Tensor stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds, int64_t axis,
-                          const Shape& result_shape, UnconnectedGradients unconnected);
+  Tensor stacked_jacobian(const Tensor& target, const Tensor& source, const std::vector<Tensor>& seeds,
+                          int64_t axis, const Shape& result_shape, UnconnectedGradients unconnected,
+                          bool use_pfor);
 
   std::unique_ptr<Impl> impl_;
 };

@@ -125,6 +125,23 @@ struct JvpCall {
 // so that it runs eagerly and in graphs and can itself be differentiated, in either mode.
 using JvpFn = std::vector<Tensor> (*)(const JvpCall& call);
 
+// Inputs of a batching rule (Note [vectorization] in eagerflow/graph/vectorized_map.h):
+// the op's call, in which each batched input carries the batch as its first axis and
+// every other input is as in the unbatched program.
+struct BatchCall {
+  const OpCall& call;
+  std::span<const bool> batched;  // per input
+  int64_t batch_size;             // kUnknownDim while tracing with an unknown batch
+
+  bool is_batched(size_t input) const { return input < batched.size() && batched[input]; }
+  const Tensor& input(size_t i) const { return call.inputs[i]; }
+  const Attrs& attrs() const { return call.attrs; }
+};
+// Returns every output with the batch as its first axis, written with public ops; or
+// nothing, to decline this combination of batched inputs (vectorized_map then runs the
+// op once per element).
+using BatchFn = std::vector<Tensor> (*)(const BatchCall& call);
+
 // Note [gradient uses]: a tape keeps, for each recorded op, the forward values its
 // gradient function may read, and nothing else. An op declares in its OpDef which of
 // its inputs and outputs the gradient reads; the default is all of them, so an op that
@@ -217,6 +234,9 @@ class OpDef {
   // UnimplementedError. Ops marked not_differentiable give no tangent, as they give no
   // gradient.
   JvpFn jvp = nullptr;
+  // The batching rule (Note [vectorization]). Null: vectorized_map runs the op once per
+  // element. define_op gives ops marked elementwise the shared rule when they have none.
+  BatchFn batch = nullptr;
   OpTraits traits;
   // Set for elementwise ops that fused_elementwise can run (Note [elementwise blocks]).
   ElementwiseBlock elementwise_block;

@@ -3,6 +3,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -82,6 +83,7 @@ const OpDef& kConcat = define_op({
     .kernels = {concat_kernel, concat_kernel},
     .gradient = concat_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
 });
 
 // ---- unstack(x, axis) ----
@@ -136,6 +138,7 @@ const OpDef& kUnstack = define_op({
     .kernels = {unstack_cpu},
     .gradient = unstack_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
     .traits = {.view = true},
 });
 
@@ -228,6 +231,7 @@ const OpDef& kSplit = define_op({
     .kernels = {split_cpu},
     .gradient = split_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 2); },
     .traits = {.view = true},
 });
 

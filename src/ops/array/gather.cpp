@@ -9,6 +9,7 @@
 #include "eagerflow/runtime/context.h"
 #include "ops/array/copy.h"
 #include "ops/array/scatter_rows.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -218,6 +219,26 @@ void gather_cuda(const OpCall& call, std::span<Tensor> outputs) {
   cuda::gather_rows(call.inputs[0], device_offsets, I, outputs[0], call.op.name);
 }
 
+// Batched params with shared indices (an embedding lookup per element): the axis moves
+// past the batch. Shared params with batched indices on axis 0: the batch comes out
+// first as it is. Otherwise both are batched and the batch is one more batch dimension.
+std::vector<Tensor> batch_gather(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  const int params_rank = detail::element_rank(call, 0), indices_rank = detail::element_rank(call, 1);
+  const int64_t axis = normalize_axis(attrs.get_int(kAxis), params_rank, call.call.op.name);
+  int64_t batch_dims = attrs.get_int(kBatchDims);
+  if (batch_dims < 0) batch_dims += indices_rank;
+  if (batch_dims == 0 && !call.is_batched(1)) {
+    attrs.set(kAxis, axis + 1);
+    return detail::run_batched(call, {call.input(0), call.input(1)}, attrs);
+  }
+  if (batch_dims == 0 && !call.is_batched(0) && axis == 0)
+    return detail::run_batched(call, {call.input(0), call.input(1)}, attrs);
+  attrs.set(kAxis, axis + 1);
+  attrs.set(kBatchDims, batch_dims + 1);
+  return detail::run_batched(call, {detail::batched_input(call, 0), detail::batched_input(call, 1)}, attrs);
+}
+
 const OpDef& kGather = define_op({
     .name = "gather",
     .attr_names = {"axis", "batch_dims"},
@@ -225,6 +246,7 @@ const OpDef& kGather = define_op({
     .kernels = {gather_cpu, gather_cuda},
     .gradient = gather_grad,
     .jvp = detail::jvp_linear<value_bit(0)>,
+    .batch = batch_gather,
 });
 
 // ---- gather_nd(params, indices, batch_dims) ----
@@ -326,6 +348,12 @@ std::vector<Tensor> gather_nd_grad(const GradCall& call) {
   return {ef::scatter_nd(coords, call.output_grads[0], params.shape()), Tensor()};
 }
 
+std::vector<Tensor> batch_gather_nd(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  attrs.set(kNdBatchDims, attrs.get_int(kNdBatchDims) + 1);
+  return detail::run_batched(call, {detail::batched_input(call, 0), detail::batched_input(call, 1)}, attrs);
+}
+
 const OpDef& kGatherNd = define_op({
     .name = "gather_nd",
     .attr_names = {"batch_dims"},
@@ -333,6 +361,7 @@ const OpDef& kGatherNd = define_op({
     .kernels = {gather_nd_cpu, gather_nd_cuda},
     .gradient = gather_nd_grad,
     .jvp = detail::jvp_linear<value_bit(0)>,
+    .batch = batch_gather_nd,
 });
 
 // ---- scatter_nd(indices, updates, shape) ----

@@ -4,6 +4,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -207,6 +208,15 @@ std::vector<Tensor> pad_jvp(const JvpCall& call) {
   return {run_op(call.forward.op, {call.input_tangents[0]}, attrs, CallSite::current())};
 }
 
+std::vector<Tensor> batch_pad(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  Dims pads = attrs.get_ints(kPaddings);
+  pads.insert(0, 0);
+  pads.insert(0, 0);
+  attrs.set(kPaddings, std::move(pads));
+  return detail::run_batched(call, {call.input(0)}, attrs);
+}
+
 const OpDef& kPad = define_op({
     .name = "pad",
     .attr_names = {"paddings", "mode", "constant_values"},
@@ -214,6 +224,7 @@ const OpDef& kPad = define_op({
     .kernels = {pad_cpu, pad_cuda},
     .gradient = pad_grad,
     .jvp = pad_jvp,
+    .batch = batch_pad,
 });
 
 // ---- tile(x, multiples) ----
@@ -326,6 +337,14 @@ std::vector<Tensor> tile_grad(const GradCall& call) {
   return {g};
 }
 
+std::vector<Tensor> batch_tile(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  Dims multiples = attrs.get_ints(kMultiples);
+  multiples.insert(0, 1);
+  attrs.set(kMultiples, std::move(multiples));
+  return detail::run_batched(call, {call.input(0)}, attrs);
+}
+
 const OpDef& kTile = define_op({
     .name = "tile",
     .attr_names = {"multiples"},
@@ -333,6 +352,7 @@ const OpDef& kTile = define_op({
     .kernels = {tile_kernel, tile_kernel},
     .gradient = tile_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_tile,
 });
 
 // The number as an attr for `dtype`: int64 for integers and bool (exact), else double.

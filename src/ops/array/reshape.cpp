@@ -4,6 +4,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -119,6 +120,28 @@ std::vector<Tensor> reshape_grad(const GradCall& call) {
 
 // A view op whose output aliases its input whenever the strides allow; otherwise the
 // kernel hands back a fresh contiguous copy (never a write into an existing buffer).
+// Batched: the element's shape (its -1 resolved) behind the batch.
+std::vector<Tensor> batch_reshape(const BatchCall& call) {
+  const Tensor& x = detail::batched_input(call, 0);
+  Dims target = call.attrs().get_ints(kShape);
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1)
+      inferred = static_cast<int64_t>(i);
+    else
+      known *= target[i];
+  }
+  if (inferred >= 0) {
+    int64_t n = 1;
+    for (int d = 1; d < x.rank(); ++d)
+      n = x.shape()[d] == kUnknownDim || n == kUnknownDim ? kUnknownDim : n * x.shape()[d];
+    if (n == kUnknownDim || known == 0) return {};  // left to the per-element loop, which reports it
+    target[static_cast<size_t>(inferred)] = n / known;
+  }
+  target.insert(0, call.batch_size == kUnknownDim ? -1 : call.batch_size);
+  return {reshape(x, Shape(target))};
+}
+
 const OpDef& kReshape = define_op({
     .name = "reshape",
     .attr_names = {"shape"},
@@ -127,6 +150,7 @@ const OpDef& kReshape = define_op({
     .gradient = reshape_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
+    .batch = batch_reshape,
     .traits = {.view = true},
 });
 
@@ -168,6 +192,12 @@ std::vector<Tensor> expand_dims_grad(const GradCall& call) {
   return {squeeze(call.output_grads[0], Axes(int64_t{expand_axis(call.forward)}))};
 }
 
+std::vector<Tensor> batch_expand_dims(const BatchCall& call) {
+  const int rank = detail::element_rank(call, 0);
+  return {expand_dims(call.input(0),
+                      detail::batched_axis(call.attrs().get_int(kAxis), rank + 1, call.call.op.name))};
+}
+
 const OpDef& kExpandDims = define_op({
     .name = "expand_dims",
     .attr_names = {"axis"},
@@ -176,6 +206,7 @@ const OpDef& kExpandDims = define_op({
     .gradient = expand_dims_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
+    .batch = batch_expand_dims,
     .traits = {.view = true},
 });
 
@@ -231,6 +262,22 @@ std::vector<Tensor> squeeze_grad(const GradCall& call) {
   return {g};
 }
 
+std::vector<Tensor> batch_squeeze(const BatchCall& call) {
+  const Tensor& x = call.input(0);
+  Attrs attrs = call.attrs();
+  Dims axes;
+  if (attrs.get_bool(kSqueezeAll)) {
+    for (int i = 1; i < x.rank(); ++i)
+      if (x.shape()[i] == 1) axes.push_back(i);
+  } else {
+    for (int64_t a : attrs.get_ints(kSqueezeAxes))
+      axes.push_back(detail::batched_axis(a, detail::element_rank(call, 0), call.call.op.name));
+  }
+  attrs.set(kSqueezeAxes, std::move(axes));
+  attrs.set(kSqueezeAll, false);
+  return detail::run_batched(call, {x}, attrs);
+}
+
 const OpDef& kSqueeze = define_op({
     .name = "squeeze",
     .attr_names = {"axis", "all"},
@@ -239,6 +286,7 @@ const OpDef& kSqueeze = define_op({
     .gradient = squeeze_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
+    .batch = batch_squeeze,
     .traits = {.view = true},
 });
 

@@ -3,6 +3,9 @@
 // made while building, so that in a graph they see the fed values' dimensions where the
 // static shapes have unknown ones (tf.shape versus x.shape).
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -51,12 +54,32 @@ void size_cpu(const OpCall& call, std::span<Tensor> outputs) {
   write_index_values(call, std::span<const int64_t>(&n, 1), outputs[0]);
 }
 
+// An element's shape (or size) is the same for every element: computed from the batched
+// input, then repeated along the batch.
+std::vector<Tensor> batch_shape_op(const BatchCall& call) {
+  const Tensor& x = call.input(0);
+  if (call.batch_size == kUnknownDim || !x.shape().is_fully_defined()) return {};
+  Dims element(x.shape().dims().begin() + 1, x.shape().dims().end());
+  int64_t n = 1;
+  for (int64_t d : element) n *= d;
+  const DType dtype = call.attrs().get_dtype(0);
+  Tensor value = call.call.op.name == "shape"
+                     ? cast(constant(std::vector<int64_t>(element.begin(), element.end()),
+                                     Shape{static_cast<int64_t>(element.size())}),
+                            dtype)
+                     : cast(constant(n), dtype);
+  Dims dims{call.batch_size};
+  for (int64_t d : value.shape().dims()) dims.push_back(d);
+  return {broadcast_to(expand_dims(value, 0), Shape(dims))};
+}
+
 const OpDef& kShape = define_op({
     .name = "shape",
     .attr_names = {"out_type"},
     .infer = infer_shape,
     .kernels = {shape_cpu, detail::computed_on_host<shape_cpu>},
     .not_differentiable = "its output holds integer sizes",
+    .batch = batch_shape_op,
 });
 
 const OpDef& kSize = define_op({
@@ -65,6 +88,7 @@ const OpDef& kSize = define_op({
     .infer = infer_size,
     .kernels = {size_cpu, detail::computed_on_host<size_cpu>},
     .not_differentiable = "its output holds an integer count",
+    .batch = batch_shape_op,
 });
 
 // ---- ensure_shape_match(x, like): x, once its shape is checked against like's ----
@@ -111,6 +135,15 @@ void ensure_shape_match_kernel(const OpCall& call, std::span<Tensor> outputs) {
 // Gradient: passed through to x; like lends only its shape.
 std::vector<Tensor> ensure_shape_match_grad(const GradCall& call) { return {call.output_grads[0], Tensor()}; }
 
+// like batched; x batched too, or, where it may broadcast (attribute 1), lined up
+// against like's elements.
+std::vector<Tensor> batch_ensure_shape_match(const BatchCall& call) {
+  if (!call.attrs().get_bool(1)) return detail::batch_leading_dims(call);
+  const Tensor& x = call.input(0);
+  const Tensor aligned = call.is_batched(0) ? detail::with_element_rank(x, detail::element_rank(call, 1)) : x;
+  return detail::run_batched(call, {aligned, detail::batched_input(call, 1)}, call.attrs());
+}
+
 const OpDef& kEnsureShapeMatch = define_op({
     .name = "ensure_shape_match",
     .attr_names = {"message", "broadcast"},
@@ -119,6 +152,7 @@ const OpDef& kEnsureShapeMatch = define_op({
     .gradient = ensure_shape_match_grad,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<value_bit(0)>,
+    .batch = batch_ensure_shape_match,
     .traits = {.view = true},
 });
 

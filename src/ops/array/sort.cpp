@@ -9,6 +9,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/runtime/context.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -197,6 +198,7 @@ const OpDef& kSort = define_op({
     .kernels = {sort_cpu, sort_cuda},
     .gradient = sort_grad,
     .jvp = sort_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 const OpDef& kArgsort = define_op({
@@ -205,6 +207,7 @@ const OpDef& kArgsort = define_op({
     .infer = infer_argsort,
     .kernels = {argsort_cpu, argsort_cuda},
     .not_differentiable = "its output holds integer positions",
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 // ---- top_k(x, k, sorted) ----
@@ -258,6 +261,7 @@ const OpDef& kTopK = define_op({
     .kernels = {top_k_cpu, top_k_cuda},
     .gradient = top_k_grad,
     .jvp = top_k_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

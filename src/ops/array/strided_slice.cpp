@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -224,6 +225,28 @@ std::vector<Tensor> strided_slice_gradient(const GradCall& call) {
                  CallSite::current())};
 }
 
+// A whole-axis entry for the batch in front of the element's slice spec; every mask
+// moves up one bit.
+Attrs batched_slice_spec(const Attrs& attrs) {
+  Attrs out = attrs;
+  for (StridedSliceAttr a : {kBegin, kEnd, kStrides}) {
+    Dims v = attrs.get_ints(a);
+    v.insert(0, a == kStrides ? 1 : 0);
+    out.set(a, std::move(v));
+  }
+  for (StridedSliceAttr a : {kBeginMask, kEndMask, kEllipsisMask, kNewAxisMask, kShrinkMask})
+    out.set(a, attrs.get_int(a) << 1);
+  out.set(kBeginMask, out.get_int(kBeginMask) | 1);
+  out.set(kEndMask, out.get_int(kEndMask) | 1);
+  return out;
+}
+
+std::vector<Tensor> batch_strided_slice(const BatchCall& call) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < call.call.inputs.size(); ++i) inputs.push_back(detail::batched_input(call, i));
+  return detail::run_batched(call, inputs, batched_slice_spec(call.attrs()));
+}
+
 const OpDef& kStridedSlice = define_op({
     .name = "strided_slice",
     .attr_names = {"begin", "end", "strides", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
@@ -232,6 +255,7 @@ const OpDef& kStridedSlice = define_op({
     .kernels = {strided_slice_cpu},
     .gradient = strided_slice_gradient,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_strided_slice,
     .traits = {.view = true},
 });
 
@@ -244,6 +268,7 @@ const OpDef& kStridedSliceGrad = define_op({
     .gradient = strided_slice_grad_grad,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<value_bit(1)>,
+    .batch = batch_strided_slice,
 });
 
 const OpDef& strided_slice_op() { return kStridedSlice; }
@@ -312,6 +337,16 @@ std::vector<Tensor> slice_grad(const GradCall& call) {
                  CallSite::current())};
 }
 
+std::vector<Tensor> batch_slice(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  Dims begin = attrs.get_ints(kSliceBegin), size = attrs.get_ints(kSliceSize);
+  begin.insert(0, 0);
+  size.insert(0, -1);
+  attrs.set(kSliceBegin, std::move(begin));
+  attrs.set(kSliceSize, std::move(size));
+  return detail::run_batched(call, {call.input(0)}, attrs);
+}
+
 const OpDef& kSlice = define_op({
     .name = "slice",
     .attr_names = {"begin", "size"},
@@ -319,6 +354,7 @@ const OpDef& kSlice = define_op({
     .kernels = {slice_cpu},
     .gradient = slice_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_slice,
     .traits = {.view = true},
 });
 

@@ -2,6 +2,7 @@
 // negate strides (Note [views]).
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -54,6 +55,14 @@ std::vector<Tensor> transpose_grad(const GradCall& call) {
   return {transpose(call.output_grads[0], inverse)};
 }
 
+std::vector<Tensor> batch_transpose(const BatchCall& call) {
+  std::vector<int64_t> perm{0};
+  const int rank = detail::element_rank(call, 0);
+  for (int64_t p : call.attrs().get_ints(kPerm))
+    perm.push_back(normalize_axis(p, rank, call.call.op.name, "perm") + 1);
+  return {transpose(call.input(0), perm)};
+}
+
 const OpDef& kTranspose = define_op({
     .name = "transpose",
     .attr_names = {"perm"},
@@ -61,6 +70,7 @@ const OpDef& kTranspose = define_op({
     .kernels = {transpose_cpu},
     .gradient = transpose_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_transpose,
     .traits = {.view = true},
 });
 
@@ -97,6 +107,20 @@ void broadcast_to_cpu(const OpCall& call, std::span<Tensor> outputs) {
 // Gradient: the output gradient as it is; the tape sums it down to the input's shape.
 std::vector<Tensor> broadcast_to_grad(const GradCall& call) { return {call.output_grads[0]}; }
 
+// The element's target shape behind the batch; x gets size-1 axes after its batch axis
+// so that it lines up.
+std::vector<Tensor> batch_broadcast_to(const BatchCall& call) {
+  if (call.batch_size == kUnknownDim) return {};
+  const Tensor& x = call.input(0);
+  const Dims& shape = call.attrs().get_ints(kShape);
+  Dims aligned{x.shape()[0]};
+  for (size_t i = static_cast<size_t>(x.rank() - 1); i < shape.size(); ++i) aligned.push_back(1);
+  for (int d = 1; d < x.rank(); ++d) aligned.push_back(x.shape()[d]);
+  Dims target{call.batch_size};
+  for (int64_t d : shape) target.push_back(d);
+  return {broadcast_to(reshape(x, Shape(aligned)), Shape(target))};
+}
+
 const OpDef& kBroadcastTo = define_op({
     .name = "broadcast_to",
     .attr_names = {"shape"},
@@ -104,6 +128,7 @@ const OpDef& kBroadcastTo = define_op({
     .kernels = {broadcast_to_cpu},
     .gradient = broadcast_to_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_broadcast_to,
     .traits = {.view = true},
 });
 
@@ -141,6 +166,21 @@ std::vector<Tensor> reverse_grad(const GradCall& call) {
   return {reverse(call.output_grads[0], Axes(axes))};
 }
 
+// "Every axis" (no axes given) means every axis of the element, not the batch.
+std::vector<Tensor> batch_reverse(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  Dims axes;
+  if (attrs.get_ints(kAxes).empty() && attrs.get_bool(kAll)) {
+    for (int i = 1; i < call.input(0).rank(); ++i) axes.push_back(i);
+  } else {
+    for (int64_t a : attrs.get_ints(kAxes))
+      axes.push_back(detail::batched_axis(a, detail::element_rank(call, 0), call.call.op.name));
+  }
+  attrs.set(kAxes, std::move(axes));
+  attrs.set(kAll, false);
+  return detail::run_batched(call, {call.input(0)}, attrs);
+}
+
 const OpDef& kReverse = define_op({
     .name = "reverse",
     .attr_names = {"axis", "all"},
@@ -148,6 +188,7 @@ const OpDef& kReverse = define_op({
     .kernels = {reverse_cpu},
     .gradient = reverse_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = batch_reverse,
     .traits = {.view = true},
 });
 

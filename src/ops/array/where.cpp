@@ -4,6 +4,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -191,12 +192,21 @@ void one_hot_cuda(const OpCall& call, std::span<Tensor> outputs) {
   outputs[0] = where(hit, on, off);
 }
 
+// The new axis counts among the element's: -1 (last) stays, others move past the batch.
+std::vector<Tensor> batch_one_hot(const BatchCall& call) {
+  Attrs attrs = call.attrs();
+  const int64_t axis = attrs.get_int(kAxis);
+  if (axis >= 0) attrs.set(kAxis, axis + 1);
+  return detail::run_batched(call, {call.input(0)}, attrs);
+}
+
 const OpDef& kOneHot = define_op({
     .name = "one_hot",
     .attr_names = {"depth", "on_value", "off_value", "axis", "dtype"},
     .infer = infer_one_hot,
     .kernels = {one_hot_cpu, one_hot_cuda},
     .not_differentiable = "its output does not depend differentiably on the integer indices",
+    .batch = batch_one_hot,
 });
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "eagerflow/ops/creation.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -68,6 +69,7 @@ const OpDef& kFillLike = define_op({
     .infer = infer_fill_like,
     .kernels = {fill_like_cpu, fill_like_cuda},
     .not_differentiable = "its output does not depend on the values of its input",
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/image.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/image/resampling.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
@@ -134,6 +135,7 @@ const OpDef& kResize = define_op({
     .gradient = resize_gradient,
     .gradient_uses = kGradientReadsNoValues,  // the images' shape only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0)); },
 });
 
 const OpDef& kResizeGrad = define_op({

@@ -3,6 +3,7 @@
 // matrix gradients need are all bands. Its gradient is the same band of the gradient.
 #include "backends/cpu/elementwise.h"
 #include "eagerflow/ops/linalg.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -64,6 +65,7 @@ const OpDef& kBandPart = define_op({
     .gradient = band_part_grad,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

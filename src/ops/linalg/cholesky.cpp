@@ -4,6 +4,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -89,6 +90,7 @@ const OpDef& kCholesky = define_op({
     .gradient = cholesky_grad,
     .gradient_uses = kGradientReadsOutputs,
     .jvp = cholesky_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -142,6 +143,7 @@ const OpDef& kEigh = define_op({
     .gradient = eigh_grad,
     // gradient_uses: the default (every value): compute_v = false reads the input, true the outputs.
     .jvp = eigh_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

@@ -11,7 +11,9 @@
 
 #include "backends/cpu/blas.h"
 #include "backends/cuda/kernels.h"
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/linalg.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -236,6 +238,35 @@ std::vector<Tensor> matmul_grad(const GradCall& call) {
   return {grad_a(), grad_b()};
 }
 
+// Batch dimensions broadcast, so a batched operand only needs its batch lined up in
+// front (size-1 axes after it where its element has fewer dimensions than the other's).
+// A batched matrix times a shared one is one GEMM on the rows of all elements.
+std::vector<Tensor> batch_matmul(const BatchCall& call) {
+  const Tensor &a = call.input(0), &b = call.input(1);
+  const bool ta = call.attrs().get_bool(kTransposeA);
+  if (call.is_batched(0) && !call.is_batched(1) && !ta && b.rank() == 2 && a.shape().is_fully_defined()) {
+    const Tensor rows = reshape(a, Shape{-1, a.shape()[a.rank() - 1]});
+    Dims dims(a.shape().dims().begin(), a.shape().dims().end() - 1);
+    const Tensor product = run_op(call.call.op, {rows, b}, call.attrs(), CallSite::current());
+    dims.push_back(product.shape()[1]);
+    return {reshape(product, Shape(dims))};
+  }
+  const int rank = std::max(detail::element_rank(call, 0), detail::element_rank(call, 1));
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < 2; ++i) {
+    const Tensor& x = call.input(i);
+    if (!call.is_batched(i) || x.rank() == rank + 1) {
+      inputs.push_back(x);
+      continue;
+    }
+    Dims dims{x.shape()[0]};
+    for (int d = x.rank(); d < rank + 1; ++d) dims.push_back(1);
+    for (int d = 1; d < x.rank(); ++d) dims.push_back(x.shape()[d]);
+    inputs.push_back(reshape(x, Shape(dims)));
+  }
+  return detail::run_batched(call, inputs, call.attrs());
+}
+
 const OpDef& kMatMul = define_op({
     .name = "matmul",
     .attr_names = {"transpose_a", "transpose_b"},
@@ -244,6 +275,7 @@ const OpDef& kMatMul = define_op({
     .gradient = matmul_grad,
     .gradient_uses = kGradientReadsInputs,  // never C (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
+    .batch = batch_matmul,
 });
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -170,6 +171,7 @@ const OpDef& kQr = define_op({
     .gradient = qr_grad,
     .gradient_uses = {.inputs = kAllValues, .outputs = kAllValues},
     .jvp = qr_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "backends/cpu/elementwise.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -65,6 +66,7 @@ const OpDef& kSetDiag = define_op({
     .gradient = set_diag_grad,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

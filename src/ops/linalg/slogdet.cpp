@@ -9,6 +9,7 @@
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -82,6 +83,7 @@ const OpDef& kSlogdet = define_op({
     .gradient = slogdet_grad,
     .gradient_uses = kGradientReadsInputs,
     .jvp = slogdet_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -110,6 +111,7 @@ const OpDef& kSolve = define_op({
     .gradient = solve_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
     .jvp = solve_jvp,
+    .batch = detail::batch_broadcasting,
 });
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -214,6 +215,7 @@ const OpDef& kSvd = define_op({
     .kernels = {svd_cpu},
     .gradient = svd_grad,
     .jvp = svd_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

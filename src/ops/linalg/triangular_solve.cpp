@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/linalg.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/linalg/lapack.h"
 
@@ -99,6 +100,7 @@ const OpDef& kTriangularSolve = define_op({
     .gradient = triangular_solve_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
     .jvp = triangular_solve_jvp,
+    .batch = detail::batch_broadcasting,
 });
 
 }  // namespace

@@ -8,8 +8,10 @@
 
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/stream_copy.h"
+#include "eagerflow/ops/array.h"
 #include "eagerflow/ops/fused_elementwise.h"
 #include "eagerflow/ops/math.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/math/fused_eval.h"
 #include "ops/math/fused_run.h"
@@ -166,6 +168,35 @@ std::vector<Tensor> fused_jvp(const JvpCall& c) {
   return out;
 }
 
+// A fused program broadcasts single elements only: every other input is given the
+// batched output's full shape (a broadcast view, no copy).
+std::vector<Tensor> batch_fused(const BatchCall& call) {
+  if (call.batch_size == kUnknownDim) return {};
+  Shape element;
+  for (size_t i = 0; i < call.call.inputs.size(); ++i) {
+    const Tensor& x = call.input(i);
+    const Shape shape =
+        call.is_batched(i) ? Shape(Dims(x.shape().dims().begin() + 1, x.shape().dims().end())) : x.shape();
+    element = broadcast_shapes(element, shape, call.call.op.name);
+  }
+  Dims full{call.batch_size};
+  for (int64_t d : element.dims()) full.push_back(d);
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < call.call.inputs.size(); ++i) {
+    const Tensor& x = call.input(i);
+    if (!call.is_batched(i) && x.num_elements() == 1) {
+      inputs.push_back(x);
+      continue;
+    }
+    Tensor batched = detail::batched_input(call, i);
+    Dims aligned{call.batch_size};
+    for (int d = batched.rank() - 1; d < element.rank(); ++d) aligned.push_back(1);
+    for (int d = 1; d < batched.rank(); ++d) aligned.push_back(batched.shape()[d]);
+    inputs.push_back(broadcast_to(reshape(batched, Shape(aligned)), Shape(full)));
+  }
+  return detail::run_batched(call, inputs, call.attrs());
+}
+
 const OpDef& kFusedElementwise = define_op({
     .name = "fused_elementwise",
     .attr_names = {"ops", "operands", "outputs", "num_inputs", "compiled"},
@@ -174,6 +205,7 @@ const OpDef& kFusedElementwise = define_op({
     .gradient = fused_grad,
     .gradient_uses = kGradientReadsInputs,  // the replay recomputes everything else
     .jvp = fused_jvp,
+    .batch = batch_fused,
     .traits = {.elementwise = true, .in_place = true},  // staged_outputs makes it safe
 });
 

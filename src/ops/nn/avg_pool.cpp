@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eagerflow/ops/conv.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/nn/pool_common.h"
 #include "ops/nn/window_geometry.h"
@@ -143,6 +144,7 @@ const OpDef& kAvgPool = define_op({
     .gradient = avg_pool_gradient,
     .gradient_uses = kGradientReadsNoValues,  // x's shape only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0)); },
 });
 
 const OpDef& kAvgPoolGrad = define_op({
@@ -153,6 +155,10 @@ const OpDef& kAvgPoolGrad = define_op({
     .gradient = avg_pool_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,  // Note [gradient uses]
     .jvp = detail::jvp_linear<>,
+    .batch =
+        [](const BatchCall& call) {
+          return detail::batch_merging_rows(call, value_bit(0), detail::kSizesAttr);
+        },
 });
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "backends/cpu/blas.h"
 #include "eagerflow/ops/conv.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/nn/conv2d_onednn.h"
 #include "ops/nn/im2col.h"
@@ -398,6 +399,7 @@ const OpDef& kConv2d = define_op({
     .gradient = conv2d_grad,
     .gradient_uses = kGradientReadsInputs,  // never y (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0)); },
 });
 
 const OpDef& kConv2dBackpropInput = define_op({
@@ -408,6 +410,10 @@ const OpDef& kConv2dBackpropInput = define_op({
     .gradient = backprop_input_grad,
     .gradient_uses = kGradientReadsInputs,  // never dx (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
+    .batch =
+        [](const BatchCall& call) {
+          return detail::batch_merging_rows(call, value_bit(1), detail::kSizesAttr);
+        },
 });
 
 const OpDef& kConv2dBackpropFilter = define_op({

@@ -8,6 +8,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
@@ -131,6 +132,7 @@ const OpDef& kDense = define_op({
     .gradient = dense_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
     .jvp = dense_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 // ---- sparse_softmax_cross_entropy_with_logits(labels, logits) ----
@@ -215,6 +217,7 @@ const OpDef& kSparse = define_op({
     .gradient = sparse_grad,
     .gradient_uses = kGradientReadsInputs,  // labels and logits, not the loss (Note [gradient uses])
     .jvp = sparse_jvp,
+    .batch = detail::batch_leading_dims,
 });
 
 }  // namespace

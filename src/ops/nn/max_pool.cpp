@@ -13,6 +13,7 @@
 
 #include "eagerflow/ops/conv.h"
 #include "eagerflow/ops/creation.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/nn/pool_common.h"
 #include "ops/nn/window_geometry.h"
@@ -213,6 +214,7 @@ const OpDef& kMaxPool = define_op({
     .gradient = max_pool_gradient,
     .gradient_uses = kGradientReadsInputs,  // x, not y (Note [gradient uses])
     .jvp = max_pool_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, kAllValues); },
 });
 
 const OpDef& kMaxPoolGrad = define_op({
@@ -223,6 +225,7 @@ const OpDef& kMaxPoolGrad = define_op({
     .gradient = max_pool_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
     .jvp = detail::jvp_linear<value_bit(1)>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, kAllValues); },
 });
 
 const OpDef& kMaxPoolGradGrad = define_op({
@@ -234,6 +237,7 @@ const OpDef& kMaxPoolGradGrad = define_op({
     .gradient = max_pool_grad_grad_gradient,
     .gradient_uses = kGradientReadsInputs,  // Note [gradient uses]
     .jvp = detail::jvp_linear<value_bit(1)>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, kAllValues); },
 });
 
 }  // namespace

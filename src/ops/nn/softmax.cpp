@@ -8,6 +8,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
@@ -103,6 +104,7 @@ const OpDef& kSoftmax = define_op({
     .gradient = softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
     .jvp = softmax_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
 });
 
 // dy = t - sum(softmax * t) (the transpose of the gradient's g - softmax * sum(g)).
@@ -120,6 +122,7 @@ const OpDef& kLogSoftmax = define_op({
     .gradient = log_softmax_grad,
     .gradient_uses = kGradientReadsOutputs,  // y only (Note [gradient uses])
     .jvp = log_softmax_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
 });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "eagerflow/ops/random.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 #include "ops/random/philox_fill.h"
 #include "ops/random/random_stream.h"
@@ -149,6 +150,7 @@ const OpDef& kNormal = define_op({
     .infer = infer_normal,
     .kernels = {normal_cpu<false>, detail::computed_on_host<normal_cpu<false>>},
     .not_differentiable = "random values do not depend differentiably on any input (it has no tensor inputs)",
+    .batch = detail::batch_random,
     .traits = {.random = true},
 });
 
@@ -158,6 +160,7 @@ const OpDef& kTruncatedNormal = define_op({
     .infer = infer_normal,
     .kernels = {normal_cpu<true>, detail::computed_on_host<normal_cpu<true>>},
     .not_differentiable = "random values do not depend differentiably on any input (it has no tensor inputs)",
+    .batch = detail::batch_random,
     .traits = {.random = true},
 });
 

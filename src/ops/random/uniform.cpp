@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "eagerflow/ops/random.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 #include "ops/random/philox_fill.h"
 #include "ops/random/random_stream.h"
@@ -115,6 +116,7 @@ const OpDef& kUniform = define_op({
     .infer = infer_uniform,
     .kernels = {uniform_cpu, detail::computed_on_host<uniform_cpu>},
     .not_differentiable = kNotDifferentiable,
+    .batch = detail::batch_random,
     .traits = {.random = true},
 });
 
@@ -161,6 +163,7 @@ const OpDef& kUniformInt = define_op({
     .infer = infer_uniform_int,
     .kernels = {uniform_int_cpu, detail::computed_on_host<uniform_int_cpu>},
     .not_differentiable = kNotDifferentiable,
+    .batch = detail::batch_random,
     .traits = {.random = true},
 });
 

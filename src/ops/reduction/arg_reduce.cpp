@@ -4,6 +4,7 @@
 
 #include "backends/cpu/reduce.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
 
@@ -127,6 +128,7 @@ const OpDef& kArgMax = define_op({
     .infer = infer_arg_reduce,
     .kernels = {arg_reduce_cpu<true>, cuda::arg_reduce_kernel},
     .not_differentiable = "its output is an integer index",
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
     .traits = {.reduction = true},
 });
 
@@ -136,6 +138,7 @@ const OpDef& kArgMin = define_op({
     .infer = infer_arg_reduce,
     .kernels = {arg_reduce_cpu<false>, cuda::arg_reduce_kernel},
     .not_differentiable = "its output is an integer index",
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
     .traits = {.reduction = true},
 });
 

@@ -11,6 +11,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
@@ -149,6 +150,7 @@ OpDef reduction_op(std::string_view name) {
   def.kernels[static_cast<int>(DeviceType::CPU)] = reduce_kernel<R, Set>;
   def.kernels[static_cast<int>(DeviceType::CUDA)] = cuda::reduce_kernel;
   def.traits.reduction = true;
+  def.batch = [](const BatchCall& call) { return detail::batch_shifting_axes(call, kAxis); };
   return def;
 }
 
@@ -315,6 +317,20 @@ std::vector<Tensor> sum_to_shape_of_grad(const GradCall& call) {
   return {add(dy, zeros_like(x)), Tensor()};
 }
 
+// Batched x: its axes beyond `like`'s rank are summed first (they precede the batch's
+// alignment otherwise), then the size-1 axes of like, with the batch kept.
+std::vector<Tensor> batch_sum_to_shape_of(const BatchCall& call) {
+  if (!call.is_batched(0)) return {};
+  Tensor x = call.input(0);
+  const int extra = detail::element_rank(call, 0) - detail::element_rank(call, 1);
+  if (extra > 0) {
+    std::vector<int64_t> leading;
+    for (int i = 1; i <= extra; ++i) leading.push_back(i);
+    x = reduce_sum(x, leading);
+  }
+  return {sum_to_shape_of(x, detail::batched_input(call, 1))};
+}
+
 const OpDef& kSumToShapeOf = define_op({
     .name = "sum_to_shape_of",
     .infer = infer_sum_to_shape_of,
@@ -323,6 +339,7 @@ const OpDef& kSumToShapeOf = define_op({
     .gradient = sum_to_shape_of_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kNoValues},
     .jvp = detail::jvp_linear<value_bit(0)>,
+    .batch = batch_sum_to_shape_of,
     .traits = {.view = true},  // aliases x when nothing is summed
 });
 

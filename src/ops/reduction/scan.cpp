@@ -14,6 +14,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -258,6 +259,7 @@ const OpDef& kCumprodLinearScan = define_op({
     .gradient = linear_scan_grad,
     .gradient_uses = {.inputs = value_bit(0), .outputs = kAllValues},
     .jvp = linear_scan_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kLinAxis); },
 });
 
 Tensor linear_scan(const Tensor& a, const Tensor& b, int64_t axis, bool reverse) {
@@ -426,6 +428,7 @@ const OpDef& kCumulativeLogsumexpGrad = define_op({
     .kernels = {lse_grad_cpu},
     .gradient = lse_grad_grad,
     .jvp = lse_grad_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kGradAxis); },
 });
 
 Tensor lse_grad(const Tensor& x, const Tensor& y, const Tensor& v, const Attrs& scan_attrs, bool transpose) {
@@ -448,6 +451,7 @@ const OpDef& kCumsum = define_op({
     .kernels = {scan_cpu<SumOp>, cuda::scan_kernel},
     .gradient = cumsum_grad,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 // Inclusive: dy_k = sum_{j<=k} t_j P_j prod_{j<i<=k} x_i, the scan h_k = t_k P_k + x_k h_{k-1}
@@ -471,6 +475,7 @@ const OpDef& kCumprod = define_op({
     .gradient = cumprod_grad,
     .gradient_uses = kGradientReadsInputs,
     .jvp = cumprod_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 // dy_i = sum_k exp(x_k - y_i) t_k = (E^T t)_i (Note [cumulative_logsumexp gradient]).
@@ -487,6 +492,7 @@ const OpDef& kCumulativeLogsumexp = define_op({
     .gradient = cumulative_logsumexp_grad,
     .gradient_uses = {.inputs = kAllValues, .outputs = kAllValues},
     .jvp = cumulative_logsumexp_jvp,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, kAxis); },
 });
 
 }  // namespace

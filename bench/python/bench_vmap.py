@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Vectorization, eagerflow against PyTorch in one process: per-example gradients of an
+MLP's loss through ef.vmap of a GradientTape against functorch.vmap(functorch.grad)
+(PyTorch 1.13's torch.func) and against each library's Python loop over the examples;
+and a 100x100 Jacobian through tape.jacobian with and without experimental_use_pfor
+against torch.autograd.functional.jacobian (vectorize=True and False).
+
+Prints JSON: {"per_example_grads/BATCH": {"eagerflow_vmap": s, "eagerflow_loop": s,
+"pytorch_vmap": s, "pytorch_loop": s}, "jacobian/100x100": {...}}, each the median over
+`--iters` timed calls after two untimed warm-up calls, float32, with EF_NUM_THREADS
+threads each (default 1).
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+import torch
+
+os.environ.setdefault("EF_NUM_THREADS", "1")
+import eagerflow as ef  # noqa: E402 (reads EF_NUM_THREADS when it loads)
+from timing import median_seconds  # noqa: E402
+
+try:
+    import functorch
+except ImportError:  # PyTorch >= 2 has it as torch.func
+    import torch.func as functorch
+
+SIZES = [784, 128, 10]
+
+
+def per_example(args, results):
+    rng = np.random.default_rng(0)
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in zip(SIZES, SIZES[1:])]
+    ef_ws, t_ws = [ef.constant(w) for w in ws], tuple(torch.tensor(w) for w in ws)
+
+    def ef_loss(x, y):
+        h = ef.tanh(ef.matmul(x[None], ef_ws[0]))
+        return ef.reduce_sum(ef.square(ef.matmul(h, ef_ws[1]) - y))
+
+    def ef_grads(x, y):
+        with ef.GradientTape() as tape:
+            tape.watch(ef_ws)
+            loss = ef_loss(x, y)
+        return tape.gradient(loss, ef_ws)
+
+    def t_loss(w, x, y):
+        h = torch.tanh(x[None] @ w[0])
+        return ((h @ w[1] - y) ** 2).sum()
+
+    ef_vmapped = ef.vmap(ef_grads)
+    t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
+    t_grad = functorch.grad(t_loss)
+    for batch in args.batches:
+        x = rng.normal(size=(batch, SIZES[0])).astype(np.float32)
+        y = rng.normal(size=(batch, SIZES[-1])).astype(np.float32)
+        ef_x, ef_y, t_x, t_y = ef.constant(x), ef.constant(y), torch.tensor(x), torch.tensor(y)
+        ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(batch)]
+        t_rows = [(t_x[i], t_y[i]) for i in range(batch)]
+
+        def ef_vmap():
+            return ef_vmapped(ef_x, ef_y)[0].numpy()
+
+        def ef_loop():
+            return np.stack([ef_grads(a, b)[0].numpy() for a, b in ef_rows])
+
+        def t_vmap():
+            return t_vmapped(t_ws, t_x, t_y)[0].numpy()
+
+        def t_loop():
+            return np.stack([t_grad(t_ws, a, b)[0].numpy() for a, b in t_rows])
+
+        np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=1e-5)
+        np.testing.assert_allclose(ef_loop(), t_vmap(), rtol=1e-3, atol=1e-5)
+        results[f"per_example_grads/{batch}"] = {
+            "eagerflow_vmap": median_seconds(ef_vmap, args.iters),
+            "eagerflow_loop": median_seconds(ef_loop, args.iters),
+            "pytorch_vmap": median_seconds(t_vmap, args.iters),
+            "pytorch_loop": median_seconds(t_loop, args.iters),
+        }
+
+
+def jacobian(args, results):
+    rng = np.random.default_rng(1)
+    w = rng.normal(0, 0.1, (100, 100)).astype(np.float32)
+    x = rng.normal(size=(100,)).astype(np.float32)
+    ef_w, ef_x, t_w, t_x = ef.constant(w), ef.constant(x), torch.tensor(w), torch.tensor(x)
+
+    def ef_jac(pfor):
+        with ef.GradientTape() as tape:
+            tape.watch(ef_x)
+            y = ef.tanh(ef.matmul(ef.tanh(ef.matmul(ef_x[None], ef_w)), ef_w))[0]
+        return tape.jacobian(y, ef_x, experimental_use_pfor=pfor).numpy()
+
+    def t_jac(vectorize):
+        f = lambda v: torch.tanh(torch.tanh(v[None] @ t_w) @ t_w)[0]  # noqa: E731
+        return torch.autograd.functional.jacobian(f, t_x, vectorize=vectorize).numpy()
+
+    np.testing.assert_allclose(ef_jac(True), t_jac(True), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(ef_jac(False), t_jac(True), rtol=1e-4, atol=1e-6)
+    results["jacobian/100x100"] = {
+        "eagerflow_pfor": median_seconds(lambda: ef_jac(True), args.iters),
+        "eagerflow_loop": median_seconds(lambda: ef_jac(False), args.iters),
+        "pytorch_vectorize": median_seconds(lambda: t_jac(True), args.iters),
+        "pytorch_loop": median_seconds(lambda: t_jac(False), args.iters),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--batches", type=int, nargs="+", default=[64])
+    args = parser.parse_args()
+    torch.set_num_threads(int(os.environ["EF_NUM_THREADS"]))
+    results = {}
+    per_example(args, results)
+    jacobian(args, results)
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

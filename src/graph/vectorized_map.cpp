@@ -1,0 +1,390 @@
+// vectorized_map, vmap and hessians (Note [vectorization] in vectorized_map.h): f traced
+// on one element, then its graph run on batched values, each node through its op's
+// batching rule or, failing that, once per element.
+#include "eagerflow/graph/vectorized_map.h"
+
+#include <iostream>
+#include <mutex>
+#include <set>
+
+#include "autodiff/tape_internal.h"
+#include "eagerflow/graph/control_flow.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/reduction.h"
+#include "graph/executor.h"
+#include "graph/graph_internal.h"
+
+namespace ef {
+namespace detail {
+namespace {
+
+// One value of the vectorized program: the same for every element, batched (the
+// batch on axis 0), or ragged: one tensor per element, of shapes that differ (a loop's
+// stacked iterations, where each element iterates a different number of times), which
+// the nodes reading it run once per element on.
+struct Value {
+  Tensor tensor;
+  bool batched = false;
+  std::vector<Tensor> elements;  // ragged: per element, tensor undefined
+
+  bool ragged() const { return !elements.empty(); }
+};
+
+struct LoopOps {
+  std::mutex mutex;
+  std::set<std::string, std::less<>> names;
+};
+LoopOps& loop_ops() {
+  static LoopOps ops;
+  return ops;
+}
+
+// Says once per process and op that the op runs once per element.
+void report_loop(std::string_view op, std::string_view why) {
+  LoopOps& ops = loop_ops();
+  std::lock_guard lock(ops.mutex);
+  if (!ops.names.emplace(op).second) return;
+  std::cerr << "eagerflow: vectorized_map: op '" << op << "' " << why
+            << ", so it runs once per element (a loop) and the results are stacked\n";
+}
+
+// `t` repeated along a new first axis of `batch` entries.
+Tensor repeated(const Tensor& t, int64_t batch, std::string_view what) {
+  if (batch == kUnknownDim || !t.shape().is_fully_defined())
+    fail<UnimplementedError>("vectorized_map: ", what,
+                             " is the same for every element and must be repeated along "
+                             "the batch, but the batch size or its shape (",
+                             t.shape(), ") is unknown while tracing");
+  Dims dims{batch};
+  for (int64_t d : t.shape().dims()) dims.push_back(d);
+  return broadcast_to(expand_dims(t, 0), Shape(dims));
+}
+
+// `t` with axis `from` moved to position `to`, the others in order.
+Tensor move_axis(const Tensor& t, int from, int to) {
+  std::vector<int64_t> perm;
+  for (int i = 0; i < t.rank(); ++i)
+    if (i != from) perm.push_back(i);
+  perm.insert(perm.begin() + to, from);
+  return transpose(t, perm);
+}
+
+Tensor as_batched(const Value& v, int64_t batch, std::string_view what) {
+  if (v.ragged()) {
+    try {
+      return stack(v.elements, 0);
+    } catch (const InvalidArgumentError& e) {
+      fail("vectorized_map: ", what,
+           " has different shapes for different elements, which cannot be stacked: ", e.what());
+    }
+  }
+  return v.batched ? v.tensor : repeated(v.tensor, batch, what);
+}
+
+class Vectorizer {
+ public:
+  Vectorizer(int64_t batch, bool fallback_to_loop) : batch_(batch), fallback_to_loop_(fallback_to_loop) {}
+
+  // Runs sub-graph `sub` on batched or shared `args` and `captures`.
+  std::vector<Value> run(const SubGraph& sub, std::span<const Value> args, std::span<const Value> captures) {
+    const GraphState& g = *sub.graph;
+    std::vector<std::vector<Value>> values(g.nodes.size());
+    for (size_t i = 0; i < sub.args.size(); ++i) values[static_cast<size_t>(sub.args[i].node)] = {args[i]};
+    for (size_t i = 0; i < g.capture_refs.size(); ++i)
+      values[static_cast<size_t>(g.capture_refs[i].node)] = {captures[i]};
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (n.kind == NodeKind::kPlaceholder) continue;  // an argument or a capture, set above
+      std::vector<Value> in;
+      for (const ValueRef& r : n.inputs)
+        in.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
+      values[i] = run_node(n, in);
+    }
+    std::vector<Value> out;
+    for (const ValueRef& r : sub.outputs)
+      out.push_back(values[static_cast<size_t>(r.node)][static_cast<size_t>(r.index)]);
+    return out;
+  }
+
+ private:
+  std::vector<Value> run_node(const Node& n, const std::vector<Value>& in) {
+    bool any_batched = false, any_ragged = false;
+    std::vector<Tensor> tensors;
+    for (const Value& v : in) {
+      any_batched = any_batched || v.batched;
+      any_ragged = any_ragged || v.ragged();
+      tensors.push_back(v.tensor);
+    }
+    if (any_ragged) return per_element(n, in, "reads values whose shapes differ by element");
+    // A random op that draws new numbers on each run draws for every element; a
+    // stateless one gives every element the same numbers, as its loop would.
+    const bool random = n.kind == NodeKind::kOp && n.random_runs;
+    if (!any_batched && !random) return shared(replay_node(n, tensors));
+    switch (n.kind) {
+      case NodeKind::kOp:
+        return run_op(n, in);
+      case NodeKind::kCond:
+        if (!in[0].batched) return run_cond(n, in);
+        return per_element(n, in, "has a predicate that differs by element");
+      case NodeKind::kWhile:
+        return per_element(n, in, "is a while_loop whose loop variables or captures differ by element");
+      case NodeKind::kAssignVariable:
+        fail<UnimplementedError>(
+            "vectorized_map: the function assigns variable '", n.variable->name(),
+            "' a value that differs by element; the elements would overwrite each other");
+      default:
+        fail<InternalError>("vectorized_map: node '", n.name, "' has batched inputs but takes none");
+    }
+  }
+
+  static std::vector<Value> shared(std::vector<Tensor> outputs) {
+    std::vector<Value> out;
+    for (Tensor& t : outputs) out.push_back({std::move(t), false});
+    return out;
+  }
+  static std::vector<Value> batched(std::vector<Tensor> outputs) {
+    std::vector<Value> out;
+    for (Tensor& t : outputs) out.push_back({std::move(t), true});
+    return out;
+  }
+
+  std::vector<Value> run_op(const Node& n, const std::vector<Value>& in) {
+    if (n.op->batch) {
+      std::vector<Tensor> inputs;
+      std::vector<char> flags;
+      for (const Value& v : in) {
+        inputs.push_back(v.tensor);
+        flags.push_back(v.batched);
+      }
+      const std::span<const bool> batched_flags(reinterpret_cast<const bool*>(flags.data()), flags.size());
+      const Attrs attrs = n.random_runs ? attrs_for_run(n) : n.attrs;
+      const OpCall call{*n.op, inputs, attrs};
+      std::vector<Tensor> outputs = n.op->batch(BatchCall{call, batched_flags, batch_});
+      if (!outputs.empty()) {
+        if (std::unordered_set<const OpDef*>* seen = batch_rules_run()) seen->insert(n.op);
+        return batched(std::move(outputs));
+      }
+      return per_element(n, in, "has a batching rule that declines these inputs");
+    }
+    return per_element(n, in, "has no batching rule");
+  }
+
+  // A cond whose predicate is the same for every element: each branch vectorized, its
+  // outputs batched where the other branch's may be.
+  std::vector<Value> run_cond(const Node& n, const std::vector<Value>& in) {
+    const ControlFlow& c = *n.control;
+    std::vector<Tensor> tensors;
+    for (const Value& v : in) tensors.push_back(v.tensor);
+    const ControlFlowInputs split = split_control_inputs(n, tensors);
+    const size_t first = 1, second = first + split.first_captures.size();
+    auto branch = [&](const SubGraph& sub, size_t offset, size_t count) {
+      std::vector<Value> outs = run(sub, {}, std::span<const Value>(in).subspan(offset, count));
+      std::vector<Tensor> result;
+      for (const Value& v : outs) result.push_back(as_batched(v, batch_, "a cond branch's output"));
+      return result;
+    };
+    return batched(cond(
+        in[0].tensor, [&] { return branch(c.first, first, split.first_captures.size()); },
+        [&] { return branch(c.second, second, split.second_captures.size()); }));
+  }
+
+  // The node once per element, its outputs stacked.
+  std::vector<Value> per_element(const Node& n, const std::vector<Value>& in, std::string_view why) {
+    const std::string what = n.kind == NodeKind::kOp ? std::string(n.op->name) : n.name;
+    if (!fallback_to_loop_)
+      fail<UnimplementedError>("vectorized_map: op '", what, "' ", why,
+                               ", and fallback_to_loop is off (a loop would run it once per element)");
+    if (batch_ == kUnknownDim)
+      fail<UnimplementedError>(
+          "vectorized_map: op '", what, "' ", why,
+          "; running it once per element needs the batch size, which is unknown while tracing");
+    report_loop(what, why);
+    if (batch_ == 0) {
+      std::vector<Value> out;
+      for (const TensorMeta& meta : n.outputs) {
+        Dims dims{0};
+        for (int64_t d : meta.shape.dims()) dims.push_back(d == kUnknownDim ? 0 : d);
+        out.push_back({zeros(Shape(dims), meta.dtype), true});
+      }
+      return out;
+    }
+    std::vector<std::vector<Tensor>> elements(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].ragged())
+        elements[i] = in[i].elements;
+      else if (in[i].batched)
+        elements[i] = unstack(in[i].tensor, 0);
+    std::vector<std::vector<Tensor>> results(n.outputs.size());
+    for (int64_t b = 0; b < batch_; ++b) {
+      std::vector<Tensor> inputs;
+      for (size_t i = 0; i < in.size(); ++i)
+        inputs.push_back(elements[i].empty() ? in[i].tensor : elements[i][static_cast<size_t>(b)]);
+      std::vector<Tensor> outs = replay_node(n, inputs);
+      for (size_t k = 0; k < outs.size(); ++k) results[k].push_back(std::move(outs[k]));
+    }
+    // Outputs whose shapes differ by element stay ragged: only nodes reading them
+    // run per element, and an output of f that stays ragged is an error.
+    std::vector<Value> out;
+    for (std::vector<Tensor>& values : results) {
+      bool same = true;
+      for (const Tensor& t : values) same = same && t.shape() == values[0].shape();
+      if (same)
+        out.push_back({stack(values, 0), true, {}});
+      else
+        out.push_back({Tensor(), false, std::move(values)});
+    }
+    return out;
+  }
+
+  int64_t batch_;
+  bool fallback_to_loop_;
+};
+
+// The batch size the elements share (their first dimension).
+int64_t batch_size_of(const std::vector<Tensor>& elems) {
+  int64_t batch = kUnknownDim;
+  for (size_t i = 0; i < elems.size(); ++i) {
+    if (!elems[i].defined()) fail("vectorized_map: elems ", i, " is an undefined tensor");
+    if (elems[i].rank() == 0)
+      fail("vectorized_map: elems ", i, " is a scalar, which has no first axis to map over");
+    const int64_t b = elems[i].shape()[0];
+    if (b == kUnknownDim) continue;
+    if (batch != kUnknownDim && b != batch)
+      fail("vectorized_map: the elements disagree on the batch size: elems ", i, " has ", b,
+           " along its first axis, an earlier one ", batch, " (shapes must agree on the first dimension)");
+    batch = b;
+  }
+  return batch;
+}
+
+}  // namespace
+
+std::unordered_set<const OpDef*>*& batch_rules_run() {
+  static thread_local std::unordered_set<const OpDef*>* ops = nullptr;
+  return ops;
+}
+
+VectorizeFn& vectorize_hook() {
+  static VectorizeFn fn = nullptr;
+  return fn;
+}
+
+namespace {
+std::vector<Tensor> vectorize_for_tapes(const VectorizableFunction& f, const std::vector<Tensor>& elems) {
+  return vectorized_map(f, elems);
+}
+[[maybe_unused]] const bool kRegistered = (vectorize_hook() = vectorize_for_tapes, true);
+}  // namespace
+
+std::vector<std::string> vectorized_map_loop_ops() {
+  LoopOps& ops = loop_ops();
+  std::lock_guard lock(ops.mutex);
+  return {ops.names.begin(), ops.names.end()};
+}
+
+}  // namespace detail
+
+std::vector<Tensor> vectorized_map(const VectorizableFunction& f, const std::vector<Tensor>& elems,
+                                   bool fallback_to_loop, CallSite where) {
+  try {
+    if (elems.empty()) fail("vectorized_map: elems is empty; at least one tensor to map over is needed");
+    const int64_t batch = detail::batch_size_of(elems);
+    std::vector<TensorMeta> element_metas;
+    for (const Tensor& e : elems) {
+      Dims dims;
+      for (int d = 1; d < e.rank(); ++d) dims.push_back(e.shape()[d]);
+      element_metas.push_back({e.dtype(), Shape(dims)});
+    }
+    // As a function's first trace (Note [variables created by functions]): layers that
+    // f builds create their variables with eager initial values.
+    Context& context = Context::current();
+    const FunctionTrace* enclosing = context.function_trace;
+    FunctionTrace this_trace{"vectorized_map", !enclosing || enclosing->may_create_variables,
+                             enclosing ? enclosing->outer_builder : context.builder};
+    const detail::FunctionTraceScope frame(this_trace);
+    // Tensors of a graph being built that f uses are captured, as by cond's branches.
+    detail::GraphState* outer = detail::current_graph_slot();
+    detail::SubGraph sub = detail::trace_subgraph(outer ? outer->shared_from_this() : nullptr,
+                                                  "vectorized_map", element_metas, f);
+    std::vector<detail::Value> args, captures;
+    for (const Tensor& e : elems) args.push_back({e, true});
+    for (const Tensor& c : sub.graph->captures) captures.push_back({c, false});
+    sub.graph->captures
+        .clear();  // the outer graph does not own this sub-graph: no cycle, but no need to keep them
+    sub.graph->parent = nullptr;
+    detail::Vectorizer vectorizer(batch, fallback_to_loop);
+    std::vector<Tensor> out;
+    const std::vector<detail::Value> results = vectorizer.run(sub, args, captures);
+    for (size_t k = 0; k < results.size(); ++k)
+      out.push_back(
+          detail::as_batched(results[k], batch, "output " + std::to_string(k) + " of the function"));
+    return out;
+  } catch (Error& e) {
+    e.add_call_site(where);
+    throw;
+  }
+}
+
+Tensor vectorized_map(const std::function<Tensor(const Tensor&)>& f, const Tensor& elems,
+                      bool fallback_to_loop, CallSite where) {
+  return vectorized_map([&](const std::vector<Tensor>& a) { return std::vector<Tensor>{f(a[0])}; },
+                        std::vector<Tensor>{elems}, fallback_to_loop, where)[0];
+}
+
+VectorizableFunction vmap(VectorizableFunction f, std::vector<std::optional<int64_t>> in_axes,
+                          std::vector<int64_t> out_axes) {
+  return [f = std::move(f), in_axes = std::move(in_axes),
+          out_axes = std::move(out_axes)](const std::vector<Tensor>& args) -> std::vector<Tensor> {
+    if (!in_axes.empty() && in_axes.size() != args.size())
+      fail("vmap: in_axes has ", in_axes.size(), " entries for ", args.size(), " arguments");
+    std::vector<Tensor> elems;
+    std::vector<int> batched_position(args.size(), -1);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::optional<int64_t> axis = in_axes.empty() ? std::optional<int64_t>(0) : in_axes[i];
+      if (!axis) continue;
+      if (!args[i].defined() || args[i].rank() == 0)
+        fail("vmap: argument ", i, " has no axis ", *axis, " to map over (it is ",
+             args[i].defined() ? "a scalar" : "undefined", ")");
+      const int a = normalize_axis(*axis, args[i].rank(), "vmap", "in_axes");
+      batched_position[i] = static_cast<int>(elems.size());
+      elems.push_back(a == 0 ? args[i] : detail::move_axis(args[i], a, 0));
+    }
+    if (elems.empty()) fail("vmap: in_axes maps over none of the ", args.size(), " arguments");
+    std::vector<Tensor> out = vectorized_map(
+        [&](const std::vector<Tensor>& element) {
+          std::vector<Tensor> call_args = args;
+          for (size_t i = 0; i < args.size(); ++i)
+            if (batched_position[i] >= 0) call_args[i] = element[static_cast<size_t>(batched_position[i])];
+          return f(call_args);
+        },
+        elems);
+    if (!out_axes.empty() && out_axes.size() != out.size())
+      fail("vmap: out_axes has ", out_axes.size(), " entries for ", out.size(), " outputs");
+    for (size_t k = 0; k < out.size() && !out_axes.empty(); ++k) {
+      const int a = normalize_axis(out_axes[k], out[k].rank(), "vmap", "out_axes");
+      if (a != 0) out[k] = detail::move_axis(out[k], 0, a);
+    }
+    return out;
+  };
+}
+
+std::vector<Tensor> hessians(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                             const std::vector<Tensor>& xs) {
+  GradientTape outer(/*persistent=*/true);
+  for (const Tensor& x : xs) outer.watch(x);
+  std::vector<Tensor> grads;
+  {
+    GradientTape inner;
+    for (const Tensor& x : xs) inner.watch(x);
+    const Tensor y = reduce_sum(f(xs));
+    grads = inner.gradient(y, std::vector<GradientTape::Source>(xs.begin(), xs.end()), Tensor(),
+                           UnconnectedGradients::Zero);
+  }
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < xs.size(); ++i)
+    result.push_back(outer.jacobian(grads[i], xs[i], UnconnectedGradients::Zero));
+  return result;
+}
+
+}  // namespace ef

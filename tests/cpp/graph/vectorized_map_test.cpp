@@ -1,0 +1,208 @@
+// vectorized_map / vmap (Note [vectorization]): equal to the loop over the elements,
+// without a loop where the ops have batching rules; composing with tapes, functions,
+// cond and random ops; vectorized Jacobians and hessians; the errors.
+#include <algorithm>
+
+#include "test_util.h"
+
+namespace ef {
+namespace {
+
+using testing::expect_values;
+using testing::rand64;
+
+// f once per element of the batched arguments (batch on axis 0), stacked.
+std::vector<Tensor> loop(const VectorizableFunction& f, const std::vector<Tensor>& batched) {
+  std::vector<std::vector<Tensor>> elements;
+  for (const Tensor& x : batched) elements.push_back(unstack(x, 0));
+  std::vector<std::vector<Tensor>> outs;
+  for (size_t b = 0; b < elements[0].size(); ++b) {
+    std::vector<Tensor> args;
+    for (const auto& e : elements) args.push_back(e[b]);
+    std::vector<Tensor> r = f(args);
+    outs.resize(r.size());
+    for (size_t k = 0; k < r.size(); ++k) outs[k].push_back(r[k]);
+  }
+  std::vector<Tensor> stacked;
+  for (const auto& o : outs) stacked.push_back(stack(o, 0));
+  return stacked;
+}
+
+void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol = 1e-12) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_EQ(got[k].shape(), want[k].shape()) << "output " << k;
+    expect_values(got[k], want[k].to_vector<double>(), tol);
+  }
+}
+
+bool ran_in_a_loop(std::string_view op) {
+  const std::vector<std::string> ops = detail::vectorized_map_loop_ops();
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// A two-layer network's loss on one example (x: [4], y: scalar).
+Tensor example_loss(const Tensor& x, const Tensor& y, const Tensor& w1, const Tensor& b1, const Tensor& w2) {
+  Tensor h = tanh(add(matmul(expand_dims(x, 0), w1), b1));
+  Tensor out = reshape(matmul(h, w2), Shape{});
+  return square(subtract(out, y));
+}
+
+TEST(VectorizedMap, AnMlpEqualsTheLoopWithoutOne) {
+  const Tensor w1 = rand64({4, 5}, 1), b1 = rand64({5}, 2), w2 = rand64({5, 1}, 3);
+  VectorizableFunction f = [&](const std::vector<Tensor>& a) {
+    Tensor h = relu(add(matmul(expand_dims(a[0], 0), w1), b1));
+    return std::vector<Tensor>{softmax(h, -1), reduce_sum(h, {1}, true), transpose(concat({h, h}, 0))};
+  };
+  const Tensor xs = rand64({6, 4}, 4);
+  expect_same(vectorized_map(f, {xs}), loop(f, {xs}));
+  for (std::string_view op :
+       {"matmul", "add", "relu", "softmax", "reduce_sum", "transpose", "concat", "expand_dims"})
+    EXPECT_FALSE(ran_in_a_loop(op)) << op;
+}
+
+TEST(VectorizedMap, PerExampleGradientsEqualTheLoop) {
+  const Tensor w1 = rand64({4, 5}, 1), b1 = rand64({5}, 2), w2 = rand64({5, 1}, 3);
+  VectorizableFunction per_example = [&](const std::vector<Tensor>& a) {
+    GradientTape tape;
+    for (const Tensor& p : {w1, b1, w2}) tape.watch(p);
+    Tensor loss = example_loss(a[0], a[1], w1, b1, w2);
+    return tape.gradient(loss, std::vector<GradientTape::Source>{w1, b1, w2});
+  };
+  const Tensor xs = rand64({8, 4}, 4), ys = rand64({8}, 5);
+  const std::vector<Tensor> grads = vmap(per_example)({xs, ys});
+  expect_values(grads[0], loop(per_example, {xs, ys})[0].to_vector<double>(), 1e-12);
+  expect_same(grads, loop(per_example, {xs, ys}));
+  EXPECT_EQ(grads[0].shape(), (Shape{8, 4, 5}));
+  for (std::string_view op : {"matmul", "tanh", "sum_to_shape_of", "reshape", "square", "subtract"})
+    EXPECT_FALSE(ran_in_a_loop(op)) << op;
+}
+
+TEST(Vmap, InAxesAndOutAxes) {
+  const Tensor a = rand64({3, 5}, 1), b = rand64({3}, 2);
+  VectorizableFunction f = [](const std::vector<Tensor>& args) {
+    return std::vector<Tensor>{multiply(args[0], args[1]), reduce_max(args[0])};
+  };
+  // a mapped over its axis 1 (5 elements of shape [3]), b shared.
+  const std::vector<Tensor> out = vmap(f, {1, std::nullopt}, {1, 0})({a, b});
+  EXPECT_EQ(out[0].shape(), (Shape{3, 5}));
+  expect_values(out[0], multiply(a, expand_dims(b, 1)).to_vector<double>(), 1e-15);
+  expect_values(out[1], reduce_max(a, {0}).to_vector<double>(), 1e-15);
+  EXPECT_ERROR(vmap(f, {0})({a, b}), InvalidArgumentError, "in_axes has 1 entries for 2 arguments");
+  EXPECT_ERROR(vmap(f, {std::nullopt, std::nullopt})({a, b}), InvalidArgumentError, "maps over none");
+  EXPECT_ERROR(vmap(f, {2, std::nullopt})({a, b}), InvalidArgumentError, "in_axes");
+}
+
+TEST(VectorizedMap, TapesAroundItDifferentiateTheBatch) {
+  const Tensor w = rand64({3, 2}, 1), xs = rand64({4, 3}, 2);
+  Variable v(rand64({2}, 3), "v");
+  auto f = [&](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{reduce_sum(multiply(sin(matmul(expand_dims(a[0], 0), w)), v.value()))};
+  };
+  std::vector<Tensor> vectorized, looped;
+  for (bool vectorize : {true, false}) {
+    GradientTape tape;
+    tape.watch(xs);
+    Tensor total = reduce_sum(vectorize ? vectorized_map(f, {xs})[0] : loop(f, {xs})[0]);
+    (vectorize ? vectorized : looped) = tape.gradient(total, std::vector<GradientTape::Source>{xs, v});
+  }
+  expect_same(vectorized, looped);
+}
+
+TEST(VectorizedMap, InsideAFunctionAndWithAnUnknownBatch) {
+  auto body = [](const Tensor& xs) {
+    return vectorized_map([](const Tensor& x) { return reduce_sum(multiply(tanh(x), 2.0)); }, xs);
+  };
+  auto f = function(body, "f", std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim, 3}}});
+  const Tensor xs = rand64({5, 3}, 1);
+  expect_values(f(xs), body(xs).to_vector<double>(), 1e-15);
+  const Tensor two = rand64({2, 3}, 2);
+  expect_values(f(two), body(two).to_vector<double>(), 1e-15);
+  EXPECT_EQ(f.trace_count(), 1);
+}
+
+TEST(VectorizedMap, RandomOpsDrawForEachElement) {
+  const Tensor zeros_batch = zeros({4, 3}, DType::Float64);
+  const Tensor out = vectorized_map(
+      [](const Tensor& x) { return add(x, random::uniform({3}, 0, 1, DType::Float64)); }, zeros_batch);
+  const std::vector<double> v = out.to_vector<double>();
+  EXPECT_NE(v[0], v[3]);  // rows differ
+  EXPECT_NE(v[3], v[6]);
+  for (double d : v) EXPECT_TRUE(d >= 0 && d < 1);
+}
+
+TEST(VectorizedMap, CondWithASharedOrABatchedPredicate) {
+  const Tensor xs = rand64({5, 2}, 1);
+  VectorizableFunction by_element = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{cond(
+        greater(reduce_sum(a[0]), 0.0), [&] { return multiply(a[0], 2.0); }, [&] { return negative(a[0]); })};
+  };
+  expect_same(vectorized_map(by_element, {xs}), loop(by_element, {xs}));
+  const Tensor flag = constant(true);
+  VectorizableFunction shared = [&](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{cond(
+        flag, [&] { return exp(a[0]); }, [&] { return a[0]; })};
+  };
+  expect_same(vectorized_map(shared, {xs}), loop(shared, {xs}));
+}
+
+TEST(VectorizedMap, OpsWithoutARuleRunInALoopUnlessRefused) {
+  const Tensor xs = testing::i64({1, 2, 2, 3, 3, 3}, Shape{2, 3});
+  auto counts = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{bincount(a[0], std::nullopt, 4)};
+  };
+  expect_same(vectorized_map(counts, {xs}), loop(counts, {xs}));
+  EXPECT_TRUE(ran_in_a_loop("bincount"));
+  EXPECT_ERROR(vectorized_map(counts, {xs}, /*fallback_to_loop=*/false), UnimplementedError, "bincount",
+               "no batching rule", "fallback_to_loop");
+}
+
+TEST(VectorizedMap, Errors) {
+  auto id = [](const std::vector<Tensor>& a) { return a; };
+  EXPECT_ERROR(vectorized_map(id, {}), InvalidArgumentError, "elems is empty");
+  EXPECT_ERROR(vectorized_map(id, {constant(1.0)}), InvalidArgumentError, "elems 0 is a scalar");
+  EXPECT_ERROR(vectorized_map(id, {rand64({3, 2}, 1), rand64({4}, 2)}), InvalidArgumentError, "elems 1 has 4",
+               "earlier one 3");
+  Variable v(zeros({2}, DType::Float64), "state");
+  auto assigns = [&](const std::vector<Tensor>& a) { return std::vector<Tensor>{v.assign(a[0])}; };
+  EXPECT_ERROR(vectorized_map(assigns, {rand64({3, 2}, 1)}), UnimplementedError, "assigns variable 'state'");
+  auto ragged = [](const std::vector<Tensor>& a) { return std::vector<Tensor>{where(greater(a[0], 0.0))}; };
+  EXPECT_ERROR(vectorized_map(ragged, {constant({{1.0, -1.0}, {1.0, 1.0}})}), InvalidArgumentError,
+               "different shapes");
+}
+
+TEST(PforJacobian, EqualsOneBackwardPassPerRow) {
+  const Tensor x = rand64({3, 4}, 1), w = rand64({4, 5}, 2);
+  for (bool batch : {false, true}) {
+    Tensor vectorized, looped;
+    for (bool pfor : {true, false}) {
+      GradientTape tape;
+      tape.watch(x);
+      Tensor y = tanh(matmul(x, w));
+      (pfor ? vectorized : looped) = batch ? tape.batch_jacobian(y, x, UnconnectedGradients::None, pfor)
+                                           : tape.jacobian(y, x, UnconnectedGradients::None, pfor);
+    }
+    EXPECT_EQ(vectorized.shape(), looped.shape());
+    expect_values(vectorized, looped.to_vector<double>(), 1e-14);
+  }
+}
+
+TEST(Hessians, EqualNestedTapes) {
+  const Tensor x = rand64({3}, 1), y = rand64({2}, 2);
+  auto f = [](const std::vector<Tensor>& a) {
+    return multiply(reduce_sum(pow(a[0], 3.0)), reduce_sum(exp(a[1])));
+  };
+  const std::vector<Tensor> h = hessians(f, {x, y});
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].shape(), (Shape{3, 3}));
+  // d²/dx_i dx_j = 6 x_i δ_ij · sum(exp(y)).
+  const double s = reduce_sum(exp(y)).item<double>();
+  const std::vector<double> xv = x.to_vector<double>();
+  std::vector<double> want(9, 0.0);
+  for (int i = 0; i < 3; ++i) want[static_cast<size_t>(4 * i)] = 6 * xv[static_cast<size_t>(i)] * s;
+  expect_values(h[0], want, 1e-12);
+  expect_values(h[1], multiply(linalg::diag(exp(y)), reduce_sum(pow(x, 3.0))).to_vector<double>(), 1e-12);
+}
+
+}  // namespace
+}  // namespace ef
