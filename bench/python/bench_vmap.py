@@ -6,7 +6,7 @@ and a 100x100 Jacobian through tape.jacobian with and without experimental_use_p
 against torch.autograd.functional.jacobian (vectorize=True and False).
 
 Prints JSON: {"per_example_grads/BATCH": {"eagerflow_vmap": s, "eagerflow_loop": s,
-"pytorch_vmap": s, "pytorch_loop": s}, "jacobian/100x100": {...}}, each the median over
+"pytorch_vmap": s, "pytorch_loop": s}, "jacobian/100x100": {...}}, per-example gradients of a 784-128-10 MLP by default (--sizes), each the median over
 `--iters` timed calls after two untimed warm-up calls, float32, with EF_NUM_THREADS
 threads each (default 1).
 """
@@ -26,12 +26,10 @@ try:
 except ImportError:  # PyTorch >= 2 has it as torch.func
     import torch.func as functorch
 
-SIZES = [784, 128, 10]
-
-
 def per_example(args, results):
+    sizes = args.sizes
     rng = np.random.default_rng(0)
-    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in zip(SIZES, SIZES[1:])]
+    ws = [rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
     ef_ws, t_ws = [ef.constant(w) for w in ws], tuple(torch.tensor(w) for w in ws)
 
     def ef_loss(x, y):
@@ -52,8 +50,8 @@ def per_example(args, results):
     t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
     t_grad = functorch.grad(t_loss)
     for batch in args.batches:
-        x = rng.normal(size=(batch, SIZES[0])).astype(np.float32)
-        y = rng.normal(size=(batch, SIZES[-1])).astype(np.float32)
+        x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
+        y = rng.normal(size=(batch, sizes[-1])).astype(np.float32)
         ef_x, ef_y, t_x, t_y = ef.constant(x), ef.constant(y), torch.tensor(x), torch.tensor(y)
         ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(batch)]
         t_rows = [(t_x[i], t_y[i]) for i in range(batch)]
@@ -72,7 +70,7 @@ def per_example(args, results):
 
         np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=1e-5)
         np.testing.assert_allclose(ef_loop(), t_vmap(), rtol=1e-3, atol=1e-5)
-        results[f"per_example_grads/{batch}"] = {
+        results[f"per_example_grads/{'-'.join(map(str, sizes))}/{batch}"] = {
             "eagerflow_vmap": median_seconds(ef_vmap, args.iters),
             "eagerflow_loop": median_seconds(ef_loop, args.iters),
             "pytorch_vmap": median_seconds(t_vmap, args.iters),
@@ -110,6 +108,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--batches", type=int, nargs="+", default=[64])
+    parser.add_argument("--sizes", type=int, nargs=3, default=[784, 128, 10], help="the MLP's layer widths")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["EF_NUM_THREADS"]))
     results = {}

@@ -421,7 +421,12 @@ std::string gradient_coverage_table() {
     const bool batch_ok = op->batch && batch_verified().get(op) >= 1;
     batch_rules += op->batch != nullptr;
     batch_checked += batch_ok;
-    const char* batching = !op->batch ? "loop" : batch_ok ? "✓" : "–";
+    // Random ops draw for each element, so no loop gives the same numbers: their rules
+    // are tested by what the draws must satisfy (vectorized_map_test.cpp).
+    const char* batching = !op->batch          ? "loop"
+                           : op->traits.random ? "draws per element"
+                           : batch_ok          ? "✓"
+                                               : "–";
     rows << "| `" << op->name << "` | ";
     graph += has_gradient && in_graph >= 2;
     if (has_gradient)
@@ -468,7 +473,8 @@ std::string gradient_coverage_table() {
      << "  using the op, and of its gradient (per-example gradients), and both equalled the loop over the\n"
      << "  elements (Note [vectorization checks]). \"loop\": no rule, so vectorized_map runs the op once "
         "per\n"
-     << "  element.\n\n"
+     << "  element; \"draws per element\": a random op, whose batch draws independent numbers for every "
+        "element.\n\n"
      << ops.size() << " primitive ops; " << differentiable << " differentiable; verified: " << first
      << " at first order, " << second << " at second order, " << graph << " at both orders in graph mode; "
      << jvp_rules << " jvp rules, " << jvp_first << " verified, " << jvp_second << " also at second order, "
@@ -479,6 +485,13 @@ std::string gradient_coverage_table() {
      << "|---|---|---|---|---|---|---|---|---|\n"
      << rows.str();
   return os.str();
+}
+
+std::vector<std::string> unverified_batch_rules() {
+  std::vector<std::string> names;
+  for (const OpDef* op : registered_ops())
+    if (op->batch && !op->traits.random && batch_verified().get(op) < 1) names.emplace_back(op->name);
+  return names;
 }
 
 std::vector<std::string> unverified_jvp_rules() {

@@ -21,6 +21,9 @@ class WriteGradientCoverage : public ::testing::Environment {
     for (const std::string& op : testing::unverified_jvp_rules())
       ADD_FAILURE() << "op '" << op << "' has a jvp rule that no check_gradients call verified; add a "
                     << "gradient test whose function uses it";
+    for (const std::string& op : testing::unverified_batch_rules())
+      ADD_FAILURE() << "op '" << op << "' has a batching rule that no check_gradients call verified; add a "
+                    << "gradient test whose function uses it (tests/cpp/autodiff/batching_rules_test.cpp)";
   }
 };
 

@@ -39,5 +39,7 @@ std::string gradient_coverage_table();
 
 // The ops with a jvp rule that no check_gradients call of this process has verified.
 std::vector<std::string> unverified_jvp_rules();
+// The same for batching rules (random ops aside, whose draws no loop repeats).
+std::vector<std::string> unverified_batch_rules();
 
 }  // namespace ef::testing

@@ -121,14 +121,44 @@ TEST(VectorizedMap, InsideAFunctionAndWithAnUnknownBatch) {
   EXPECT_EQ(f.trace_count(), 1);
 }
 
+// Each random op's rule draws the batch's numbers in one call: every element gets its
+// own (rows differ) and together they follow the op's distribution. Stateless ops give
+// every element the same numbers, as a loop would.
 TEST(VectorizedMap, RandomOpsDrawForEachElement) {
-  const Tensor zeros_batch = zeros({4, 3}, DType::Float64);
-  const Tensor out = vectorized_map(
-      [](const Tensor& x) { return add(x, random::uniform({3}, 0, 1, DType::Float64)); }, zeros_batch);
-  const std::vector<double> v = out.to_vector<double>();
-  EXPECT_NE(v[0], v[3]);  // rows differ
-  EXPECT_NE(v[3], v[6]);
-  for (double d : v) EXPECT_TRUE(d >= 0 && d < 1);
+  const Tensor batch = zeros({400, 50}, DType::Float64);
+  auto draws = [&](const std::function<Tensor(const Shape&)>& draw) {
+    return vectorized_map([&](const Tensor& x) { return add(x, cast(draw(Shape{50}), DType::Float64)); },
+                          batch);
+  };
+  auto mean_and_std = [](const Tensor& t) {
+    const double m = reduce_mean(t).item<double>();
+    return std::pair{m, std::sqrt(reduce_mean(square(subtract(t, m))).item<double>())};
+  };
+  const Tensor normal = draws([](const Shape& s) { return random::normal(s, 1.0, 2.0, DType::Float64); });
+  EXPECT_EQ(normal.shape(), (Shape{400, 50}));
+  const auto [nm, ns] = mean_and_std(normal);
+  EXPECT_NEAR(nm, 1.0, 0.06);
+  EXPECT_NEAR(ns, 2.0, 0.06);
+  const Tensor truncated =
+      draws([](const Shape& s) { return random::truncated_normal(s, 0.0, 1.0, DType::Float64); });
+  EXPECT_LE(reduce_max(abs(truncated)).item<double>(), 2.0);
+  EXPECT_NEAR(mean_and_std(truncated).second, 0.88, 0.03);  // a standard normal truncated at ±2
+  const Tensor uniform = draws([](const Shape& s) { return random::uniform(s, 0, 1, DType::Float64); });
+  EXPECT_NEAR(mean_and_std(uniform).first, 0.5, 0.01);
+  EXPECT_GE(reduce_min(uniform).item<double>(), 0.0);
+  EXPECT_LT(reduce_max(uniform).item<double>(), 1.0);
+  const Tensor ints = draws([](const Shape& s) { return random::uniform(s, 0, 10, DType::Int64); });
+  EXPECT_EQ(reduce_min(ints).item<double>(), 0.0);
+  EXPECT_EQ(reduce_max(ints).item<double>(), 9.0);
+  for (const Tensor& t : {normal, truncated, uniform}) {
+    const std::vector<Tensor> rows = unstack(t, 0);
+    EXPECT_GT(reduce_max(abs(subtract(rows[0], rows[1]))).item<double>(), 0.0);
+  }
+  const Tensor same = draws([](const Shape& s) {
+    return random::stateless_normal(s, {1, 2}, 0, 1, DType::Float64);
+  });
+  const std::vector<Tensor> rows = unstack(same, 0);
+  EXPECT_EQ(reduce_max(abs(subtract(rows[0], rows[399]))).item<double>(), 0.0);
 }
 
 TEST(VectorizedMap, CondWithASharedOrABatchedPredicate) {
