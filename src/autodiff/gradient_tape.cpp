@@ -247,15 +247,16 @@ std::vector<Tensor> GradientTape::backprop(std::span<const Tensor> targets, std:
     return detail::backprop(none, {}, {}, sources, unconnected);
   }
   const bool release = last_use && !impl_->persistent;
-  // This tape must not record its own gradient computation; outer tapes do.
-  impl_->paused = true;
+  // This tape must not record its own gradient computation; outer tapes do. It may be
+  // paused already (a vectorized Jacobian traces this pass): that stays so.
+  const bool was_paused = std::exchange(impl_->paused, true);
   try {
     std::vector<Tensor> grads =
         detail::backprop(impl_->entries, targets, seeds, sources, unconnected, release);
-    impl_->paused = false;
+    impl_->paused = was_paused;
     return grads;
   } catch (...) {
-    impl_->paused = false;
+    impl_->paused = was_paused;
     if (release) release_if_not_persistent();  // part of it is gone already
     throw;
   }
@@ -331,6 +332,12 @@ Tensor GradientTape::stacked_jacobian(const Tensor& target, const Tensor& source
   if (use_pfor && vectorize && !seeds.empty()) {
     // Every pass at once: the backward pass traced on one seed, then run on all of them.
     bool connected = true;
+    // As backprop does: this tape does not record its own gradient computation.
+    struct Pause {
+      bool& paused;
+      ~Pause() { paused = false; }
+    } pause{impl_->paused};
+    impl_->paused = true;
     const Tensor all = vectorize(
         [&](const std::vector<Tensor>& seed) {
           Tensor g = backprop(std::span<const Tensor>(&target, 1), std::span<const Tensor>(&seed[0], 1),

@@ -146,13 +146,15 @@ std::string disagreement(const std::vector<Tensor>& got, const std::vector<Tenso
   return {};
 }
 
-// Note [vectorization checks] (gradient_check.cpp): f over a batch of three points near
-// the inputs (batch on axis 0), then the tape's gradients of sum(f) with the batch on
+// Note [vectorization checks] (gradient_check.cpp): f over a batch of five points near
+// the inputs (batch on axis 0; five, a size the tests' shapes rarely have, so that an
+// axis mix-up shows), f again with its first input the same for every element (shared
+// and batched operands mixed), then the tape's gradients of sum(f) with the batch on
 // each input's last axis through vmap, each against its loop.
 VectorizedCheck vectorize_check_of(const std::function<Tensor(const std::vector<Tensor>&)>& f,
                                    const std::vector<Tensor>& inputs) {
   VectorizedCheck out;
-  constexpr int64_t kCount = 3;
+  constexpr int64_t kCount = 5;
   std::vector<Tensor> batched, last_axis;
   std::vector<std::optional<int64_t>> in_axes;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -171,12 +173,22 @@ VectorizedCheck vectorize_check_of(const std::function<Tensor(const std::vector<
   };
   const std::vector<Tensor> want = looped(value, batched, kCount);
   if (want.empty()) return out;  // the elements' outputs differ in shape: no batch to compare with
+  // Input 0 shared: the loop runs on copies of it, vmap passes it whole.
+  std::vector<Tensor> shared_first = batched, want_shared;
+  std::vector<std::optional<int64_t>> shared_axes(inputs.size(), 0);
+  if (inputs.size() > 1) {
+    shared_first[0] = stack(std::vector<Tensor>(kCount, inputs[0]), 0);
+    want_shared = looped(value, shared_first, kCount);
+    shared_first[0] = inputs[0];
+    shared_axes[0] = std::nullopt;
+  }
   std::unordered_set<const OpDef*> rules;
-  std::vector<Tensor> got, got_gradients, want_gradients;
+  std::vector<Tensor> got, got_shared, got_gradients, want_gradients;
   {
     std::unordered_set<const OpDef*>* saved = std::exchange(ef::detail::batch_rules_run(), &rules);
     try {
       got = vectorized_map(value, batched);
+      if (!want_shared.empty()) got_shared = vmap(value, shared_axes)(shared_first);
       got_gradients = vmap(gradient, in_axes, std::vector<int64_t>(inputs.size(), -1))(last_axis);
     } catch (const UnimplementedError&) {
       ef::detail::batch_rules_run() = saved;
@@ -199,6 +211,8 @@ VectorizedCheck vectorize_check_of(const std::function<Tensor(const std::vector<
   }
   out.checked = true;
   out.error = disagreement(got, want, "vectorized_map(f)");
+  if (out.error.empty() && !want_shared.empty())
+    out.error = disagreement(got_shared, want_shared, "vmap(f) with input 0 shared");
   if (out.error.empty()) out.error = disagreement(got_gradients, want_gradients, "vmap of the gradient");
   out.rules = std::move(rules);
   return out;

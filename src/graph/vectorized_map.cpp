@@ -82,6 +82,18 @@ Tensor as_batched(const Value& v, int64_t batch, std::string_view what) {
   return v.batched ? v.tensor : repeated(v.tensor, batch, what);
 }
 
+// Whether running `n` draws new random numbers: a stateful random op, or control flow
+// holding one (each element must draw its own, even when nothing it reads differs).
+bool draws_random_numbers(const Node& n) {
+  if (n.kind == NodeKind::kOp) return n.random_runs != nullptr;
+  if (!n.control) return false;
+  bool random = false;
+  for (const SubGraph* sub : {&n.control->first, &n.control->second})
+    visit_nested_nodes(*sub->graph, static_cast<int>(sub->graph->nodes.size()),
+                       [&](const Node& inner) { random = random || inner.random_runs != nullptr; });
+  return random;
+}
+
 class Vectorizer {
  public:
   Vectorizer(int64_t batch, bool fallback_to_loop) : batch_(batch), fallback_to_loop_(fallback_to_loop) {}
@@ -117,9 +129,14 @@ class Vectorizer {
       tensors.push_back(v.tensor);
     }
     if (any_ragged) return per_element(n, in, "reads values whose shapes differ by element");
+    if (n.kind == NodeKind::kAssignVariable)
+      fail<UnimplementedError>(
+          "vectorized_map: the function assigns variable '", n.variable->name(),
+          "'; a loop would assign it once per element, in order, which one vectorized call "
+          "cannot do (compute the new value with vectorized_map, assign it outside)");
     // A random op that draws new numbers on each run draws for every element; a
     // stateless one gives every element the same numbers, as its loop would.
-    const bool random = n.kind == NodeKind::kOp && n.random_runs;
+    const bool random = draws_random_numbers(n);
     if (!any_batched && !random) return shared(replay_node(n, tensors));
     switch (n.kind) {
       case NodeKind::kOp:
@@ -129,10 +146,6 @@ class Vectorizer {
         return per_element(n, in, "has a predicate that differs by element");
       case NodeKind::kWhile:
         return per_element(n, in, "is a while_loop whose loop variables or captures differ by element");
-      case NodeKind::kAssignVariable:
-        fail<UnimplementedError>(
-            "vectorized_map: the function assigns variable '", n.variable->name(),
-            "' a value that differs by element; the elements would overwrite each other");
       default:
         fail<InternalError>("vectorized_map: node '", n.name, "' has batched inputs but takes none");
     }
@@ -162,12 +175,33 @@ class Vectorizer {
       const OpCall call{*n.op, inputs, attrs};
       std::vector<Tensor> outputs = n.op->batch(BatchCall{call, batched_flags, batch_});
       if (!outputs.empty()) {
+        check_rule_outputs(n, outputs);
         if (std::unordered_set<const OpDef*>* seen = batch_rules_run()) seen->insert(n.op);
         return batched(std::move(outputs));
       }
       return per_element(n, in, "has a batching rule that declines these inputs");
     }
     return per_element(n, in, "has no batching rule");
+  }
+
+  // A rule's outputs must be the element's (as traced) behind the batch: a wrong shape
+  // here would be read as another batch layout further on.
+  void check_rule_outputs(const Node& n, const std::vector<Tensor>& outputs) const {
+    if (outputs.size() != n.outputs.size())
+      fail<InternalError>("vectorized_map: the batching rule of op '", n.op->name, "' gave ", outputs.size(),
+                          " outputs for ", n.outputs.size());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const Shape& got = outputs[k].shape();
+      const TensorMeta& meta = n.outputs[k];
+      bool ok = got.rank() == meta.shape.rank() + 1 && outputs[k].dtype() == meta.dtype &&
+                (got[0] == batch_ || got[0] == kUnknownDim || batch_ == kUnknownDim);
+      for (int d = 0; ok && d < meta.shape.rank(); ++d)
+        ok = got[d + 1] == meta.shape[d] || got[d + 1] == kUnknownDim || meta.shape[d] == kUnknownDim;
+      if (!ok)
+        fail<InternalError>("vectorized_map: the batching rule of op '", n.op->name, "' gave output ", k,
+                            " of shape ", got, " and dtype ", outputs[k].dtype(), " for elements of ",
+                            meta_string(meta), " and a batch of ", batch_);
+    }
   }
 
   // A cond whose predicate is the same for every element: each branch vectorized, its
@@ -215,6 +249,10 @@ class Vectorizer {
         elements[i] = in[i].elements;
       else if (in[i].batched)
         elements[i] = unstack(in[i].tensor, 0);
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!elements[i].empty() && static_cast<int64_t>(elements[i].size()) != batch_)
+        fail<InternalError>("vectorized_map: input ", i, " of op '", what, "' holds ", elements[i].size(),
+                            " elements for a batch of ", batch_);
     std::vector<std::vector<Tensor>> results(n.outputs.size());
     for (int64_t b = 0; b < batch_; ++b) {
       std::vector<Tensor> inputs;

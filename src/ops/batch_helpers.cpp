@@ -12,7 +12,7 @@ bool in_mask(uint64_t mask, size_t i) { return (mask >> std::min<size_t>(i, 63))
 
 // The first axis of `t` (batch · rows) split into [batch, rows].
 Tensor split_rows(const Tensor& t, int64_t batch, int64_t rows) {
-  Dims dims{batch == kUnknownDim ? -1 : batch, batch == kUnknownDim ? rows : -1};
+  Dims dims{batch == kUnknownDim ? -1 : batch, rows == kUnknownDim ? -1 : rows};
   for (int i = 1; i < t.rank(); ++i) dims.push_back(t.shape()[i]);
   return reshape(t, Shape(dims));
 }
@@ -100,10 +100,10 @@ std::vector<Tensor> batch_merging_rows(const BatchCall& call, uint64_t rows, int
     const Tensor x = batched_input(call, i);
     if (x.rank() < 2) return {};
     per_element = x.shape()[1];
-    Dims dims{-1};
+    // The merged size written out where known (a -1 cannot be inferred from a zero-size axis).
+    const bool known = x.shape()[0] != kUnknownDim && x.shape()[1] != kUnknownDim;
+    Dims dims{known ? x.shape()[0] * x.shape()[1] : -1};
     for (int d = 2; d < x.rank(); ++d) dims.push_back(x.shape()[d]);
-    if (!Shape(dims).is_fully_defined() && x.shape()[0] != kUnknownDim && x.shape()[1] != kUnknownDim)
-      dims[0] = x.shape()[0] * x.shape()[1];
     inputs.push_back(reshape(x, Shape(dims)));
   }
   if (per_element == kUnknownDim && call.batch_size == kUnknownDim) return {};

@@ -30,8 +30,9 @@
 // What tracing implies (as for ef::function): C++ side effects happen once per call, not
 // per element; converting a traced value to bool throws (use ef::cond, which is
 // vectorized too: a batched predicate runs each element's branch). f may read
-// variables; an assignment of a value that differs by element throws, since the
-// elements would overwrite each other.
+// variables; an assignment throws UnimplementedError, since a loop would assign once
+// per element, in order. Ops run for their effect (print) run once when nothing they
+// read differs by element.
 #pragma once
 
 #include <cstdint>

@@ -228,6 +228,7 @@ std::vector<Tensor> batch_gather(const BatchCall& call) {
   const int64_t axis = normalize_axis(attrs.get_int(kAxis), params_rank, call.call.op.name);
   int64_t batch_dims = attrs.get_int(kBatchDims);
   if (batch_dims < 0) batch_dims += indices_rank;
+  attrs.set(kBatchDims, batch_dims);
   if (batch_dims == 0 && !call.is_batched(1)) {
     attrs.set(kAxis, axis + 1);
     return detail::run_batched(call, {call.input(0), call.input(1)}, attrs);

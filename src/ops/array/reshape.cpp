@@ -267,8 +267,10 @@ std::vector<Tensor> batch_squeeze(const BatchCall& call) {
   Attrs attrs = call.attrs();
   Dims axes;
   if (attrs.get_bool(kSqueezeAll)) {
-    for (int i = 1; i < x.rank(); ++i)
+    for (int i = 1; i < x.rank(); ++i) {
+      if (x.shape()[i] == kUnknownDim) return {};  // whether it is 1 shows only when it runs: per element
       if (x.shape()[i] == 1) axes.push_back(i);
+    }
   } else {
     for (int64_t a : attrs.get_ints(kSqueezeAxes))
       axes.push_back(detail::batched_axis(a, detail::element_rank(call, 0), call.call.op.name));

@@ -5,6 +5,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -98,6 +99,7 @@ const OpDef& kRoll = define_op({
     .gradient = roll_grad,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_shifting_axes(call, 1); },
 });
 
 }  // namespace

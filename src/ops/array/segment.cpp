@@ -15,6 +15,7 @@
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
 #include "ops/op_helpers.h"
 
@@ -187,6 +188,24 @@ std::vector<Tensor> segment_extreme_jvp(const JvpCall& call) {
   });
 }
 
+// Shared ids, batched data: the batch moves behind the axes the ids cover, the op runs
+// once, and the batch comes back to the front. Batched ids (segments that differ by
+// element) run per element.
+std::vector<Tensor> batch_segment(const BatchCall& call) {
+  if (call.is_batched(1) || !call.is_batched(0)) return {};
+  const Tensor& data = call.input(0);
+  const int covered = call.input(1).rank();
+  std::vector<int64_t> perm;
+  for (int i = 1; i <= covered; ++i) perm.push_back(i);
+  perm.push_back(0);
+  for (int i = covered + 1; i < data.rank(); ++i) perm.push_back(i);
+  const Tensor out = detail::run_batched(call, {transpose(data, perm), call.input(1)},
+                                         call.attrs())[0];  // [segments, batch, ...]
+  std::vector<int64_t> back{1, 0};
+  for (int i = 2; i < out.rank(); ++i) back.push_back(i);
+  return {transpose(out, back)};
+}
+
 template <Reducer R, bool Sorted>
 OpDef segment_op(std::string_view name) {
   OpDef def{
@@ -196,6 +215,7 @@ OpDef segment_op(std::string_view name) {
       .kernels = {segment_cpu<R, Sorted>},
       .gradient = R == Reducer::Sum ? segment_sum_grad : segment_extreme_grad<Sorted>,
       .jvp = R == Reducer::Sum ? detail::jvp_linear<value_bit(0)> : segment_extreme_jvp<Sorted>,
+      .batch = batch_segment,
   };
   if (R == Reducer::Sum) def.gradient_uses = {.inputs = value_bit(1), .outputs = kNoValues};  // the ids only
   return def;

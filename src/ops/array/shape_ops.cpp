@@ -136,12 +136,19 @@ void ensure_shape_match_kernel(const OpCall& call, std::span<Tensor> outputs) {
 std::vector<Tensor> ensure_shape_match_grad(const GradCall& call) { return {call.output_grads[0], Tensor()}; }
 
 // like batched; x batched too, or, where it may broadcast (attribute 1), lined up
-// against like's elements.
+// against like's elements for the check and given back in its own shape (repeated
+// along the batch when it is the same for every element).
 std::vector<Tensor> batch_ensure_shape_match(const BatchCall& call) {
   if (!call.attrs().get_bool(1)) return detail::batch_leading_dims(call);
   const Tensor& x = call.input(0);
   const Tensor aligned = call.is_batched(0) ? detail::with_element_rank(x, detail::element_rank(call, 1)) : x;
-  return detail::run_batched(call, {aligned, detail::batched_input(call, 1)}, call.attrs());
+  const Tensor checked =
+      detail::run_batched(call, {aligned, detail::batched_input(call, 1)}, call.attrs())[0];
+  if (call.is_batched(0)) return {reshape(checked, x.shape())};
+  return {detail::batched_input(
+      BatchCall{
+          OpCall{call.call.op, std::span<const Tensor>(&checked, 1), call.attrs()}, {}, call.batch_size},
+      0)};
 }
 
 const OpDef& kEnsureShapeMatch = define_op({

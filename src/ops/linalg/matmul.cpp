@@ -244,7 +244,8 @@ std::vector<Tensor> matmul_grad(const GradCall& call) {
 std::vector<Tensor> batch_matmul(const BatchCall& call) {
   const Tensor &a = call.input(0), &b = call.input(1);
   const bool ta = call.attrs().get_bool(kTransposeA);
-  if (call.is_batched(0) && !call.is_batched(1) && !ta && b.rank() == 2 && a.shape().is_fully_defined()) {
+  if (call.is_batched(0) && !call.is_batched(1) && !ta && b.rank() == 2 && a.shape().is_fully_defined() &&
+      a.num_elements() > 0) {
     const Tensor rows = reshape(a, Shape{-1, a.shape()[a.rank() - 1]});
     Dims dims(a.shape().dims().begin(), a.shape().dims().end() - 1);
     const Tensor product = run_op(call.call.op, {rows, b}, call.attrs(), CallSite::current());

@@ -201,6 +201,46 @@ TEST(VectorizedMap, Errors) {
                "different shapes");
 }
 
+// Shared and batched operands mixed, where rules take shortcuts.
+TEST(VectorizedMap, SharedOperandsMixedWithBatchedOnes) {
+  const Tensor w = rand64({3}, 1), xs = rand64({5, 3}, 2), params = rand64({5, 4}, 3);
+  VectorizableFunction f = [&](const std::vector<Tensor>& a) {
+    const Tensor weights = ensure_broadcastable_to(w, a[0]);  // as a loss's sample weights
+    const Tensor index = cast(greater(a[0], 0.0), DType::Int64);
+    return std::vector<Tensor>{multiply(weights, a[0]), gather(params, index, 0, -1),
+                               matmul(expand_dims(a[0], 0), zeros({3, 0}, DType::Float64))};
+  };
+  expect_same(vectorized_map(f, {xs}), loop(f, {xs}));
+  auto empty = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{matmul(expand_dims(a[0], 0), zeros({0, 2}, DType::Float64))};
+  };
+  expect_same(vectorized_map(empty, {zeros({4, 0}, DType::Float64)}),
+              loop(empty, {zeros({4, 0}, DType::Float64)}));
+}
+
+TEST(VectorizedMap, RandomOpsInsideControlFlowDrawForEachElement) {
+  const Tensor flag = constant(true);
+  const Tensor out = vectorized_map(
+      [&](const Tensor& x) {
+        return add(x, cond(
+                          flag, [] { return random::normal({3}, 0, 1, DType::Float64); },
+                          [] { return zeros({3}, DType::Float64); }));
+      },
+      zeros({4, 3}, DType::Float64));
+  const std::vector<Tensor> rows = unstack(out, 0);
+  EXPECT_GT(reduce_max(abs(subtract(rows[0], rows[1]))).item<double>(), 0.0);
+}
+
+TEST(VectorizedMap, AssignmentsAreRefused) {
+  Variable counter(zeros({}, DType::Float64), "counter");
+  auto count = [&](const std::vector<Tensor>& a) {
+    counter.assign_add(constant(1.0));
+    return std::vector<Tensor>{a[0]};
+  };
+  EXPECT_ERROR(vectorized_map(count, {rand64({3}, 1)}), UnimplementedError, "assigns variable 'counter'",
+               "once per element");
+}
+
 TEST(PforJacobian, EqualsOneBackwardPassPerRow) {
   const Tensor x = rand64({3, 4}, 1), w = rand64({4, 5}, 2);
   for (bool batch : {false, true}) {
@@ -214,6 +254,14 @@ TEST(PforJacobian, EqualsOneBackwardPassPerRow) {
     }
     EXPECT_EQ(vectorized.shape(), looped.shape());
     expect_values(vectorized, looped.to_vector<double>(), 1e-14);
+  }
+  // A persistent tape does not record its own Jacobian, vectorized or not.
+  for (bool pfor : {true, false}) {
+    GradientTape tape(/*persistent=*/true);
+    tape.watch(x);
+    Tensor y = tanh(matmul(x, w));
+    Tensor jacobian = tape.jacobian(y, x, UnconnectedGradients::None, pfor);
+    EXPECT_FALSE(tape.gradient(reduce_sum(jacobian), x).defined()) << "pfor " << pfor;
   }
 }
 
