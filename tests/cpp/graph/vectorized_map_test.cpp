@@ -113,7 +113,7 @@ TEST(VectorizedMap, InsideAFunctionAndWithAnUnknownBatch) {
   auto body = [](const Tensor& xs) {
     return vectorized_map([](const Tensor& x) { return reduce_sum(multiply(tanh(x), 2.0)); }, xs);
   };
-  auto f = function(body, "f", std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim, 3}}});
+  auto f = function(body, "f", std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim, 3}, "xs"}});
   const Tensor xs = rand64({5, 3}, 1);
   expect_values(f(xs), body(xs).to_vector<double>(), 1e-15);
   const Tensor two = rand64({2, 3}, 2);
