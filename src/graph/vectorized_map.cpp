@@ -14,6 +14,7 @@
 #include "eagerflow/ops/reduction.h"
 #include "graph/executor.h"
 #include "graph/graph_internal.h"
+#include "ops/batch_helpers.h"
 
 namespace ef {
 namespace detail {
@@ -49,18 +50,6 @@ void report_loop(std::string_view op, std::string_view why) {
             << ", so it runs once per element (a loop) and the results are stacked\n";
 }
 
-// `t` repeated along a new first axis of `batch` entries.
-Tensor repeated(const Tensor& t, int64_t batch, std::string_view what) {
-  if (batch == kUnknownDim || !t.shape().is_fully_defined())
-    fail<UnimplementedError>("vectorized_map: ", what,
-                             " is the same for every element and must be repeated along "
-                             "the batch, but the batch size or its shape (",
-                             t.shape(), ") is unknown while tracing");
-  Dims dims{batch};
-  for (int64_t d : t.shape().dims()) dims.push_back(d);
-  return broadcast_to(expand_dims(t, 0), Shape(dims));
-}
-
 // `t` with axis `from` moved to position `to`, the others in order.
 Tensor move_axis(const Tensor& t, int from, int to) {
   std::vector<int64_t> perm;
@@ -79,7 +68,7 @@ Tensor as_batched(const Value& v, int64_t batch, std::string_view what) {
            " has different shapes for different elements, which cannot be stacked: ", e.what());
     }
   }
-  return v.batched ? v.tensor : repeated(v.tensor, batch, what);
+  return v.batched ? v.tensor : repeated_along_batch(v.tensor, batch, what);
 }
 
 // Whether running `n` draws new random numbers: a stateful random op, or control flow

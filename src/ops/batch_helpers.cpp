@@ -35,18 +35,21 @@ int64_t batched_axis(int64_t axis, int rank, std::string_view op) {
   return normalize_axis(axis, rank, op) + 1;
 }
 
+Tensor repeated_along_batch(const Tensor& t, int64_t batch, std::string_view what) {
+  if (batch == kUnknownDim || !t.shape().is_fully_defined())
+    fail<UnimplementedError>(
+        "vectorized_map: ", what, " is the same for every element and must be repeated along ",
+        "the batch, but the batch size or its shape (", t.shape(), ") is unknown while tracing");
+  Dims dims{batch};
+  for (int64_t d : t.shape().dims()) dims.push_back(d);
+  return broadcast_to(expand_dims(t, 0), Shape(dims));
+}
+
 Tensor batched_input(const BatchCall& call, size_t input) {
   const Tensor& x = call.input(input);
   if (call.is_batched(input)) return x;
-  if (call.batch_size == kUnknownDim || !x.shape().is_fully_defined())
-    fail<UnimplementedError>(
-        "vectorized_map: ", call.call.op.name, ": input ", input,
-        " is the same for every element and must be repeated along the batch, whose size (or "
-        "the input's shape ",
-        x.shape(), ") is unknown while tracing");
-  Dims dims{call.batch_size};
-  for (int64_t d : x.shape().dims()) dims.push_back(d);
-  return broadcast_to(expand_dims(x, 0), Shape(dims));
+  return repeated_along_batch(x, call.batch_size,
+                              std::string(call.call.op.name) + ": input " + std::to_string(input));
 }
 
 std::vector<Tensor> run_batched(const BatchCall& call, const std::vector<Tensor>& inputs,

@@ -15,6 +15,11 @@ int element_rank(const BatchCall& call, size_t input);
 // axis of the batched tensor (one more, for the batch in front).
 int64_t batched_axis(int64_t axis, int rank, std::string_view op);
 
+// `t`, the same for every element, repeated along a new first axis of `batch` entries
+// (a broadcast view). Throws UnimplementedError naming `what` when the batch size or
+// t's shape is unknown while tracing.
+Tensor repeated_along_batch(const Tensor& t, int64_t batch, std::string_view what);
+
 // Input i with the batch in front: batched inputs as they are, the others broadcast
 // along a new first axis of the batch size (which must be known).
 Tensor batched_input(const BatchCall& call, size_t input);

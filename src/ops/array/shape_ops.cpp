@@ -68,9 +68,7 @@ std::vector<Tensor> batch_shape_op(const BatchCall& call) {
                                      Shape{static_cast<int64_t>(element.size())}),
                             dtype)
                      : cast(constant(n), dtype);
-  Dims dims{call.batch_size};
-  for (int64_t d : value.shape().dims()) dims.push_back(d);
-  return {broadcast_to(expand_dims(value, 0), Shape(dims))};
+  return {detail::repeated_along_batch(value, call.batch_size, call.call.op.name)};
 }
 
 const OpDef& kShape = define_op({
@@ -145,10 +143,7 @@ std::vector<Tensor> batch_ensure_shape_match(const BatchCall& call) {
   const Tensor checked =
       detail::run_batched(call, {aligned, detail::batched_input(call, 1)}, call.attrs())[0];
   if (call.is_batched(0)) return {reshape(checked, x.shape())};
-  return {detail::batched_input(
-      BatchCall{
-          OpCall{call.call.op, std::span<const Tensor>(&checked, 1), call.attrs()}, {}, call.batch_size},
-      0)};
+  return {detail::repeated_along_batch(checked, call.batch_size, "ensure_shape_match: x")};
 }
 
 const OpDef& kEnsureShapeMatch = define_op({
