@@ -3,6 +3,7 @@
 // shapes, and accumulating the gradients of tensors used more than once.
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/ops/array.h"
@@ -39,6 +40,11 @@ Tensor sum_to_shape(const Tensor& grad, const Tensor& input) {
 std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
                              std::span<const Tensor> seeds, std::span<const Tensor> sources,
                              UnconnectedGradients unconnected, bool release_entries) {
+  FinalGradientFn* on_final = std::exchange(final_gradient_listener(), nullptr);
+  struct RestoreListener {
+    FinalGradientFn* listener;
+    ~RestoreListener() { final_gradient_listener() = listener; }
+  } restore{on_final};  // for the caller's later passes, never for nested ones
   std::unordered_map<int64_t, Tensor> grads;
   auto accumulate = [&](const Tensor& t, Tensor g) {
     Tensor& slot = grads[tensor_id(t)];
@@ -63,6 +69,28 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
         reaches_source.insert(tensor_id(out));
         ++producers[out.impl()->id];
       }
+  }
+
+  // Note [gradient hooks]: a source's gradient is final once the earliest entry that
+  // reads it has run (walking backwards, nothing after it adds to the source).
+  std::unordered_map<size_t, std::vector<size_t>> sources_final_after;  // by entry
+  auto announce = [&](size_t k) {
+    auto found = sources[k].impl()->id ? grads.find(sources[k].impl()->id) : grads.end();
+    (*on_final)(k, found != grads.end() ? found->second : Tensor());
+  };
+  if (on_final) {
+    std::unordered_map<int64_t, size_t> earliest_reader;
+    for (size_t e = 0; e < entries.size(); ++e)
+      if (relevant[e])
+        for (const Tensor& in : entries[e].inputs)
+          if (in.impl()->id && source_ids.count(in.impl()->id)) earliest_reader.try_emplace(in.impl()->id, e);
+    for (size_t k = 0; k < sources.size(); ++k) {
+      auto found = earliest_reader.find(sources[k].impl()->id);
+      if (found == earliest_reader.end())
+        announce(k);  // nothing recorded reads it
+      else
+        sources_final_after[found->second].push_back(k);
+    }
   }
 
   // Entries were recorded in execution order, so walking them backwards visits every
@@ -128,6 +156,9 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
   };
   for (size_t e = entries.size(); e-- > 0;) {
     if (relevant[e]) run_entry(entries[e]);
+    if (on_final)
+      if (auto found = sources_final_after.find(e); found != sources_final_after.end())
+        for (size_t k : found->second) announce(k);
     // A non-persistent tape frees each op's saved values once its gradient ran, so
     // memory falls during the backward pass.
     if (release_entries) entries[e] = TapeEntry{};

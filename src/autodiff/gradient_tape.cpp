@@ -122,6 +122,17 @@ void check_source(const Tensor& source, size_t index, const char* what) {
 
 }  // namespace
 
+// Whether the backward pass about to run is itself recorded (by another tape or a
+// forward accumulator) or traced into a graph (GradientHook::begin's `recorded`).
+static bool gradient_is_recorded(const GradientTape::Impl* self, std::span<const Tensor> targets,
+                                 std::span<const Tensor> sources) {
+  for (const GradientTape::Impl* tape : tape_stack().tapes)
+    if (tape != self && tape->records()) return true;
+  auto symbolic = [](const Tensor& t) { return t.is_symbolic(); };
+  return detail::accumulators_active() || std::any_of(targets.begin(), targets.end(), symbolic) ||
+         std::any_of(sources.begin(), sources.end(), symbolic);
+}
+
 bool detail::tapes_recording() { return !tape_stack().tapes.empty() || accumulators_active(); }
 
 void detail::install_recorder() { Context::current().recorder = &tape_stack(); }
@@ -461,13 +472,28 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
       }
       first[i + 1] = flat.size();
     }
-    std::vector<Tensor> flat_grads =
-        tensor_gradients(targets, flat, output_gradients, UnconnectedGradients::None);
+    detail::HookedGradients hooked(sources, first, gradient_is_recorded(impl_.get(), targets, flat));
+    detail::FinalGradientFn on_final = [&](size_t k, const Tensor& g) { hooked.source_final(k, g); };
+    std::vector<Tensor> flat_grads;
+    {
+      detail::FinalGradientFn* outer =
+          std::exchange(detail::final_gradient_listener(), hooked.active() ? &on_final : nullptr);
+      struct Restore {
+        detail::FinalGradientFn* outer;
+        ~Restore() { detail::final_gradient_listener() = outer; }
+      } restore{outer};
+      flat_grads = tensor_gradients(targets, flat, output_gradients, UnconnectedGradients::None);
+    }
     std::vector<Tensor> result;
     for (size_t i = 0; i < sources.size(); ++i) {
       Tensor sum;
       for (size_t k = first[i]; k < first[i + 1]; ++k)
         if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
+      result.push_back(sum);
+    }
+    if (hooked.active()) hooked.finish(result);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      Tensor& sum = result[i];
       if (!sum.defined() && unconnected == UnconnectedGradients::Zero) {
         if (const Tensor* t = std::get_if<Tensor>(&sources[i])) {
           sum = zeros_like(*t);
@@ -478,7 +504,6 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
           sum = zeros(v.shape(), v.dtype());  // the stored dtype, whatever autocast is on
         }
       }
-      result.push_back(sum);
     }
     return result;
   } catch (Error& e) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "eagerflow/autodiff/gradient_hooks.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/runtime/op_def.h"
 
@@ -101,6 +102,39 @@ class VariableReadLog {
 
   std::vector<Variable> variables;
   std::vector<Tensor> values;  // parallel to `variables`
+};
+
+// Note [gradient hooks] (eagerflow/autodiff/gradient_hooks.h): while a listener is set
+// on this thread, the next backprop() takes it and calls it with each source's gradient
+// as soon as it is final (undefined when none reaches the source). Nested backward
+// passes, run by gradient functions, do not see it.
+using FinalGradientFn = std::function<void(size_t source, const Tensor& gradient)>;
+FinalGradientFn*& final_gradient_listener();
+
+// The gradient hooks of one gradient() call: opened for the hooked variables among
+// `sources` (whose read tensors are flat sources first[i] .. first[i + 1] - 1 of the
+// backward pass), told when each flat source is final, and asked at the end for what
+// gradient() returns for those variables.
+class HookedGradients {
+ public:
+  HookedGradients(const std::vector<GradientTape::Source>& sources, const std::vector<size_t>& first,
+                  bool recorded);
+  ~HookedGradients();
+  bool active() const { return !calls_.empty(); }
+  void source_final(size_t flat, const Tensor& gradient);
+  // Replaces result[i] for each hooked variable source i.
+  void finish(std::vector<Tensor>& result);
+
+ private:
+  struct Source {
+    int hook = -1;          // index into calls_; -1: not hooked
+    size_t index = 0;       // the variable's index in its hook's begin()
+    size_t reads_left = 0;  // read tensors whose gradient is not final yet
+    Tensor sum;             // of the final ones
+  };
+  std::vector<Source> sources_;
+  std::vector<int> flat_to_source_;
+  std::vector<std::unique_ptr<GradientHookCall>> calls_;
 };
 
 // Computes d(targets · seeds)/d(sources) from `entries` (in execution order).

@@ -106,7 +106,7 @@ void infer_all_reduce(const OpCall& call, OutputMetas& out) {
 
 void all_reduce_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Group& g = detail::group(call.op.name);
-  std::lock_guard lock(g.mutex);
+  const auto lock = detail::lock_in_order(g);
   const Reduction r = reduction_of(call);
   const Tensor x = call.inputs[0].contiguous();
   const std::string what = describe(call, std::string(name(r)));
@@ -163,7 +163,7 @@ void infer_broadcast(const OpCall& call, OutputMetas& out) {
 
 void broadcast_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Group& g = detail::group(call.op.name);
-  std::lock_guard lock(g.mutex);
+  const auto lock = detail::lock_in_order(g);
   const int root = static_cast<int>(call.attrs.get_int(kRoot));
   const Tensor x = call.inputs[0].contiguous();
   const std::string what = describe(call, ef::detail::str("root ", root));
@@ -211,7 +211,7 @@ void infer_all_gather(const OpCall& call, OutputMetas& out) {
 
 void all_gather_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Group& g = detail::group(call.op.name);
-  std::lock_guard lock(g.mutex);
+  const auto lock = detail::lock_in_order(g);
   const Tensor x = call.inputs[0].contiguous();
   const std::string what = describe(call, "");
   const int n = mpi_count(outputs[0].num_elements(), call.op.name) / g.size;
@@ -261,7 +261,7 @@ void infer_reduce_scatter(const OpCall& call, OutputMetas& out) {
 
 void reduce_scatter_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Group& g = detail::group(call.op.name);
-  std::lock_guard lock(g.mutex);
+  const auto lock = detail::lock_in_order(g);
   const Reduction r = reduction_of(call);
   const Tensor x = call.inputs[0].contiguous();
   const std::string what = describe(call, std::string(name(r)));
@@ -326,7 +326,7 @@ Tensor reduce_scatter(const Tensor& x, Reduction reduction, CallSite where) {
 
 void barrier() {
   Group& g = detail::group("barrier");
-  std::lock_guard lock(g.mutex);
+  const auto lock = detail::lock_in_order(g);
   detail::check_agreement(g, "barrier", "barrier");
   if (!g.uses_mpi) return;
   run_mpi(g, "barrier", [&](MPI_Request* rq) { return MPI_Ibarrier(g.comm, rq); });

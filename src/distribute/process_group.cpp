@@ -75,6 +75,54 @@ Group& group(std::string_view op) {
   return g;
 }
 
+std::future<void> start_in_order(Group& g, std::function<void()> job) {
+  std::packaged_task<void()> task([&g, job = std::move(job)] {
+    std::lock_guard lock(g.mutex);
+    job();
+  });
+  std::future<void> done = task.get_future();
+  std::lock_guard lock(g.queue_mutex);
+  if (g.stopping) fail<FailedPreconditionError>("distribute: the group is being finalized");
+  if (!g.communication_thread.joinable())
+    g.communication_thread = std::thread([&g] {
+      std::unique_lock queue_lock(g.queue_mutex);
+      for (;;) {
+        g.queue_changed.wait(queue_lock, [&] { return g.stopping || !g.queue.empty(); });
+        if (g.queue.empty()) return;  // stopping, and nothing is left to run
+        std::packaged_task<void()> next = std::move(g.queue.front());
+        g.queue.pop_front();
+        queue_lock.unlock();
+        next();  // an exception goes to the task's future
+        queue_lock.lock();
+        --g.started;
+        g.queue_changed.notify_all();
+      }
+    });
+  g.queue.push_back(std::move(task));
+  ++g.started;
+  g.queue_changed.notify_all();
+  return done;
+}
+
+std::unique_lock<std::mutex> lock_in_order(Group& g) {
+  {
+    std::unique_lock queue_lock(g.queue_mutex);
+    g.queue_changed.wait(queue_lock, [&] { return g.started == 0; });
+  }
+  return std::unique_lock(g.mutex);
+}
+
+void stop_communication_thread(Group& g) {
+  {
+    std::lock_guard lock(g.queue_mutex);
+    if (!g.communication_thread.joinable()) return;
+    g.stopping = true;
+    g.queue_changed.notify_all();
+  }
+  if (g.communication_thread.get_id() != std::this_thread::get_id()) g.communication_thread.join();
+  else g.communication_thread.detach();
+}
+
 void wait(Group& g, MPI_Request& request, std::string_view what) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -200,6 +248,7 @@ void set_options(const Options& options) {
 
 void finalize() {
   Group& g = detail::the_group();
+  detail::stop_communication_thread(g);
   std::lock_guard lock(g.mutex);
   if (!g.initialized || g.finalized) return;
   g.finalized = true;

@@ -5,9 +5,14 @@
 
 #include <mpi.h>
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "eagerflow/core/dtype.h"
 #include "eagerflow/distribute/distribute.h"
@@ -27,11 +32,34 @@ struct Group {
   // Collectives are issued one at a time: MPI runs at MPI_THREAD_SERIALIZED, and every
   // rank must issue them in the same order.
   std::mutex mutex;
+
+  // Note [collectives in the background]: started collectives (a gradient bucket's
+  // all-reduce) run on one communication thread, in the order they were started, each
+  // holding `mutex`. A collective called on the caller's thread waits until every one
+  // started before it has finished, so each rank issues its collectives in program
+  // order whichever thread runs them.
+  std::mutex queue_mutex;  // guards the members below
+  std::condition_variable queue_changed;
+  std::deque<std::packaged_task<void()>> queue;
+  size_t started = 0;  // queued or running
+  bool stopping = false;
+  std::thread communication_thread;
 };
 
 // The group after init(); throws FailedPreconditionError naming `op` before init() or
 // after finalize().
 Group& group(std::string_view op);
+
+// Runs `job` on the communication thread once the collectives started before it have
+// run; the future reports its end (and rethrows what it threw).
+std::future<void> start_in_order(Group& g, std::function<void()> job);
+
+// Locks g.mutex once every started collective has finished: the lock under which a
+// collective runs on the calling thread.
+std::unique_lock<std::mutex> lock_in_order(Group& g);
+
+// Lets the communication thread finish what was started, then ends it (finalize()).
+void stop_communication_thread(Group& g);
 
 // Waits for `request` to complete, polling it (so MPI makes progress); past the
 // group's timeout it ends the job, naming this rank and `what`.
