@@ -1,0 +1,246 @@
+// GradientSync: bucketed all-reduce of gradients during the backward pass (Note
+// [gradient buckets] in eagerflow/distribute/gradient_sync.h).
+#include "eagerflow/distribute/gradient_sync.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "distribute/process_group.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+
+namespace ef::distribute {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Gradients of half dtypes travel as float32 (MPI has no 16-bit float type).
+DType transport_dtype(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
+}
+
+// One bucket: gradients of one transport dtype, flattened into one buffer followed by
+// one flag per variable (1 where this rank has a gradient), reduced with a sum.
+struct Bucket {
+  DType dtype = DType::Float32;
+  std::vector<size_t> variables;  // indices into the call's variables
+  std::vector<Tensor> pieces;     // flattened gradients in transport dtype, once ready
+  std::vector<double> flags;
+  size_t missing = 0;  // variables whose gradient is not final yet
+  int64_t bytes = 0;
+  Tensor reduced;                    // after the all-reduce
+  std::future<void> done;            // eager buckets: the background all-reduce
+  std::shared_ptr<double> duration;  // its time on the communication thread
+};
+
+}  // namespace
+
+class GradientSync::Hook : public GradientHook {
+ public:
+  explicit Hook(GradientSyncOptions options) : options_(options) {}
+
+  std::unique_ptr<GradientHookCall> begin(std::span<const Variable> variables, bool recorded) override;
+
+  GradientSyncStats last_stats() const {
+    std::lock_guard lock(stats_mutex_);
+    return stats_;
+  }
+  void set_stats(const GradientSyncStats& stats) {
+    std::lock_guard lock(stats_mutex_);
+    stats_ = stats;
+  }
+
+  const GradientSyncOptions options_;
+
+ private:
+  mutable std::mutex stats_mutex_;
+  GradientSyncStats stats_;
+};
+
+namespace {
+
+class SyncCall : public GradientHookCall {
+ public:
+  SyncCall(GradientSync::Hook& hook, std::span<const Variable> variables, bool recorded)
+      : hook_(hook),
+        group_(detail::group("GradientSync")),
+        variables_(variables.begin(), variables.end()),
+        recorded_(recorded),
+        place_(variables.size(), {SIZE_MAX, 0}) {
+    plan_buckets();
+  }
+
+  ~SyncCall() override {
+    // Abandoned (the backward pass threw): the started all-reduces own their buffers and
+    // finish on their own; waiting keeps this rank's later collectives in order.
+    for (Bucket& b : buckets_)
+      if (b.done.valid()) b.done.wait();
+  }
+
+  void ready(size_t index, const Tensor& gradient) override {
+    const auto [bucket_index, slot] = place_[index];
+    if (bucket_index == SIZE_MAX) return;  // not a float variable: no gradient, no slot
+    Bucket& b = buckets_[bucket_index];
+    const Variable& v = variables_[index];
+    Tensor flat =
+        gradient.defined() ? reshape(gradient, Shape{-1}) : zeros(Shape{v.shape().num_elements()}, b.dtype);
+    b.pieces[slot] = flat.dtype() == b.dtype ? flat : cast(flat, b.dtype);
+    b.flags[slot] = gradient.defined() ? 1.0 : 0.0;
+    if (--b.missing == 0) send_complete_buckets();
+  }
+
+  std::vector<Tensor> finish() override {
+    send_complete_buckets();
+    if (sent_ != buckets_.size())
+      fail<InternalError>("GradientSync: ", buckets_.size() - sent_, " gradient buckets never completed");
+    const Clock::time_point waiting = Clock::now();
+    GradientSyncStats stats;
+    for (Bucket& b : buckets_) {
+      if (b.done.valid()) {
+        b.done.get();  // rethrows the all-reduce's error
+        stats.communication_seconds += *b.duration;
+      }
+      stats.bytes += b.bytes;
+    }
+    stats.buckets = static_cast<int>(buckets_.size());
+    stats.exposed_seconds = recorded_ ? 0 : seconds_since(waiting);
+    hook_.set_stats(stats);
+
+    std::vector<Tensor> result(variables_.size());
+    for (Bucket& b : buckets_) {
+      if (hook_.options_.reduction == Reduction::kMean && group_.size > 1)
+        b.reduced = multiply(b.reduced, 1.0 / group_.size);
+      std::vector<int64_t> sizes;
+      for (const Tensor& piece : b.pieces) sizes.push_back(piece.shape()[0]);
+      sizes.push_back(static_cast<int64_t>(b.variables.size()));
+      std::vector<Tensor> parts = split(b.reduced, sizes, 0);
+      const Tensor flags = parts.back();  // how many ranks had each gradient (over size() for kMean)
+      std::vector<double> counts;
+      if (!flags.is_symbolic()) counts = cast(flags, DType::Float64).to_vector<double>();
+      for (size_t k = 0; k < b.variables.size(); ++k) {
+        const size_t i = b.variables[k];
+        // A gradient that no rank has stays undefined (traced: a rank that has none sends
+        // zeros, and the graph cannot tell, so it is taken as defined).
+        if (!counts.empty() && counts[k] == 0) continue;
+        const Tensor g = reshape(parts[k], variables_[i].shape());
+        result[i] = g.dtype() == variables_[i].dtype() ? g : cast(g, variables_[i].dtype());
+      }
+    }
+    return result;
+  }
+
+ private:
+  // Note [gradient buckets]: the buckets depend only on the call's variables (last to
+  // first, as the backward pass roughly finishes them), so every rank makes the same
+  // ones whatever order its gradients come in; they are sent in index order.
+  void plan_buckets() {
+    std::map<DType, size_t> open;  // transport dtype -> index of its open bucket
+    const double cap = hook_.options_.bucket_cap_mb * (1 << 20);
+    for (size_t i = variables_.size(); i-- > 0;) {
+      const Variable& v = variables_[i];
+      if (!is_floating(v.dtype())) continue;
+      const DType dtype = transport_dtype(v.dtype());
+      auto found = open.find(dtype);
+      if (found == open.end()) {
+        found = open.emplace(dtype, buckets_.size()).first;
+        buckets_.emplace_back().dtype = dtype;
+      }
+      Bucket& b = buckets_[found->second];
+      place_[i] = {found->second, b.variables.size()};
+      b.variables.push_back(i);
+      b.bytes += v.shape().num_elements() * static_cast<int64_t>(size_of(dtype));
+      ++b.missing;
+      if (static_cast<double>(b.bytes) >= cap) open.erase(found);
+    }
+    for (Bucket& b : buckets_) {
+      b.pieces.resize(b.variables.size());
+      b.flags.resize(b.variables.size());
+    }
+  }
+
+  // Sends the buckets whose gradients are all final, in index order: every rank starts
+  // the same collectives in the same order.
+  void send_complete_buckets() {
+    while (sent_ < buckets_.size() && buckets_[sent_].missing == 0) send(buckets_[sent_++]);
+  }
+
+  // Flattens a bucket into one buffer and starts its all-reduce.
+  void send(Bucket& b) {
+    std::vector<Tensor> pieces = b.pieces;
+    pieces.push_back(cast(constant(b.flags, Shape{static_cast<int64_t>(b.flags.size())}), b.dtype));
+    const Tensor buffer = concat(pieces, 0);  // always a new tensor: the flags are appended
+    if (recorded_ || buffer.is_symbolic() || buffer.device().type != DeviceType::CPU) {
+      b.reduced = all_reduce(buffer, Reduction::kSum);  // an op: recorded, traced, or refused on GPUs
+      return;
+    }
+    b.reduced = buffer;  // reduced in place, read after `done`
+    b.duration = std::make_shared<double>(0);
+    detail::Group& g = group_;
+    b.done = detail::start_in_order(g, [&g, buffer, what = describe(b), duration = b.duration] {
+      const Clock::time_point start = Clock::now();
+      reduce_in_place(g, buffer, what);
+      *duration = seconds_since(start);
+    });
+  }
+
+  // "gradient bucket 0 float32: 12 [3, 4], 10 [10], ...": what the ranks must agree on.
+  std::string describe(const Bucket& b) const {
+    std::string text = ef::detail::str("gradient bucket ", sent_ - 1, " ", b.dtype, ":");
+    for (size_t i : b.variables) text += ef::detail::str(" ", i, " ", variables_[i].shape().to_string(), ",");
+    return text;
+  }
+
+  // The all-reduce of one bucket, on the communication thread (holding the group's mutex).
+  static void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what) {
+    detail::check_agreement(g, "GradientSync", what);
+    if (!g.uses_mpi) return;
+    if (buffer.num_elements() > INT_MAX)
+      fail<ResourceExhaustedError>("GradientSync: a bucket of ", buffer.num_elements(),
+                                   " elements is more than one MPI call carries (lower bucket_cap_mb)");
+    MPI_Request request;
+    void* data = const_cast<void*>(buffer.raw_data());
+    if (MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(buffer.num_elements()),
+                       detail::mpi_type(buffer.dtype(), "GradientSync"), MPI_SUM, g.comm,
+                       &request) != MPI_SUCCESS)
+      fail<InternalError>("GradientSync: MPI_Iallreduce failed for ", what);
+    detail::wait(g, request, what);
+  }
+
+  GradientSync::Hook& hook_;
+  detail::Group& group_;
+  std::vector<Variable> variables_;
+  bool recorded_;
+  std::vector<std::pair<size_t, size_t>> place_;  // per variable: bucket and slot
+  std::vector<Bucket> buckets_;
+  size_t sent_ = 0;  // buckets started
+};
+
+}  // namespace
+
+std::unique_ptr<GradientHookCall> GradientSync::Hook::begin(std::span<const Variable> variables,
+                                                            bool recorded) {
+  return std::make_unique<SyncCall>(*this, variables, recorded);
+}
+
+GradientSync::GradientSync(const std::vector<Variable>& variables, GradientSyncOptions options) {
+  detail::group("GradientSync");
+  if (options.reduction != Reduction::kSum && options.reduction != Reduction::kMean)
+    fail("GradientSync: reduction must be sum or mean, got ", name(options.reduction));
+  if (!(options.bucket_cap_mb > 0))
+    fail("GradientSync: bucket_cap_mb must be positive, got ", options.bucket_cap_mb);
+  hook_ = std::make_shared<Hook>(options);
+  registration_ = register_gradient_hook(variables, hook_);
+}
+
+GradientSyncStats GradientSync::last_stats() const { return hook_->last_stats(); }
+
+}  // namespace ef::distribute
