@@ -23,6 +23,11 @@ Registry& registry() {
   return *r;
 }
 
+GradientHookScope*& innermost_scope() {
+  thread_local GradientHookScope* scope = nullptr;
+  return scope;
+}
+
 void unregister(const std::vector<Variable>& variables) {
   if (variables.empty()) return;
   Registry& r = registry();
@@ -47,6 +52,13 @@ GradientHookRegistration register_gradient_hook(const std::vector<Variable>& var
   return GradientHookRegistration(variables);
 }
 
+GradientHookScope::GradientHookScope(std::shared_ptr<GradientHook> hook)
+    : hook_(std::move(hook)), outer_(std::exchange(innermost_scope(), this)) {
+  if (!hook_) fail("GradientHookScope: the hook is null");
+}
+
+GradientHookScope::~GradientHookScope() { innermost_scope() = outer_; }
+
 GradientHookRegistration::~GradientHookRegistration() { unregister(variables_); }
 
 GradientHookRegistration::GradientHookRegistration(GradientHookRegistration&& other) noexcept
@@ -70,7 +82,8 @@ FinalGradientFn*& final_gradient_listener() {
 HookedGradients::HookedGradients(const std::vector<GradientTape::Source>& sources,
                                  const std::vector<size_t>& first, bool recorded) {
   Registry& r = registry();
-  if (r.count.load(std::memory_order_relaxed) == 0) return;
+  const std::shared_ptr<GradientHook>* scoped = innermost_scope() ? &innermost_scope()->hook() : nullptr;
+  if (r.count.load(std::memory_order_relaxed) == 0 && !scoped) return;
   // The hooks of the call's variables, each with its variables in the call's order.
   std::vector<std::shared_ptr<GradientHook>> hooks;
   std::vector<std::vector<Variable>> variables_of_hook;
@@ -81,11 +94,12 @@ HookedGradients::HookedGradients(const std::vector<GradientTape::Source>& source
       const Variable* v = std::get_if<Variable>(&sources[i]);
       if (!v) continue;
       auto found = r.hooks.find(v->key());
-      if (found == r.hooks.end()) continue;
+      const std::shared_ptr<GradientHook>* hook = found != r.hooks.end() ? &found->second : scoped;
+      if (!hook) continue;
       size_t h = 0;
-      while (h < hooks.size() && hooks[h] != found->second) ++h;
+      while (h < hooks.size() && hooks[h] != *hook) ++h;
       if (h == hooks.size()) {
-        hooks.push_back(found->second);
+        hooks.push_back(*hook);
         variables_of_hook.emplace_back();
       }
       sources_[i] = {static_cast<int>(h), variables_of_hook[h].size(), first[i + 1] - first[i], Tensor()};

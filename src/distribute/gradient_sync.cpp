@@ -231,14 +231,24 @@ std::unique_ptr<GradientHookCall> GradientSync::Hook::begin(std::span<const Vari
   return std::make_unique<SyncCall>(*this, variables, recorded);
 }
 
-GradientSync::GradientSync(const std::vector<Variable>& variables, GradientSyncOptions options) {
+GradientSync::GradientSync(GradientSyncOptions options) {
   detail::group("GradientSync");
   if (options.reduction != Reduction::kSum && options.reduction != Reduction::kMean)
     fail("GradientSync: reduction must be sum or mean, got ", name(options.reduction));
   if (!(options.bucket_cap_mb > 0))
     fail("GradientSync: bucket_cap_mb must be positive, got ", options.bucket_cap_mb);
   hook_ = std::make_shared<Hook>(options);
+}
+
+GradientSync::GradientSync(const std::vector<Variable>& variables, GradientSyncOptions options)
+    : GradientSync(options) {
   registration_ = register_gradient_hook(variables, hook_);
+}
+
+GradientSync GradientSync::for_this_thread(GradientSyncOptions options) {
+  GradientSync sync(options);
+  sync.scope_ = std::make_unique<GradientHookScope>(sync.hook_);
+  return sync;
 }
 
 GradientSyncStats GradientSync::last_stats() const { return hook_->last_stats(); }

@@ -65,6 +65,23 @@ class GradientHookRegistration {
   std::vector<Variable> variables_;
 };
 
+// While it lives, `hook` hears, on this thread's gradient() calls, the gradients of
+// every variable that has no hook registered for it (a training step's "synchronize
+// whatever is differentiated here"). Scopes nest: the innermost one wins.
+class GradientHookScope {
+ public:
+  explicit GradientHookScope(std::shared_ptr<GradientHook> hook);
+  ~GradientHookScope();
+  GradientHookScope(const GradientHookScope&) = delete;
+  GradientHookScope& operator=(const GradientHookScope&) = delete;
+
+  const std::shared_ptr<GradientHook>& hook() const { return hook_; }
+
+ private:
+  std::shared_ptr<GradientHook> hook_;
+  GradientHookScope* outer_;
+};
+
 // Registers `hook` for `variables`, for every thread's tapes. A variable has at most one
 // hook: registering a second throws FailedPreconditionError naming the variable.
 [[nodiscard]] GradientHookRegistration register_gradient_hook(const std::vector<Variable>& variables,

@@ -30,6 +30,7 @@
 // instead: differentiable and traceable, without the overlap.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "eagerflow/autodiff/gradient_hooks.h"
@@ -59,6 +60,10 @@ class GradientSync {
   // now until destroyed. Throws FailedPreconditionError before init(), and
   // InvalidArgumentError for kMax/kMin or a cap that is not positive.
   explicit GradientSync(const std::vector<Variable>& variables, GradientSyncOptions options = {});
+  // Synchronizes every variable that gradient() calls on this thread differentiate (and
+  // that has no GradientSync of its own) until destroyed: MultiWorkerMirroredStrategy's
+  // run(), where the step's variables are not known in advance.
+  static GradientSync for_this_thread(GradientSyncOptions options = {});
   GradientSync(GradientSync&&) noexcept = default;
   GradientSync& operator=(GradientSync&&) noexcept = default;
 
@@ -67,8 +72,11 @@ class GradientSync {
   class Hook;  // the gradient hook (src/distribute/gradient_sync.cpp)
 
  private:
+  explicit GradientSync(GradientSyncOptions options);
+
   std::shared_ptr<Hook> hook_;
   GradientHookRegistration registration_;
+  std::unique_ptr<GradientHookScope> scope_;  // for_this_thread
 };
 
 }  // namespace ef::distribute

@@ -130,5 +130,23 @@ TEST(GradientHooks, OneHookPerVariableWhileRegistered) {
   EXPECT_EQ(log.events, std::vector<std::string>({"ready w", "finish"}));
 }
 
+TEST(GradientHooks, AScopeHearsTheVariablesWithoutAHookOfTheirOwn) {
+  Variable registered(rand64({2}, 1), "registered"), other(rand64({2}, 2), "other");
+  Log by_registration, by_scope;
+  auto registration = register_gradient_hook({registered}, std::make_shared<DoublingHook>(by_registration));
+  {
+    GradientHookScope scope(std::make_shared<DoublingHook>(by_scope));
+    GradientTape tape;
+    const Tensor loss = reduce_sum(registered.value() * 3.0) + reduce_sum(other.value() * 5.0);
+    const std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{registered, other});
+    expect_values(g[0], {6.0, 6.0}, 0);
+    expect_values(g[1], {10.0, 10.0}, 0);
+  }
+  EXPECT_EQ(by_registration.events, std::vector<std::string>({"ready registered", "finish"}));
+  EXPECT_EQ(by_scope.events, std::vector<std::string>({"ready other", "finish"}));
+  GradientTape tape;  // the scope has ended
+  expect_values(tape.gradient(reduce_sum(other.value()), other), {1.0, 1.0}, 0);
+}
+
 }  // namespace
 }  // namespace ef

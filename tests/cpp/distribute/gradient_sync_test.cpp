@@ -61,16 +61,15 @@ TEST(GradientSync, AveragesMixedDtypesAndGradientsOnlySomeRanksHave) {
   EXPECT_EQ(sync.last_stats().buckets, 3);
 }
 
-TEST(GradientSync, SumsForTensorFlowsLossScaling) {
+TEST(GradientSync, SumsForTensorFlowsLossScalingForEveryVariableOfTheThread) {
   dist::init();
-  Variable w(constant({1.0, 1.0}), "w");
-  dist::GradientSync sync({w}, {.reduction = dist::Reduction::kSum});
+  Variable w(constant({1.0, 1.0}), "w"), v(constant({2.0}), "v");
+  const auto sync = dist::GradientSync::for_this_thread({.reduction = dist::Reduction::kSum});
   GradientTape tape;
-  const Tensor loss = reduce_sum(w.value()) * static_cast<double>(dist::rank() + 1);
-  expect_values(tape.gradient(loss, w), summed_over_ranks([](int r) {
-                  return constant({r + 1.0, r + 1.0});
-                }),
-                1e-12);
+  const Tensor loss = (reduce_sum(w.value()) + reduce_sum(v.value())) * static_cast<double>(dist::rank() + 1);
+  const std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{w, v});
+  expect_values(g[0], summed_over_ranks([](int r) { return constant({r + 1.0, r + 1.0}); }), 1e-12);
+  expect_values(g[1], summed_over_ranks([](int r) { return constant({r + 1.0}); }), 1e-12);
 }
 
 TEST(GradientSync, RecordedAndTracedPassesAverageThroughOps) {
