@@ -19,6 +19,7 @@ ends the whole job with a message naming the rank, rather than leaving the other
 waiting. See eagerflow/distribute/distribute.h.
 """
 import sys
+import threading
 
 from eagerflow import _core, errors
 
@@ -136,6 +137,113 @@ def barrier():
     _group().barrier()
 
 
+# The strategies whose run() is executing, per thread, innermost last.
+_replica = threading.local()
+
+
+def in_replica_context():
+    """Whether the caller runs inside MultiWorkerMirroredStrategy.run (a replica's step)."""
+    return bool(getattr(_replica, "strategies", None))
+
+
+class GradientSync:
+    """Gradients of variables all-reduced in buckets while the backward pass runs.
+
+    While it is open, every tape.gradient call that asks for one of `variables` returns
+    that variable's gradient reduced over the ranks (op "mean" or "sum"), the
+    all-reduces of finished gradients running while the rest of the backward pass is
+    computed (PyTorch DistributedDataParallel's buckets of bucket_cap_mb megabytes).
+    Without variables it covers every variable differentiated on this thread. A context
+    manager; close() ends it.
+
+        with ef.distribute.GradientSync(model.trainable_variables):
+            for x, y in my_shard:
+                with ef.GradientTape() as tape:
+                    loss = loss_fn(model(x), y)
+                grads = tape.gradient(loss, model.trainable_variables)  # averaged
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    last_stats() says what the last synchronized call cost: buckets, bytes, and the
+    seconds spent all-reducing (communication_seconds), of which the backward pass did
+    not hide exposed_seconds.
+    """
+
+    def __init__(self, variables=None, op="mean", bucket_cap_mb=25.0):
+        if op not in ("mean", "sum"):
+            raise errors.InvalidArgumentError(f"GradientSync: op must be 'mean' or 'sum', got {op!r}")
+        self._sync = _group().GradientSync(None if variables is None else list(variables), op, float(bucket_cap_mb))
+
+    def close(self):
+        self._sync.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def last_stats(self):
+        return self._sync.last_stats()
+
+
+class DataParallel:
+    """A model whose replicas, one per process, train as one (torch.nn.parallel.DistributedDataParallel).
+
+        model = ef.distribute.DataParallel(make_model())
+        for x, y in my_shard:
+            with ef.GradientTape() as tape:
+                loss = loss_fn(model(x), y)
+            grads = tape.gradient(loss, model.trainable_variables)   # averaged over the ranks
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    The module's variables start from rank 0's values (those it creates in its first
+    call too), and their gradients are averaged over the ranks in buckets of
+    bucket_cap_mb megabytes while the backward pass runs, so every rank takes the same
+    step. Other attributes are the module's.
+    """
+
+    def __init__(self, module, bucket_cap_mb=25.0):
+        init()
+        self.module = module
+        self._bucket_cap_mb = float(bucket_cap_mb)
+        self._sync = None
+        self._synced = []
+        for v in self._variables():
+            v.assign(broadcast(v.value(), root=0))
+        self._resync()
+
+    def _variables(self):
+        return list(getattr(self.module, "variables", getattr(self.module, "trainable_variables", [])))
+
+    def _resync(self):
+        trainable = list(self.module.trainable_variables)
+        if [v._key for v in trainable] == [v._key for v in self._synced]:
+            return
+        if self._sync is not None:
+            self._sync.close()
+        self._sync = GradientSync(trainable, "mean", self._bucket_cap_mb) if trainable else None
+        self._synced = trainable
+
+    def __call__(self, *args, **kwargs):
+        # Variables a lazily built module creates now start as rank 0's.
+        with _group().MirroredScope():
+            out = self.module(*args, **kwargs)
+        self._resync()
+        return out
+
+    @property
+    def trainable_variables(self):
+        return self.module.trainable_variables
+
+    def last_stats(self):
+        """GradientSync.last_stats of the module's gradients."""
+        return self._sync.last_stats() if self._sync is not None else {}
+
+    def __getattr__(self, name):
+        return getattr(self.module, name)
+
+
 class ReduceOp:
     """How MultiWorkerMirroredStrategy.reduce combines the replicas' values (tf.distribute.ReduceOp)."""
     SUM = "sum"
@@ -175,8 +283,20 @@ class MultiWorkerMirroredStrategy:
         return _group().MirroredScope()
 
     def run(self, fn, args=(), kwargs=None):
-        """Runs fn(*args, **kwargs) as this process's replica and returns its result."""
-        return fn(*args, **(kwargs or {}))
+        """Runs fn(*args, **kwargs) as this process's replica and returns its result.
+
+        As in TensorFlow, the gradients that fn's tapes compute for variables are summed
+        over the replicas, so an optimizer applies the same update on every replica:
+        scale the loss by the global batch size (ef.nn.compute_average_loss) for the
+        mean. The sum runs in buckets while the backward pass goes on (GradientSync).
+        """
+        strategies = _replica.__dict__.setdefault("strategies", [])
+        strategies.append(self)
+        try:
+            with _group().GradientSync(None, "sum"):
+                return fn(*args, **(kwargs or {}))
+        finally:
+            strategies.pop()
 
     def reduce(self, reduce_op, value, axis=None):
         """Combines the replicas' value: ReduceOp.SUM or ReduceOp.MEAN over the replicas.

@@ -1,5 +1,5 @@
 """ef.nn: activations, softmax, losses, regularization, convolution, pooling and batch normalization."""
-from eagerflow import _core
+from eagerflow import _core, errors
 from eagerflow._core import (  # noqa: F401
     bias_add, dropout, elu, gelu, l2_normalize, leaky_relu, log_softmax, relu, relu6, selu,
     sigmoid, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
@@ -10,6 +10,41 @@ from eagerflow._core import (  # noqa: F401
 )
 
 lrn = local_response_normalization
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """The per-example losses summed and divided by the global batch size (tf.nn.compute_average_loss).
+
+    Inside MultiWorkerMirroredStrategy.run, where gradients are summed over the replicas,
+    this makes the step the one a single process takes on the whole global batch.
+
+    >>> float(ef.nn.compute_average_loss([1.0, 2.0, 3.0]))   # one replica: the mean
+    2.0
+
+    Args:
+      per_example_loss: The losses, [batch, ...] (summed over every element).
+      sample_weight: Optional weights, broadcast against per_example_loss.
+      global_batch_size: The batch size over all replicas; by default the first
+        dimension of per_example_loss times the number of replicas in sync (inside
+        strategy.run), else times one.
+    """
+    from eagerflow import distribute
+    loss = _core.convert_to_tensor(per_example_loss)
+    if not loss.dtype.is_floating:
+        raise errors.InvalidArgumentError(f"compute_average_loss: per_example_loss must be a float tensor, got "
+                                          f"{loss.dtype}")
+    if sample_weight is not None:
+        loss = loss * _core.cast(_core.convert_to_tensor(sample_weight), loss.dtype)
+    if global_batch_size is None:
+        if len(loss.shape) == 0:
+            raise errors.InvalidArgumentError("compute_average_loss: per_example_loss is a scalar; give "
+                                              "global_batch_size, or one loss per example")
+        replicas = distribute.size() if distribute.in_replica_context() else 1
+        global_batch_size = loss.shape[0] * replicas
+    if global_batch_size <= 0:
+        raise errors.InvalidArgumentError(f"compute_average_loss: global_batch_size must be positive, got "
+                                          f"{global_batch_size}")
+    return _core.reduce_sum(loss) / float(global_batch_size)
 
 
 def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None, blank_index=None,

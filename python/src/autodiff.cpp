@@ -223,6 +223,9 @@ Raises:
 )doc",
           "delta"_a, "read_value"_a = true)
       .def_property_readonly("name", &ef::Variable::name, "The name given at construction.")
+      .def_property_readonly(
+          "_key", [](const ef::Variable& v) { return reinterpret_cast<uintptr_t>(v.key()); },
+          "The same number for every Python object of one variable (while it lives).")
       .def_property_readonly("trainable", &ef::Variable::trainable,
                              "Whether tapes watch it automatically and optimizers train it.")
       .def_property_readonly("dtype", &ef::Variable::dtype, "The element type, an ef.DType.")

@@ -6,9 +6,11 @@
 #include "convert.h"
 
 #include <memory>
+#include <optional>
 
 #ifdef EF_HAVE_DISTRIBUTE
 #include "eagerflow/distribute/distribute.h"
+#include "eagerflow/distribute/gradient_sync.h"
 #endif
 
 namespace efpy {
@@ -94,6 +96,43 @@ void bind_distribute(py::module_& m) {
       .def("__exit__", [](Mirrored& m, py::args) {
         m.scope.reset();
         return false;
+      });
+  // GradientSync over a list of variables, or over every variable this thread
+  // differentiates (variables=None); a context manager, or closed with close().
+  struct Sync {
+    std::optional<dist::GradientSync> sync;
+    std::optional<dist::GradientSyncStats> stats;  // kept after close()
+  };
+  py::class_<Sync>(d, "GradientSync", "Gradients all-reduced in buckets during the backward pass.")
+      .def(py::init([](std::optional<std::vector<ef::Variable>> variables, const std::string& op, double cap_mb) {
+             const dist::GradientSyncOptions options{.reduction = dist::reduction_from_name(op),
+                                                     .bucket_cap_mb = cap_mb};
+             auto s = std::make_unique<Sync>();
+             if (variables) s->sync.emplace(*variables, options);
+             else s->sync.emplace(dist::GradientSync::for_this_thread(options));
+             return s;
+           }),
+           py::arg("variables") = py::none(), py::arg("op") = "mean", py::arg("bucket_cap_mb") = 25.0)
+      .def("close",
+           [](Sync& s) {
+             if (s.sync) s.stats = s.sync->last_stats();
+             s.sync.reset();
+           })
+      .def("__enter__", [](Sync& s) -> Sync& { return s; }, py::return_value_policy::reference)
+      .def("__exit__",
+           [](Sync& s, py::args) {
+             if (s.sync) s.stats = s.sync->last_stats();
+             s.sync.reset();
+             return false;
+           })
+      .def("last_stats", [](const Sync& s) {
+        const dist::GradientSyncStats st = s.sync ? s.sync->last_stats() : s.stats.value_or(dist::GradientSyncStats{});
+        py::dict out;
+        out["buckets"] = st.buckets;
+        out["bytes"] = st.bytes;
+        out["communication_seconds"] = st.communication_seconds;
+        out["exposed_seconds"] = st.exposed_seconds;
+        return out;
       });
 #else
   (void)m;

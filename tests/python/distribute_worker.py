@@ -102,6 +102,91 @@ def check_strategy(r, n):
     np.testing.assert_allclose(strategy.run(lambda a: a * 2, args=(x,)).numpy(), x.numpy() * 2)
 
 
+def make_model():
+    return ef.keras.Sequential([ef.keras.layers.Dense(8, activation="tanh"), ef.keras.layers.Dense(1)])
+
+
+def same_data(n, seed):
+    rng = np.random.default_rng(seed)  # the same draws on every rank
+    x = rng.standard_normal((n * ROWS_PER_RANK, 3)).astype(np.float32)
+    return x, (x.sum(axis=1, keepdims=True) ** 2).astype(np.float32)
+
+
+def single_process_copy(variables):
+    """A model holding these values, trained alone on the whole batch as the reference."""
+    model = make_model()
+    model(np.zeros((1, 3), np.float32))
+    for v, value in zip(model.trainable_variables, variables):
+        v.assign(value.numpy())
+    return model
+
+
+def train_step(model, optimizer, x, y, loss_of):
+    with ef.GradientTape() as tape:
+        loss = loss_of(model(x), y)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def mse(prediction, y):
+    return ef.reduce_mean(ef.square(prediction - y))
+
+
+def expect_same_weights(a, b, start):
+    for u, v, s in zip(a.trainable_variables, b.trainable_variables, start):
+        np.testing.assert_allclose(u.numpy(), v.numpy(), rtol=0, atol=1e-5)
+        assert np.abs(u.numpy() - s).max() > 1e-4  # training moved the weights
+
+
+def check_ddp(r, n):
+    """DataParallel: the replicas of a lazily built Keras model train as one process on the whole batch."""
+    x, y = same_data(n, 1)
+    mine = slice(r * ROWS_PER_RANK, (r + 1) * ROWS_PER_RANK)
+    ddp = ef.distribute.DataParallel(make_model(), bucket_cap_mb=1e-6)  # a bucket per variable
+    ddp(x[mine])  # builds the model: rank 0's initial weights everywhere
+    start = [v.numpy() for v in ddp.trainable_variables]
+    spread = [ef.distribute.all_reduce(v.value(), op="max") - ef.distribute.all_reduce(v.value(), op="min")
+              for v in ddp.trainable_variables]
+    assert max(np.abs(s.numpy()).max() for s in spread) == 0
+    single = single_process_copy(ddp.trainable_variables)
+    ddp_optimizer, single_optimizer = ef.optimizers.Adam(0.01), ef.optimizers.Adam(0.01)
+    for _ in range(STEPS):
+        train_step(ddp, ddp_optimizer, x[mine], y[mine], mse)
+        train_step(single, single_optimizer, x, y, mse)
+    expect_same_weights(ddp, single, start)
+    assert ddp.last_stats()["buckets"] == 4, ddp.last_stats()
+    assert ddp.layers[0].units == 8  # other attributes are the model's
+
+
+def check_strategy_run(r, n):
+    """TensorFlow's custom loop: strategy.run sums the replicas' gradients, the loss is
+    divided by the global batch size; eagerly and inside ef.function."""
+    x, y = same_data(n, 2)
+    mine = slice(r * ROWS_PER_RANK, (r + 1) * ROWS_PER_RANK)
+    strategy = ef.distribute.MultiWorkerMirroredStrategy()
+    with strategy.scope():
+        model = make_model()
+        model(x[:1])
+    start = [v.numpy() for v in model.trainable_variables]
+    single = single_process_copy(model.trainable_variables)
+    optimizer, single_optimizer = ef.optimizers.SGD(0.05, momentum=0.9), ef.optimizers.SGD(0.05, momentum=0.9)
+
+    def replica_loss(prediction, labels):
+        return ef.nn.compute_average_loss(ef.square(prediction - labels)[:, 0])
+
+    def step(xb, yb):
+        return train_step(model, optimizer, xb, yb, replica_loss)
+
+    traced = ef.function(lambda xb, yb: strategy.run(step, args=(xb, yb)))
+    for i in range(STEPS):
+        run = strategy.run if i % 2 == 0 else lambda _, args: traced(*args)
+        loss = strategy.reduce(ef.distribute.ReduceOp.SUM, run(step, args=(ef.constant(x[mine]), ef.constant(y[mine]))))
+        single_loss = train_step(single, single_optimizer, x, y, mse)
+        np.testing.assert_allclose(float(loss), float(single_loss), rtol=1e-5)
+    expect_same_weights(model, single, start)
+
+
 def main():
     ef.distribute.init(timeout=60)
     r, n = ef.distribute.rank(), ef.distribute.size()
@@ -111,6 +196,8 @@ def main():
     check_disagreement(r)
     check_data_parallel(r, n)
     check_strategy(r, n)
+    check_ddp(r, n)
+    check_strategy_run(r, n)
     if len(sys.argv) > 1 and sys.argv[1] == "raise" and r == 1:
         raise RuntimeError("rank 1 could not read its shard")
     ef.distribute.barrier()

@@ -90,6 +90,55 @@ def test_strategy_in_one_process():
         strategy.reduce("max", x)
 
 
+@needs_build
+def test_gradient_sync_data_parallel_and_run_in_one_process():
+    ef.distribute.init()
+    n = ef.distribute.size()
+    w = ef.Variable([1.0, 2.0])
+    with ef.distribute.GradientSync([w], op="sum") as sync:
+        with ef.GradientTape() as tape:
+            loss = ef.reduce_sum(w * w)
+        np.testing.assert_allclose(tape.gradient(loss, w).numpy(), [2.0 * n, 4.0 * n])
+        assert sync.last_stats()["buckets"] == 1
+    with ef.GradientTape() as tape:  # closed: the plain gradient
+        loss = ef.reduce_sum(w * w)
+    np.testing.assert_allclose(tape.gradient(loss, w).numpy(), [2.0, 4.0])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="op must be 'mean' or 'sum'"):
+        ef.distribute.GradientSync([w], op="max")
+    with pytest.raises(ef.errors.InvalidArgumentError, match="bucket_cap_mb must be positive"):
+        ef.distribute.GradientSync([w], bucket_cap_mb=0)
+
+    model = ef.distribute.DataParallel(ef.keras.layers.Dense(2))
+    with ef.GradientTape() as tape:
+        loss = ef.reduce_sum(model(ef.ones([3, 4])))
+    grads = tape.gradient(loss, model.trainable_variables)
+    np.testing.assert_allclose(grads[0].numpy(), np.full((4, 2), 3.0))
+    assert model.units == 2
+
+    strategy = ef.distribute.MultiWorkerMirroredStrategy()
+    assert not ef.distribute.in_replica_context()
+
+    def step():
+        assert ef.distribute.in_replica_context()
+        with ef.GradientTape() as tape:
+            loss = ef.nn.compute_average_loss(ef.square(w) * 1.0)
+        return tape.gradient(loss, w)
+
+    np.testing.assert_allclose(strategy.run(step).numpy(), [1.0, 2.0])  # (2 w / (2 n)) summed over n
+
+
+def test_compute_average_loss():
+    np.testing.assert_allclose(float(ef.nn.compute_average_loss([1.0, 2.0, 3.0], sample_weight=[1.0, 0.0, 2.0])),
+                               7.0 / 3)
+    np.testing.assert_allclose(float(ef.nn.compute_average_loss(np.ones((2, 3)), global_batch_size=4)), 1.5)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="scalar; give global_batch_size"):
+        ef.nn.compute_average_loss(ef.constant(1.0))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="must be a float tensor"):
+        ef.nn.compute_average_loss([1, 2])
+    with pytest.raises(ef.errors.InvalidArgumentError, match="global_batch_size must be positive"):
+        ef.nn.compute_average_loss([1.0], global_batch_size=0)
+
+
 def _mpirun(ranks, *args):
     mpirun = shutil.which("mpirun")
     if mpirun is None or not BUILT:
