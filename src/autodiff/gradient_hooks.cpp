@@ -57,7 +57,14 @@ GradientHookScope::GradientHookScope(std::shared_ptr<GradientHook> hook)
   if (!hook_) fail("GradientHookScope: the hook is null");
 }
 
-GradientHookScope::~GradientHookScope() { innermost_scope() = outer_; }
+GradientHookScope::~GradientHookScope() {
+  // Usually the innermost; one closed out of order (a Python object) is unlinked where it is.
+  for (GradientHookScope** link = &innermost_scope(); *link; link = &(*link)->outer_)
+    if (*link == this) {
+      *link = outer_;
+      return;
+    }
+}
 
 GradientHookRegistration::~GradientHookRegistration() { unregister(variables_); }
 

@@ -218,15 +218,29 @@ void Model::reset_metrics() {
     for (const auto& m : list) m->reset_state();
 }
 
-std::map<std::string, Tensor> Model::metric_results() const {
+std::vector<std::pair<std::string, std::shared_ptr<metrics::Metric>>> Model::logged_metrics() const {
+  std::vector<std::pair<std::string, std::shared_ptr<metrics::Metric>>> out;
+  if (!compiled_) return out;
   const Compiled& c = *compiled_;
-  std::map<std::string, Tensor> out{{"loss", c.loss_tracker->result()}};
-  for (const auto& tracker : c.output_loss_trackers) out[tracker->name()] = tracker->result();
-  for (const auto& m : c.options.metrics) out[m->name()] = m->result();
+  out.emplace_back("loss", c.loss_tracker);
+  for (const auto& tracker : c.output_loss_trackers) out.emplace_back(tracker->name(), tracker);
+  for (const auto& m : c.options.metrics) out.emplace_back(m->name(), m);
   for (size_t i = 0; i < c.options.output_metrics.size(); ++i)
     for (const auto& m : c.options.output_metrics[i])
-      out[c.output_names.empty() ? m->name() : c.output_names[i] + "_" + m->name()] = m->result();
+      out.emplace_back(c.output_names.empty() ? m->name() : c.output_names[i] + "_" + m->name(), m);
   return out;
+}
+
+std::map<std::string, Tensor> Model::metric_results() const {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, metric] : logged_metrics()) out[name] = metric->result();
+  return out;
+}
+
+void Model::reset_step_functions() {
+  if (!compiled_) return;
+  compiled_->train_function.reset();
+  compiled_->test_function.reset();
 }
 
 namespace {

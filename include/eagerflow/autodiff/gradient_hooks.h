@@ -67,7 +67,8 @@ class GradientHookRegistration {
 
 // While it lives, `hook` hears, on this thread's gradient() calls, the gradients of
 // every variable that has no hook registered for it (a training step's "synchronize
-// whatever is differentiated here"). Scopes nest: the innermost one wins.
+// whatever is differentiated here"). Scopes nest: the innermost one wins. Destroy it on
+// the thread that made it.
 class GradientHookScope {
  public:
   explicit GradientHookScope(std::shared_ptr<GradientHook> hook);

@@ -150,6 +150,14 @@ class Model : public Layer {
   // The compiled metrics: reset, and their current results (with "loss").
   void reset_metrics();
   std::map<std::string, Tensor> metric_results() const;
+  // Every compiled metric with the name of its result in the logs: the loss tracker
+  // ("loss"), each output's loss tracker, then the metrics (empty before compile).
+  // metric_results() reads them; a distributed fit sums their states over the ranks.
+  std::vector<std::pair<std::string, std::shared_ptr<metrics::Metric>>> logged_metrics() const;
+  // Forgets the traced train and test steps (Note [fit runs a function]): the next fit
+  // or evaluate traces them again, for a change their trace cannot see (gradients
+  // synchronized over processes, say).
+  void reset_step_functions();
 
  protected:
   // One training step on `batch` ((x, y) or (x, y, sample_weight)): forward under a

@@ -1,0 +1,142 @@
+// Keras' fit with one replica per process (Note [distributed fit] in
+// eagerflow/distribute/model_fit.h).
+#include "eagerflow/distribute/model_fit.h"
+
+#include "distribute/process_group.h"
+#include "eagerflow/distribute/gradient_sync.h"
+#include "eagerflow/ops/array.h"
+#include "eagerflow/ops/creation.h"
+
+namespace ef::distribute {
+namespace {
+
+// Rows begin, begin + step, ... of t (count of them).
+Tensor every_nth_row(const Tensor& t, int64_t begin, int64_t step, int64_t count) {
+  return gather(t, range(begin, begin + step * count, step, DType::Int64), 0);
+}
+
+// Rows [first, first + count) of t.
+Tensor rows(const Tensor& t, int64_t first, int64_t count) {
+  std::vector<int64_t> begin(static_cast<size_t>(t.rank()), 0), size(static_cast<size_t>(t.rank()), -1);
+  begin[0] = first;
+  size[0] = count;
+  return slice(t, begin, size);
+}
+
+// Every float variable of `variables` replaced by its mean over the ranks, in one collective.
+void average(const std::vector<Variable>& variables) {
+  std::vector<Variable> floats;
+  std::vector<Tensor> values;
+  for (const Variable& v : variables)
+    if (is_floating(v.dtype())) {
+      floats.push_back(v);
+      values.push_back(v.value());
+    }
+  if (floats.empty()) return;
+  const std::vector<Tensor> means = all_reduce_many(values, Reduction::kMean);
+  for (size_t i = 0; i < floats.size(); ++i) floats[i].assign(means[i]);
+}
+
+// The model's traced steps hold the all-reduces: they are traced afresh for the
+// distributed fit and forgotten after it, whichever way it ends.
+struct DistributedRun {
+  nn::Model& model;
+  explicit DistributedRun(nn::Model& m) : model(m) { model.reset_step_functions(); }
+  ~DistributedRun() { model.reset_step_functions(); }  // the traces hold the all-reduces
+};
+
+}  // namespace
+
+void ReplicaCallback::on_epoch_begin(int, const nn::Logs&) { global_.clear(); }
+
+void ReplicaCallback::on_train_batch_end(int64_t, const nn::Logs&) {
+  nn::Model& m = model();
+  average(m.non_trainable_variables());
+  // Each metric's state summed over the ranks, its result read from the sums, its own
+  // state put back (the next step adds to this rank's part only).
+  const auto metrics = m.logged_metrics();
+  std::vector<Tensor> states;
+  for (const auto& [name, metric] : metrics)
+    for (const Variable& v : metric->variables()) states.push_back(v.value());
+  const std::vector<Tensor> sums = all_reduce_many(states, Reduction::kSum);
+  size_t k = 0;
+  for (const auto& [name, metric] : metrics) {
+    std::vector<Variable> variables = metric->variables();
+    for (size_t i = 0; i < variables.size(); ++i) variables[i].assign(sums[k + i]);
+    global_[name] = metric->result().item<double>();
+    for (size_t i = 0; i < variables.size(); ++i) variables[i].assign(states[k + i]);
+    k += variables.size();
+  }
+}
+
+void ReplicaCallback::on_epoch_end(int, nn::Logs& logs) {
+  for (const auto& [name, value] : global_) logs[name] = value;
+}
+
+std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const std::vector<Tensor>& x,
+                                            const std::vector<Tensor>& y, nn::FitOptions options) {
+  const detail::Group& g = detail::group("distribute::fit");
+  const int ranks = g.size;
+  if (x.empty() || y.empty())
+    fail("distribute::fit: give x and y (", x.size(), " and ", y.size(), " tensors)");
+  int64_t examples = x[0].rank() ? x[0].shape()[0] : -1;
+  for (const std::vector<Tensor>* list : {&x, &y})
+    for (const Tensor& t : *list)
+      if (t.rank() == 0 || t.shape()[0] != examples)
+        fail("distribute::fit: x and y must have the same number of examples (first dimension), got shapes ",
+             x[0].shape(), " and ", t.shape());
+  if (options.batch_size <= 0 || options.batch_size % ranks != 0)
+    fail("distribute::fit: batch_size ", options.batch_size,
+         " is the global batch and must be a positive multiple "
+         "of the ",
+         ranks, " ranks");
+
+  std::optional<Tensor> weights = options.sample_weight;
+  if (weights && (weights->rank() == 0 || weights->shape()[0] != examples))
+    fail("distribute::fit: sample_weight has shape ", weights->shape(), " but x has ", examples, " examples");
+  std::vector<Tensor> train_x = x, train_y = y;
+  if (options.validation_split > 0 && options.validation_split < 1) {
+    // Keras holds out the last examples, before shuffling; every rank evaluates them all.
+    const int64_t kept =
+        examples - static_cast<int64_t>(static_cast<double>(examples) * options.validation_split);
+    if (kept > 0 && kept < examples) {
+      options.validation_data.clear();
+      for (std::vector<Tensor>* list : {&train_x, &train_y})
+        for (Tensor& t : *list) {
+          options.validation_data.push_back(rows(t, kept, examples - kept));
+          t = rows(t, 0, kept);
+        }
+      if (weights) {
+        options.validation_data.push_back(rows(*weights, kept, examples - kept));
+        weights = rows(*weights, 0, kept);
+      }
+      examples = kept;
+      options.validation_split = 0;
+    }
+  }
+  const int64_t per_rank = examples / ranks;
+  if (per_rank == 0)
+    fail("distribute::fit: ", examples, " training examples cannot be shared by ", ranks, " ranks");
+  for (std::vector<Tensor>* list : {&train_x, &train_y})
+    for (Tensor& t : *list) t = every_nth_row(t, g.rank, ranks, per_rank);
+  if (weights) options.sample_weight = every_nth_row(*weights, g.rank, ranks, per_rank);
+  options.batch_size /= ranks;
+  if (g.rank != 0) options.verbose = 0;
+  options.callbacks.insert(options.callbacks.begin(), std::make_shared<ReplicaCallback>());
+
+  // The replicas start as one: a model not built yet is built on one example, its new
+  // variables taking rank 0's values as they are created.
+  if (model.variables().empty()) {
+    std::vector<Tensor> one_example;
+    for (const Tensor& t : train_x) one_example.push_back(rows(t, 0, 1));
+    const MirroredScope mirrored;
+    model.call_all(one_example);
+  }
+  std::vector<Variable> all = model.variables();
+  for (Variable& v : all) v.assign(broadcast(v.value(), 0));
+  const DistributedRun run(model);
+  const GradientSync sync(model.trainable_variables());
+  return model.fit(train_x, train_y, std::move(options));
+}
+
+}  // namespace ef::distribute
