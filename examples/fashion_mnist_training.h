@@ -4,6 +4,9 @@
 #pragma once
 
 #include <eagerflow/eagerflow.h>
+#ifdef EF_EXAMPLES_DISTRIBUTE  // built with MPI: --distributed trains one replica per process
+#include <eagerflow/distribute/gradient_sync.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,13 +28,20 @@ struct Options {
   // A mixed-precision policy (eagerflow/nn/mixed_precision.h): float32, mixed_bfloat16,
   // mixed_float16 (which adds dynamic loss scaling), ...
   std::string precision = "float32";
+  // Under mpirun: one replica per process, each training on its share of the examples
+  // with batches of batch_size / processes, gradients averaged during the backward pass.
+  bool distributed = false;
 };
 
 // --epochs N --batch-size N --learning-rate X --train-examples N --seed N --data-dir D
-// --checkpoint-dir D --precision P. Exits with a usage line on anything else.
+// --checkpoint-dir D --precision P --distributed. Exits with a usage line on anything else.
 inline Options parse_flags(int argc, char** argv, Options options) {
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
+    if (flag == "--distributed") {
+      options.distributed = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "%s: missing value for %s\n", argv[0], flag.c_str());
       std::exit(2);
@@ -50,7 +60,8 @@ inline Options parse_flags(int argc, char** argv, Options options) {
       std::fprintf(
           stderr,
           "usage: %s [--epochs N] [--batch-size N] [--learning-rate X] [--train-examples N] [--seed N] "
-          "[--data-dir DIR] [--checkpoint-dir DIR] [--precision float32|mixed_bfloat16|mixed_float16]\n",
+          "[--data-dir DIR] [--checkpoint-dir DIR] [--precision float32|mixed_bfloat16|mixed_float16] "
+          "[--distributed]\n",
           argv[0]);
       std::exit(2);
     }
@@ -101,11 +112,46 @@ inline int train_and_evaluate(const std::string& title,
   const int64_t n = std::min<int64_t>(options.train_examples, data.train.images.shape()[0]);
   ef::Tensor images = first_rows(data.train.images, n);
   ef::Tensor labels = first_rows(data.train.labels, n);
+  int rank = 0, ranks = 1;
+  if (options.distributed) {
+#ifdef EF_EXAMPLES_DISTRIBUTE
+    ef::distribute::init();
+    rank = ef::distribute::rank();
+    ranks = ef::distribute::size();
+#else
+    std::fprintf(stderr, "--distributed: this build has no MPI (install libopenmpi-dev, then rebuild)\n");
+    return 2;
+#endif
+  }
+  if (options.batch_size % ranks != 0) {
+    std::fprintf(stderr, "--batch-size %lld must be a multiple of the %d processes\n",
+                 (long long)options.batch_size, ranks);
+    return 2;
+  }
+  const bool chief = rank == 0;  // prints and writes checkpoints
+  const int64_t shard = n / ranks;
+  if (ranks > 1) {  // this rank's share: examples rank, rank + ranks, ...
+    const ef::Tensor mine = ef::range(rank, rank + ranks * shard, ranks, ef::DType::Int64);
+    images = ef::gather(images, mine);
+    labels = ef::gather(labels, mine);
+  }
+  const int64_t batch_size = options.batch_size / ranks;
 
   const ef::nn::Policy policy(options.precision);
   ef::nn::set_global_policy(policy);  // before the model is made: its layers take it
   ef::random::set_seed(options.seed);
   std::shared_ptr<ef::nn::Layer> model = make_model();
+  {
+#ifdef EF_EXAMPLES_DISTRIBUTE
+    std::optional<ef::distribute::MirroredScope> mirrored;  // every replica starts as rank 0's
+    if (ranks > 1) mirrored.emplace();
+#endif
+    (*model)(first_rows(images, 1));  // built now
+  }
+#ifdef EF_EXAMPLES_DISTRIBUTE
+  std::optional<ef::distribute::GradientSync> sync;  // averages the replicas' gradients
+  if (ranks > 1) sync.emplace(model->trainable_variables());
+#endif
   ef::optim::Adam adam(options.learning_rate);
   // float16 gradients underflow without loss scaling (Note [dynamic loss scaling]).
   if (policy.is_mixed() && policy.compute_dtype() == ef::DType::Float16) adam.enable_loss_scaling();
@@ -115,18 +161,23 @@ inline int train_and_evaluate(const std::string& title,
   ef::io::Checkpoint checkpoint{{"model", *model}, {"optimizer", adam}};
   ef::io::CheckpointManager manager(checkpoint, options.checkpoint_dir, /*max_to_keep=*/2);
 
+  const int64_t examples = images.shape()[0];
   ef::data::Dataset train = ef::data::Dataset::from_tensor_slices({images, labels})
-                                .shuffle(n, options.seed)
-                                .batch(options.batch_size)
+                                .shuffle(examples, options.seed)
+                                .batch(batch_size)
                                 .prefetch();
-  const int64_t steps = (n + options.batch_size - 1) / options.batch_size;
-  std::printf("%s: %lld training images, %lld test images, batch %lld, Adam(%g), %s\n", title.c_str(),
-              (long long)n, (long long)data.test.images.shape()[0], (long long)options.batch_size,
-              options.learning_rate, policy.name().c_str());
+  const int64_t steps = (examples + batch_size - 1) / batch_size;
+  if (chief)
+    std::printf(
+        "%s: %lld training images, %lld test images, batch %lld, Adam(%g), %s%s\n", title.c_str(),
+        (long long)n, (long long)data.test.images.shape()[0], (long long)options.batch_size,
+        options.learning_rate, policy.name().c_str(),
+        ranks > 1 ? (", " + std::to_string(ranks) + " processes (progress: rank 0's share)").c_str() : "");
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
-    std::printf("Epoch %d/%d\n", epoch, options.epochs);
+    if (chief) std::printf("Epoch %d/%d\n", epoch, options.epochs);
     std::fflush(stdout);
-    ef::utils::Progbar bar(steps);
+    std::optional<ef::utils::Progbar> bar;
+    if (chief) bar.emplace(steps);
     mean_loss.reset_state();
     accuracy.reset_state();
     int64_t step = 0;
@@ -140,13 +191,19 @@ inline int train_and_evaluate(const std::string& title,
                            variables);
       mean_loss.update_state(loss);
       accuracy.update_state(batch[1], logits);
-      bar.update(++step, {{"loss", mean_loss.result().item<float>()}, {"accuracy", accuracy.result().item<float>()}});
+      ++step;
+      if (bar)
+        bar->update(step, {{"loss", mean_loss.result().item<float>()},
+                           {"accuracy", accuracy.result().item<float>()}});
     }
-    manager.save();
+    if (chief) manager.save();  // the replicas are equal: one writes
+#ifdef EF_EXAMPLES_DISTRIBUTE
+    if (ranks > 1) ef::distribute::barrier();  // the checkpoint exists for every rank
+#endif
   }
 
   const double test_accuracy = evaluate(*model, data.test);
-  std::printf("test accuracy: %.4f\n", test_accuracy);
+  if (chief) std::printf("test accuracy: %.4f\n", test_accuracy);
 
   // A fresh model (built by one call) restored from the newest checkpoint predicts the same.
   std::shared_ptr<ef::nn::Layer> restored = make_model();
@@ -157,8 +214,9 @@ inline int train_and_evaluate(const std::string& title,
   const std::string latest = manager.latest_checkpoint().value();
   restored_checkpoint.restore(latest);
   const double restored_accuracy = evaluate(*restored, data.test);
-  std::printf("restored %s: test accuracy %.4f (%s)\n", latest.c_str(), restored_accuracy,
-              restored_accuracy == test_accuracy ? "the same" : "DIFFERENT");
+  if (chief)
+    std::printf("restored %s: test accuracy %.4f (%s)\n", latest.c_str(), restored_accuracy,
+                restored_accuracy == test_accuracy ? "the same" : "DIFFERENT");
   return restored_accuracy == test_accuracy ? 0 : 1;
 }
 

@@ -9,6 +9,7 @@
 #include "eagerflow/autodiff/forward_accumulator.h"
 #include "eagerflow/autodiff/function_transforms.h"
 #include "eagerflow/autodiff/gradient_check.h"
+#include "eagerflow/autodiff/gradient_hooks.h"
 #include "eagerflow/autodiff/gradient_tape.h"
 #include "eagerflow/autodiff/recompute_grad.h"
 #include "eagerflow/core/allocator.h"

@@ -137,6 +137,20 @@ def barrier():
     _group().barrier()
 
 
+# Set once a MultiWorkerMirroredStrategy or DataParallel exists in a group of several
+# processes: they then hold replicas of one model, and checkpoints are written by rank 0.
+_replicated = False
+
+
+def _replicas_share_variables():
+    return _replicated and is_initialized() and size() > 1
+
+
+def _note_replicas():
+    global _replicated
+    _replicated = True
+
+
 # The strategies whose run() is executing, per thread, innermost last.
 _replica = threading.local()
 
@@ -205,6 +219,7 @@ class DataParallel:
 
     def __init__(self, module, bucket_cap_mb=25.0):
         init()
+        _note_replicas()
         self.module = module
         self._bucket_cap_mb = float(bucket_cap_mb)
         self._sync = None
@@ -241,6 +256,8 @@ class DataParallel:
         return self._sync.last_stats() if self._sync is not None else {}
 
     def __getattr__(self, name):
+        if name == "module":  # not set yet: never recurse
+            raise AttributeError(name)
         return getattr(self.module, name)
 
 
@@ -272,6 +289,7 @@ class MultiWorkerMirroredStrategy:
 
     def __init__(self, timeout=None):
         init(timeout=timeout)
+        _note_replicas()
 
     @property
     def num_replicas_in_sync(self):
@@ -279,8 +297,9 @@ class MultiWorkerMirroredStrategy:
         return size()
 
     def scope(self):
-        """A context manager: variables created inside start with rank 0's values on every rank."""
-        return _group().MirroredScope()
+        """A context manager: variables created inside start with rank 0's values on every
+        rank, and Keras models compiled inside train their replicas as one in fit."""
+        return _StrategyScope(self)
 
     def run(self, fn, args=(), kwargs=None):
         """Runs fn(*args, **kwargs) as this process's replica and returns its result.
@@ -322,6 +341,28 @@ class MultiWorkerMirroredStrategy:
         (batches), the rank-th. A last, incomplete run is dropped on every replica, so all
         replicas take the same number of steps."""
         return _ShardedDataset(dataset, rank(), size())
+
+
+def _current_strategy():
+    """The strategy whose scope() is innermost on this thread, or None."""
+    scopes = getattr(_replica, "scopes", None)
+    return scopes[-1] if scopes else None
+
+
+class _StrategyScope:
+    def __init__(self, strategy):
+        self._strategy, self._mirrored = strategy, None
+
+    def __enter__(self):
+        self._mirrored = _group().MirroredScope()
+        self._mirrored.__enter__()
+        _replica.__dict__.setdefault("scopes", []).append(self._strategy)
+        return self._strategy
+
+    def __exit__(self, *exc):
+        _replica.scopes.pop()
+        self._mirrored.__exit__(*exc)
+        return False
 
 
 class _ShardedDataset:

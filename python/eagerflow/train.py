@@ -15,7 +15,33 @@ file) changes nothing.
 """
 import os
 
-from eagerflow import _core
+from eagerflow import _core, errors
+
+
+def _written_once(write, number_of=lambda result: 0):
+    """Runs write() on this process, or, where the processes of ef.distribute hold replicas
+    of one model (MultiWorkerMirroredStrategy, DataParallel), on rank 0 only while the
+    others wait for it: one file, never several ranks writing it at once. Returns what
+    write() returned and number_of(it), which every rank learns from rank 0 (write()'s
+    result is None on the others); every rank raises if rank 0's write failed."""
+    from eagerflow import distribute
+    if not distribute._replicas_share_variables():
+        result = write()
+        return result, number_of(result)
+    result, failure, number = None, None, 0
+    if distribute.rank() == 0:
+        try:
+            result = write()
+            number = number_of(result)
+        except Exception as e:  # every rank must learn of it, not wait forever
+            failure = e
+    told = distribute.broadcast(_core.constant([0 if failure is None else 1, number], dtype=_core.int64), root=0)
+    if failure is not None:
+        raise failure
+    failed, number = (int(v) for v in told.numpy())
+    if failed:
+        raise errors.FailedPreconditionError("checkpoint: rank 0 could not write the checkpoint (its error says why)")
+    return result, number
 
 
 class Checkpoint:
@@ -56,7 +82,7 @@ class Checkpoint:
           The path written, a str.
         """
         path = os.fspath(path)
-        self._impl.save(path)
+        _written_once(lambda: self._impl.save(path))
         return path
 
     def restore(self, path, convert_dtypes=False):
@@ -162,6 +188,11 @@ class _NamedVariables:
         return list(self._named)
 
 
+def _checkpoint_number(path):
+    """n of "<directory>/ckpt-<n>.safetensors"."""
+    return int(os.path.basename(path)[len("ckpt-"):-len(".safetensors")])
+
+
 class CheckpointManager:
     """Numbered checkpoints ``<directory>/ckpt-<n>.safetensors``, the newest
     ``max_to_keep`` kept (``None`` or 0 keeps all)."""
@@ -172,8 +203,10 @@ class CheckpointManager:
 
     def save(self):
         """Saves the next numbered checkpoint, deletes the oldest beyond max_to_keep,
-        returns the new file's path."""
-        return self._impl.save()
+        returns the new file's path. Where processes hold replicas of one model
+        (ef.distribute), rank 0 writes and every rank returns the path."""
+        path, number = _written_once(self._impl.save, _checkpoint_number)
+        return path if path is not None else os.path.join(self.directory, f"ckpt-{number}.safetensors")
 
     @property
     def latest_checkpoint(self):

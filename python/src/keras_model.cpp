@@ -8,6 +8,10 @@
 #include "convert.h"
 #include "py_layer.h"
 
+#ifdef EF_HAVE_DISTRIBUTE
+#include "eagerflow/distribute/model_fit.h"
+#endif
+
 namespace efpy {
 namespace {
 
@@ -242,7 +246,7 @@ void bind_model(py::module_& keras) {
              int verbose, std::vector<std::shared_ptr<cb::Callback>> callbacks, double validation_split,
              py::handle validation_data, py::object validation_dataset, bool shuffle,
              std::optional<int64_t> seed, int initial_epoch, std::optional<int64_t> steps_per_epoch,
-             py::handle sample_weight, std::map<int64_t, double> class_weight) {
+             py::handle sample_weight, std::map<int64_t, double> class_weight, bool distributed) {
             nn::FitOptions o;
             o.batch_size = batch_size;
             o.epochs = epochs;
@@ -258,12 +262,26 @@ void bind_model(py::module_& keras) {
             o.steps_per_epoch = steps_per_epoch;
             o.sample_weight = optional_tensor(sample_weight);
             o.class_weight = std::move(class_weight);
+            if (distributed) {  // under MultiWorkerMirroredStrategy (Note [distributed fit])
+#ifdef EF_HAVE_DISTRIBUTE
+              if (!dataset.is_none())
+                ef::fail<ef::UnimplementedError>(
+                    "Model.fit under MultiWorkerMirroredStrategy takes arrays or tensors, which it shards; a "
+                    "Dataset is not sharded yet (iterate strategy.experimental_distribute_dataset(dataset) "
+                    "in a "
+                    "custom loop with strategy.run)");
+              return ef::distribute::fit(self, tensors_or_empty(x), tensors_or_empty(y), std::move(o));
+#else
+              ef::fail<ef::UnimplementedError>("Model.fit: this eagerflow was built without MPI");
+#endif
+            }
             if (!dataset.is_none()) return self.fit(dataset.cast<ef::data::Dataset>(), std::move(o), kPython);
             return self.fit(tensors_or_empty(x), tensors_or_empty(y), std::move(o), kPython);
           },
           "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "epochs"_a, "verbose"_a, "callbacks"_a,
           "validation_split"_a, "validation_data"_a, "validation_dataset"_a, "shuffle"_a, "seed"_a,
-          "initial_epoch"_a, "steps_per_epoch"_a, "sample_weight"_a, "class_weight"_a)
+          "initial_epoch"_a, "steps_per_epoch"_a, "sample_weight"_a, "class_weight"_a,
+          "distributed"_a = false)
       .def(
           "_evaluate",
           [](nn::Model& self, py::handle x, py::handle y, py::object dataset, int64_t batch_size, int verbose,

@@ -3,7 +3,10 @@
 Each check raises on failure: ef.distribute then ends the job naming this rank, and
 the test sees a failed mpirun. Prints "rank R ok" at the end.
 """
+import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -187,6 +190,68 @@ def check_strategy_run(r, n):
     expect_same_weights(model, single, start)
 
 
+def check_keras_fit(r, n):
+    """model.fit under the strategy: n replicas end where one process with the whole batch
+    does, with the same History (loss, metrics and validation, over all replicas)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((10 * 4 * n, 3)).astype(np.float32)
+    y = (x @ np.array([1.0, -2.0, 0.5], np.float32) > 0).astype(np.int64)
+
+    def compiled_model():
+        model = ef.keras.Sequential([ef.keras.layers.Dense(8, activation="tanh"), ef.keras.layers.Dense(2)])
+        model.compile(optimizer=ef.optimizers.Adam(0.02), metrics=["accuracy"],
+                      loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+
+    strategy = ef.distribute.MultiWorkerMirroredStrategy()
+    with strategy.scope():
+        replicas = compiled_model()
+        replicas(x[:1])
+    assert replicas.distribute_strategy is strategy
+    single = compiled_model()
+    single(x[:1])
+    single.set_weights(replicas.get_weights())
+    options = dict(batch_size=4 * n, epochs=2, verbose=0, shuffle=False, validation_split=0.25)
+    got = replicas.fit(x, y, **options).history
+    want = single.fit(x, y, **options).history
+    for name in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    for a, b in zip(replicas.get_weights(), single.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+    try:
+        replicas.fit(x, y, batch_size=4 * n + 1, verbose=0)
+    except ef.errors.InvalidArgumentError as e:
+        assert "is the global batch and must be a positive multiple" in str(e), str(e)
+    else:
+        raise AssertionError("a batch_size that does not divide got no error")
+
+
+def check_checkpoints(r, n):
+    """Under the strategy rank 0 writes each checkpoint (the others wait), every rank gets
+    its path and restores from it."""
+    token = int(ef.distribute.broadcast(ef.constant(np.random.default_rng().integers(1 << 40)), root=0))
+    directory = os.path.join(tempfile.gettempdir(), f"eagerflow-distributed-checkpoints-{token}")
+    with ef.distribute.MultiWorkerMirroredStrategy().scope():
+        model = make_model()
+        model(np.ones((1, 3), np.float32))
+    manager = ef.train.CheckpointManager(ef.train.Checkpoint(model=model), directory, max_to_keep=2)
+    saved = None
+    for step in range(3):
+        model.trainable_variables[0].assign_add(np.ones(model.trainable_variables[0].shape, np.float32))
+        path = manager.save()
+        assert os.path.basename(path) == f"ckpt-{step + 1}.safetensors", path
+        saved = [v.numpy() for v in model.trainable_variables]
+    assert [os.path.basename(p) for p in manager.checkpoints] == ["ckpt-2.safetensors", "ckpt-3.safetensors"]
+    for v in model.trainable_variables:
+        v.assign(np.zeros(v.shape, np.float32))
+    ef.train.Checkpoint(model=model).restore(manager.latest_checkpoint)
+    for v, want in zip(model.trainable_variables, saved):
+        np.testing.assert_array_equal(v.numpy(), want)
+    ef.distribute.barrier()
+    if r == 0:
+        shutil.rmtree(directory)
+
+
 def main():
     ef.distribute.init(timeout=60)
     r, n = ef.distribute.rank(), ef.distribute.size()
@@ -198,6 +263,8 @@ def main():
     check_strategy(r, n)
     check_ddp(r, n)
     check_strategy_run(r, n)
+    check_keras_fit(r, n)
+    check_checkpoints(r, n)
     if len(sys.argv) > 1 and sys.argv[1] == "raise" and r == 1:
         raise RuntimeError("rank 1 could not read its shard")
     ef.distribute.barrier()

@@ -127,6 +127,35 @@ def test_gradient_sync_data_parallel_and_run_in_one_process():
     np.testing.assert_allclose(strategy.run(step).numpy(), [1.0, 2.0])  # (2 w / (2 n)) summed over n
 
 
+@needs_build
+def test_keras_fit_under_the_strategy_in_one_process():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+
+    def compiled():
+        model = ef.keras.Sequential([ef.keras.layers.Dense(4, activation="tanh"), ef.keras.layers.Dense(2)])
+        model.compile(optimizer=ef.optimizers.SGD(0.1), metrics=["accuracy"],
+                      loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model(x[:1])
+        return model
+
+    strategy = ef.distribute.MultiWorkerMirroredStrategy()
+    with strategy.scope() as entered:
+        assert entered is strategy
+        replicated = compiled()
+    plain = compiled()
+    plain.set_weights(replicated.get_weights())
+    assert replicated.distribute_strategy is strategy and plain.distribute_strategy is None
+    options = dict(batch_size=8 * strategy.num_replicas_in_sync, epochs=2, verbose=0, shuffle=False,
+                   validation_split=0.2)
+    got, want = replicated.fit(x, y, **options).history, plain.fit(x, y, **options).history
+    for name in ("loss", "accuracy", "val_loss", "val_accuracy"):
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, err_msg=name)
+    with pytest.raises(ef.errors.UnimplementedError, match="a Dataset is not sharded yet"):
+        replicated.fit(ef.data.Dataset.from_tensor_slices((x, y)).batch(8), verbose=0)
+
+
 def test_compute_average_loss():
     np.testing.assert_allclose(float(ef.nn.compute_average_loss([1.0, 2.0, 3.0], sample_weight=[1.0, 0.0, 2.0])),
                                7.0 / 3)

@@ -155,6 +155,9 @@ class _Training:
         name them "<output>_loss", "<output>_<metric>"."""
         if loss is None:
             raise errors.InvalidArgumentError("compile: no loss given")
+        from eagerflow import distribute
+        # Compiled under MultiWorkerMirroredStrategy.scope(): fit trains the replicas as one.
+        self._distribute_strategy = distribute._current_strategy()
         names = self.output_names if self._output_count > 1 else None
         per_output = names is not None or isinstance(loss, (list, tuple, dict)) or isinstance(metrics, dict) \
             or loss_weights is not None
@@ -236,9 +239,20 @@ class _Training:
         core = self._fit(x if dataset is None else None, y if dataset is None else None, dataset,
                          32 if batch_size is None else batch_size, epochs, -1 if verbose == "auto" else int(verbose),
                          list(callbacks or []), validation_split, validation_data, validation_dataset, shuffle, seed,
-                         initial_epoch, steps_per_epoch, sample_weight, dict(class_weight or {}))
+                         initial_epoch, steps_per_epoch, sample_weight, dict(class_weight or {}),
+                         self.distribute_strategy is not None)
         self.history = History(core, self)
         return self.history
+
+    @property
+    def distribute_strategy(self):
+        """The MultiWorkerMirroredStrategy whose scope() the model was compiled in, or None.
+
+        Under one, fit trains the replicas (one per process) as one model: each takes its
+        share of x and y (batch_size is the global batch, a multiple of the replicas),
+        gradients are averaged while the backward pass runs, and the logs are those of
+        all replicas together."""
+        return getattr(self, "_distribute_strategy", None)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=0, callbacks=None, return_dict=False):
         """The loss and metrics over the data; a list [loss, metric, ...] in compile's order,
