@@ -2,6 +2,7 @@
 // [gradient buckets] in eagerflow/distribute/gradient_sync.h).
 #include "eagerflow/distribute/gradient_sync.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -38,7 +39,8 @@ struct Bucket {
   size_t missing = 0;  // variables whose gradient is not final yet
   int64_t bytes = 0;
   Tensor reduced;                    // after the all-reduce
-  std::future<void> done;            // eager buckets: the background all-reduce
+  bool in_background = false;        // reduced (and divided, for kMean) on the communication thread
+  std::future<void> done;            // then: the background all-reduce
   std::shared_ptr<double> duration;  // its time on the communication thread
 };
 
@@ -117,34 +119,68 @@ class SyncCall : public GradientHookCall {
 
     std::vector<Tensor> result(variables_.size());
     for (Bucket& b : buckets_) {
-      if (hook_.options_.reduction == Reduction::kMean && group_.size > 1)
-        b.reduced = multiply(b.reduced, 1.0 / group_.size);
-      std::vector<int64_t> sizes;
-      for (const Tensor& piece : b.pieces) sizes.push_back(piece.shape()[0]);
-      sizes.push_back(static_cast<int64_t>(b.variables.size()));
-      std::vector<Tensor> parts = split(b.reduced, sizes, 0);
-      const Tensor flags = parts.back();  // how many ranks had each gradient (over size() for kMean)
-      std::vector<double> counts;
-      if (!flags.is_symbolic()) counts = cast(flags, DType::Float64).to_vector<double>();
-      for (size_t k = 0; k < b.variables.size(); ++k) {
-        const size_t i = b.variables[k];
-        // A gradient that no rank has stays undefined (traced: a rank that has none sends
-        // zeros, and the graph cannot tell, so it is taken as defined).
-        if (!counts.empty() && counts[k] == 0) continue;
-        const Tensor g = reshape(parts[k], variables_[i].shape());
-        result[i] = g.dtype() == variables_[i].dtype() ? g : cast(g, variables_[i].dtype());
-      }
+      if (b.in_background)
+        unpack_views(b, result);
+      else
+        unpack_ops(b, result);
     }
     return result;
   }
 
  private:
+  // A reduced eager bucket (divided on the communication thread for kMean): each
+  // gradient is a view of the buffer, nothing is copied.
+  void unpack_views(const Bucket& b, std::vector<Tensor>& result) {
+    const int64_t total = b.reduced.shape()[0];
+    const int64_t slots = static_cast<int64_t>(b.variables.size());
+    const std::vector<double> counts =
+        cast(slice(b.reduced, {total - slots}, {slots}), DType::Float64).to_vector<double>();
+    int64_t offset = 0;
+    for (size_t k = 0; k < b.variables.size(); ++k) {
+      const int64_t size = b.pieces[k].shape()[0];
+      const size_t i = b.variables[k];
+      if (counts[k] != 0)  // a gradient that no rank has stays undefined
+        result[i] =
+            with_dtype(reshape(slice(b.reduced, {offset}, {size}), variables_[i].shape()), variables_[i]);
+      offset += size;
+    }
+  }
+
+  // A bucket reduced by an all_reduce op (recorded or traced): ops throughout, so that
+  // the gradient is differentiated or traced too.
+  void unpack_ops(const Bucket& b, std::vector<Tensor>& result) {
+    const Tensor reduced = hook_.options_.reduction == Reduction::kMean && group_.size > 1
+                               ? multiply(b.reduced, 1.0 / group_.size)
+                               : b.reduced;
+    std::vector<int64_t> sizes;
+    for (const Tensor& piece : b.pieces) sizes.push_back(piece.shape()[0]);
+    sizes.push_back(static_cast<int64_t>(b.variables.size()));
+    std::vector<Tensor> parts = split(reduced, sizes, 0);
+    const Tensor flags = parts.back();  // how many ranks had each gradient (over size() for kMean)
+    std::vector<double> counts;
+    if (!flags.is_symbolic()) counts = cast(flags, DType::Float64).to_vector<double>();
+    for (size_t k = 0; k < b.variables.size(); ++k) {
+      const size_t i = b.variables[k];
+      // A gradient that no rank has stays undefined (traced: a rank that has none sends
+      // zeros, and the graph cannot tell, so it is taken as defined).
+      if (!counts.empty() && counts[k] == 0) continue;
+      result[i] = with_dtype(reshape(parts[k], variables_[i].shape()), variables_[i]);
+    }
+  }
+
+  static Tensor with_dtype(const Tensor& g, const Variable& v) {
+    return g.dtype() == v.dtype() ? g : cast(g, v.dtype());
+  }
+
   // Note [gradient buckets]: the buckets depend only on the call's variables (last to
   // first, as the backward pass roughly finishes them), so every rank makes the same
   // ones whatever order its gradients come in; they are sent in index order.
   void plan_buckets() {
     std::map<DType, size_t> open;  // transport dtype -> index of its open bucket
     const double cap = hook_.options_.bucket_cap_mb * (1 << 20);
+    // The first bucket is small (1 MB at most, as PyTorch's DDP makes it), so that the
+    // first all-reduce starts early in the backward pass.
+    const double first_cap = std::min(cap, double{1 << 20});
     for (size_t i = variables_.size(); i-- > 0;) {
       const Variable& v = variables_[i];
       if (!is_floating(v.dtype())) continue;
@@ -159,7 +195,7 @@ class SyncCall : public GradientHookCall {
       b.variables.push_back(i);
       b.bytes += v.shape().num_elements() * static_cast<int64_t>(size_of(dtype));
       ++b.missing;
-      if (static_cast<double>(b.bytes) >= cap) open.erase(found);
+      if (static_cast<double>(b.bytes) >= (found->second == 0 ? first_cap : cap)) open.erase(found);
     }
     for (Bucket& b : buckets_) {
       b.pieces.resize(b.variables.size());
@@ -185,9 +221,11 @@ class SyncCall : public GradientHookCall {
     b.reduced = buffer;  // reduced in place, read after `done`
     b.duration = std::make_shared<double>(0);
     detail::Group& g = group_;
-    b.done = detail::start_in_order(g, [&g, buffer, what = describe(b), duration = b.duration] {
+    const bool mean = hook_.options_.reduction == Reduction::kMean;
+    b.in_background = true;
+    b.done = detail::start_in_order(g, [&g, buffer, mean, what = describe(b), duration = b.duration] {
       const Clock::time_point start = Clock::now();
-      reduce_in_place(g, buffer, what);
+      reduce_in_place(g, buffer, what, mean);
       *duration = seconds_since(start);
     });
   }
@@ -200,7 +238,7 @@ class SyncCall : public GradientHookCall {
   }
 
   // The all-reduce of one bucket, on the communication thread (holding the group's mutex).
-  static void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what) {
+  static void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what, bool mean) {
     detail::check_agreement(g, "GradientSync", what);
     if (!g.uses_mpi) return;
     if (buffer.num_elements() > INT_MAX)
@@ -213,6 +251,22 @@ class SyncCall : public GradientHookCall {
                        &request) != MPI_SUCCESS)
       fail<InternalError>("GradientSync: MPI_Iallreduce failed for ", what);
     detail::wait(g, request, what);
+    if (mean) divide(buffer, g.size);
+  }
+
+  // x /= n in place (float32 or float64, contiguous): kMean on the communication thread.
+  static void divide(const Tensor& x, int n) {
+    void* data = const_cast<void*>(x.raw_data());
+    const int64_t count = x.num_elements();
+    if (x.dtype() == DType::Float32) {
+      float* p = static_cast<float*>(data);
+      const float scale = 1.0f / static_cast<float>(n);
+      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
+    } else {
+      double* p = static_cast<double*>(data);
+      const double scale = 1.0 / n;
+      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
+    }
   }
 
   GradientSync::Hook& hook_;

@@ -20,6 +20,11 @@ namespace ef::distribute {
 namespace detail {
 namespace {
 
+bool& on_communication_thread() {
+  thread_local bool on = false;
+  return on;
+}
+
 Group& the_group() {
   static Group* g = new Group;  // never destroyed: finalize at exit may still read it
   return *g;
@@ -85,6 +90,7 @@ std::future<void> start_in_order(Group& g, std::function<void()> job) {
   if (g.stopping) fail<FailedPreconditionError>("distribute: the group is being finalized");
   if (!g.communication_thread.joinable())
     g.communication_thread = std::thread([&g] {
+      on_communication_thread() = true;
       std::unique_lock queue_lock(g.queue_mutex);
       for (;;) {
         g.queue_changed.wait(queue_lock, [&] { return g.stopping || !g.queue.empty(); });
@@ -132,6 +138,7 @@ void wait(Group& g, MPI_Request& request, std::string_view what) {
   // long wait costs little CPU.
   const auto hot_for = std::chrono::microseconds(50);
   const auto spin_for = std::chrono::seconds(1);
+  const bool background = on_communication_thread();
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
@@ -142,7 +149,9 @@ void wait(Group& g, MPI_Request& request, std::string_view what) {
           ef::detail::str("waited more than ", g.options.timeout_seconds, " s in ", what,
                           " for the other ranks (a rank skipped this collective, failed or hangs)"));
     if (waited < hot_for) continue;
-    if (waited < spin_for)
+    if (background)  // leave the cores to the backward pass it overlaps with
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else if (waited < spin_for)
       sched_yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(200));

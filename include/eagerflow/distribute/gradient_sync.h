@@ -12,7 +12,8 @@
 // Note [gradient buckets]: GradientSync is a gradient hook (Note [gradient hooks] in
 // eagerflow/autodiff/gradient_hooks.h). Each gradient() call splits the variables it
 // asks for into buckets: last to first (the order in which a backward pass roughly
-// finishes them), one dtype per bucket, a bucket closed once it holds bucket_cap_mb.
+// finishes them), one dtype per bucket, a bucket closed once it holds bucket_cap_mb (the
+// first one at 1 MB, as PyTorch's, so that communication starts early).
 // The buckets depend only on the variables, so every rank makes the same ones. As the
 // backward pass finishes each variable's gradient it goes into its bucket; a bucket
 // whose gradients are all final, and whose predecessors were sent, is flattened into
