@@ -1,13 +1,18 @@
-"""Data-parallel training across processes on MPI: the process group and its collectives.
+"""Data-parallel training across processes on MPI: the process group, its collectives,
+and the ways to train replicas as one model.
 
     # mpirun -np 2 python3 train.py
     import eagerflow as ef
-    ef.distribute.init()                      # rank and size from the launcher
-    with ef.GradientTape() as tape:
-        loss = loss_fn(model(x_shard), y_shard)
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads = [ef.distribute.all_reduce(g, op="mean") for g in grads]
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    strategy = ef.distribute.MultiWorkerMirroredStrategy()
+    with strategy.scope():
+        model = make_model()
+        model.compile(...)
+    model.fit(x, y, batch_size=64)            # each rank trains on its share of x, y
+
+Custom loops use strategy.run(train_step) (gradients summed over the replicas, as in
+TensorFlow), DataParallel(model) (averaged, as PyTorch's DistributedDataParallel), or
+GradientSync(variables) directly; all three all-reduce the gradients in buckets while
+the backward pass runs. docs/guides/distributed.md tells the whole story.
 
 A process started without a launcher is a group of one: nothing touches MPI and every
 collective returns its input's values. The collectives are ops: tapes record them,

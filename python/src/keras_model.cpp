@@ -265,11 +265,7 @@ void bind_model(py::module_& keras) {
             if (distributed) {  // under MultiWorkerMirroredStrategy (Note [distributed fit])
 #ifdef EF_HAVE_DISTRIBUTE
               if (!dataset.is_none())
-                ef::fail<ef::UnimplementedError>(
-                    "Model.fit under MultiWorkerMirroredStrategy takes arrays or tensors, which it shards; a "
-                    "Dataset is not sharded yet (iterate strategy.experimental_distribute_dataset(dataset) "
-                    "in a "
-                    "custom loop with strategy.run)");
+                return ef::distribute::fit(self, dataset.cast<ef::data::Dataset>(), std::move(o));
               return ef::distribute::fit(self, tensors_or_empty(x), tensors_or_empty(y), std::move(o));
 #else
               ef::fail<ef::UnimplementedError>("Model.fit: this eagerflow was built without MPI");

@@ -45,6 +45,20 @@ struct DistributedRun {
   ~DistributedRun() { model.reset_step_functions(); }  // the traces hold the all-reduces
 };
 
+// Runs fit(options) as this rank's replica (Note [distributed fit]): from rank 0's
+// weights, gradients averaged, the ReplicaCallback first, progress on rank 0 only.
+std::shared_ptr<nn::callbacks::History> fit_as_replica(
+    nn::Model& model, nn::FitOptions options,
+    const std::function<std::shared_ptr<nn::callbacks::History>(nn::FitOptions)>& fit) {
+  if (rank() != 0) options.verbose = 0;
+  options.callbacks.insert(options.callbacks.begin(), std::make_shared<ReplicaCallback>());
+  std::vector<Variable> all = model.variables();
+  for (Variable& v : all) v.assign(broadcast(v.value(), 0));
+  const DistributedRun run(model);
+  const GradientSync sync(model.trainable_variables());
+  return fit(std::move(options));
+}
+
 }  // namespace
 
 void ReplicaCallback::on_epoch_begin(int, const nn::Logs&) { global_.clear(); }
@@ -121,22 +135,39 @@ std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const std::vector<
     for (Tensor& t : *list) t = every_nth_row(t, g.rank, ranks, per_rank);
   if (weights) options.sample_weight = every_nth_row(*weights, g.rank, ranks, per_rank);
   options.batch_size /= ranks;
-  if (g.rank != 0) options.verbose = 0;
-  options.callbacks.insert(options.callbacks.begin(), std::make_shared<ReplicaCallback>());
-
-  // The replicas start as one: a model not built yet is built on one example, its new
-  // variables taking rank 0's values as they are created.
+  // A model not built yet is built on one example, its new variables taking rank 0's
+  // values as they are created.
   if (model.variables().empty()) {
     std::vector<Tensor> one_example;
     for (const Tensor& t : train_x) one_example.push_back(rows(t, 0, 1));
     const MirroredScope mirrored;
     model.call_all(one_example);
   }
-  std::vector<Variable> all = model.variables();
-  for (Variable& v : all) v.assign(broadcast(v.value(), 0));
-  const DistributedRun run(model);
-  const GradientSync sync(model.trainable_variables());
-  return model.fit(train_x, train_y, std::move(options));
+  return fit_as_replica(model, options,
+                        [&](nn::FitOptions o) { return model.fit(train_x, train_y, std::move(o)); });
+}
+
+std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const data::Dataset& dataset,
+                                            nn::FitOptions options) {
+  const detail::Group& g = detail::group("distribute::fit");
+  if (model.variables().empty())
+    fail<FailedPreconditionError>("distribute::fit: build model '", model.name(),
+                                  "' (call it once) before training it on a Dataset");
+  // Each batch is shared: rank r takes its rows r, r + n, ... (a last, smaller batch
+  // gives some ranks one row fewer).
+  const int rank = g.rank, ranks = g.size;
+  const data::Dataset shared = dataset.map([rank, ranks](const data::Element& batch) {
+    data::Element mine;
+    for (const Tensor& t : batch) {
+      const int64_t batch_rows = t.rank() ? t.shape()[0] : 0;
+      if (batch_rows < ranks)
+        fail("distribute::fit: a batch of ", batch_rows, " examples (shape ", t.shape(),
+             ") cannot be shared by ", ranks, " ranks");
+      mine.push_back(every_nth_row(t, rank, ranks, (batch_rows - rank + ranks - 1) / ranks));
+    }
+    return mine;
+  });
+  return fit_as_replica(model, options, [&](nn::FitOptions o) { return model.fit(shared, std::move(o)); });
 }
 
 }  // namespace ef::distribute

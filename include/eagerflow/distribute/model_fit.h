@@ -15,7 +15,8 @@
 // training logs that callbacks and the History see at each epoch's end are the ones of
 // all ranks together: each compiled metric's state summed over the ranks (exact for
 // every metric, the loss included). Validation data is evaluated whole on every rank.
-// Only rank 0 prints progress.
+// Only rank 0 prints progress. A Dataset of batches is shared batch by batch the same
+// way: rank r takes rows r, r + n, ... of each batch.
 #pragma once
 
 #include <memory>
@@ -33,6 +34,12 @@ namespace ef::distribute {
 // ranks.
 std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const std::vector<Tensor>& x,
                                             const std::vector<Tensor>& y, nn::FitOptions options = {});
+// Model::fit on a Dataset of batches, every rank passing the same one: rank r trains on
+// rows r, r + n, ... of each batch (a batch is the global batch; a last, smaller one
+// gives some ranks a row fewer). Throws FailedPreconditionError for a model that is not
+// built yet, and InvalidArgumentError (while iterating) for a batch smaller than size().
+std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const data::Dataset& dataset,
+                                            nn::FitOptions options = {});
 
 // The callback behind fit's agreement between ranks: after every training step it
 // averages the model's non-trainable float variables over the ranks and computes the

@@ -235,6 +235,11 @@ class _Training:
             validation_data = vx + vy + parts[2:]
         if dataset is None:
             x, y = self._flat_xy(x, y)
+        elif self.distribute_strategy is not None and not self.variables:
+            with self.distribute_strategy.scope():  # built from rank 0's weights
+                for element in x:
+                    self(element[0] if isinstance(element, (tuple, list)) else element)
+                    break
         sys.stdout.flush()
         core = self._fit(x if dataset is None else None, y if dataset is None else None, dataset,
                          32 if batch_size is None else batch_size, epochs, -1 if verbose == "auto" else int(verbose),

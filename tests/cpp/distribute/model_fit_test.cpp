@@ -68,6 +68,30 @@ TEST(DistributedFit, RanksTrainAsOneProcessWithTheWholeBatch) {
   replica->fit(x, y, {.batch_size = 8, .epochs = 1, .verbose = 0});
 }
 
+TEST(DistributedFit, ADatasetIsSharedBatchByBatch) {
+  dist::init();
+  const int64_t batch = 4 * dist::size();
+  auto [x, y] = class_data(6 * batch);
+  const data::Dataset batches = data::Dataset::from_tensor_slices({x, y}).batch(batch);
+  auto one = classifier();
+  const auto want = one->fit(batches, {.epochs = 2, .verbose = 0});
+  auto replica = classifier();
+  const auto got = dist::fit(*replica, batches, {.epochs = 2, .verbose = 0});
+  for (const char* name : {"loss", "accuracy"})
+    for (size_t epoch = 0; epoch < 2; ++epoch)
+      EXPECT_NEAR(got->history().at(name)[epoch], want->history().at(name)[epoch], 1e-5)
+          << name << " " << epoch;
+  const std::vector<Variable> a = replica->variables(), b = one->variables();
+  for (size_t i = 0; i < a.size(); ++i) expect_values(a[i].value(), b[i].value().to_vector<double>(), 1e-5);
+
+  nn::Sequential unbuilt;
+  unbuilt.add(nn::Dense(2));
+  unbuilt.compile({.optimizer = std::make_shared<optim::SGD>(0.1),
+                   .loss = std::make_shared<nn::losses::MeanSquaredError>()});
+  EXPECT_ERROR(dist::fit(unbuilt, batches, {.verbose = 0}), FailedPreconditionError, "build model",
+               "(call it once)");
+}
+
 TEST(DistributedFit, LazilyBuiltModelsAndBatchNormStatisticsAgreeOverRanks) {
   dist::init();
   auto [x, y] = class_data(8 * dist::size());
