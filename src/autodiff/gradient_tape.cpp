@@ -122,15 +122,12 @@ void check_source(const Tensor& source, size_t index, const char* what) {
 
 }  // namespace
 
-// Whether the backward pass about to run is itself recorded (by another tape or a
-// forward accumulator) or traced into a graph (GradientHook::begin's `recorded`).
-static bool gradient_is_recorded(const GradientTape::Impl* self, std::span<const Tensor> targets,
-                                 std::span<const Tensor> sources) {
+// Whether the backward pass about to run is itself recorded, by another tape or a
+// forward accumulator (GradientHook::begin's `recorded`).
+static bool gradient_is_recorded(const GradientTape::Impl* self) {
   for (const GradientTape::Impl* tape : tape_stack().tapes)
     if (tape != self && tape->records()) return true;
-  auto symbolic = [](const Tensor& t) { return t.is_symbolic(); };
-  return detail::accumulators_active() || std::any_of(targets.begin(), targets.end(), symbolic) ||
-         std::any_of(sources.begin(), sources.end(), symbolic);
+  return detail::accumulators_active();
 }
 
 bool detail::tapes_recording() { return !tape_stack().tapes.empty() || accumulators_active(); }
@@ -472,7 +469,7 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
       }
       first[i + 1] = flat.size();
     }
-    detail::HookedGradients hooked(sources, first, gradient_is_recorded(impl_.get(), targets, flat));
+    detail::HookedGradients hooked(sources, first, gradient_is_recorded(impl_.get()));
     detail::FinalGradientFn on_final = [&](size_t k, const Tensor& g) { hooked.source_final(k, g); };
     std::vector<Tensor> flat_grads;
     {

@@ -6,14 +6,17 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 #include "distribute/process_group.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
+#include "eagerflow/runtime/dispatch.h"
 
 namespace ef::distribute {
 namespace {
@@ -29,6 +32,114 @@ DType transport_dtype(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
 }
 
+// x /= n in place (float32 or float64, contiguous): kMean on the communication thread.
+void divide_in_place(const Tensor& x, int n) {
+  void* data = const_cast<void*>(x.raw_data());
+  const int64_t count = x.num_elements();
+  if (x.dtype() == DType::Float32) {
+    float* p = static_cast<float*>(data);
+    const float scale = 1.0f / static_cast<float>(n);
+    for (int64_t i = 0; i < count; ++i) p[i] *= scale;
+  } else {
+    double* p = static_cast<double*>(data);
+    const double scale = 1.0 / n;
+    for (int64_t i = 0; i < count; ++i) p[i] *= scale;
+  }
+}
+
+// The all-reduce of one bucket, on the communication thread (holding the group's mutex).
+void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what, bool mean) {
+  detail::check_agreement(g, "GradientSync", what);
+  if (!g.uses_mpi) return;
+  if (buffer.num_elements() > INT_MAX)
+    fail<ResourceExhaustedError>("GradientSync: a bucket of ", buffer.num_elements(),
+                                 " elements is more than one MPI call carries (lower bucket_cap_mb)");
+  MPI_Request request;
+  void* data = const_cast<void*>(buffer.raw_data());
+  if (MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(buffer.num_elements()),
+                     detail::mpi_type(buffer.dtype(), "GradientSync"), MPI_SUM, g.comm,
+                     &request) != MPI_SUCCESS)
+    fail<InternalError>("GradientSync: MPI_Iallreduce failed for ", what);
+  detail::wait(g, request, what);
+  if (mean) divide_in_place(buffer, g.size);
+}
+
+// Note [buckets in functions]: traced into a function (no tape recording it), a
+// bucket's all-reduce is two stateful ops. gradient_bucket_start copies the buffer and
+// starts its all-reduce on the communication thread; gradient_bucket_wait, created
+// after the rest of the backward pass, waits for it and gives the reduced values.
+// Graphs run stateful nodes in creation order, so the backward ops created between the
+// two run while the bucket travels, as they do eagerly.
+enum BucketAttr { kWhat, kMean };
+
+std::mutex started_mutex;
+std::unordered_map<const void*, std::shared_future<void>> started_buckets;  // by staging buffer
+
+void infer_bucket(const OpCall& call, OutputMetas& out) {
+  detail::group(call.op.name);
+  if (call.inputs.size() != 1 || call.inputs[0].rank() != 1)
+    fail<InternalError>(call.op.name, ": takes one flat bucket");
+  detail::mpi_type(call.inputs[0].dtype(), call.op.name);
+  out.add(call.inputs[0].dtype(), call.inputs[0].shape());
+}
+
+size_t bytes_of(const Tensor& t) { return static_cast<size_t>(t.num_elements()) * size_of(t.dtype()); }
+
+void bucket_start_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor staging = outputs[0];  // the all-reduce writes here, in place
+  const Tensor x = call.inputs[0].contiguous();
+  std::memcpy(const_cast<void*>(staging.raw_data()), x.raw_data(), bytes_of(x));
+  detail::Group& g = detail::group(call.op.name);
+  const bool mean = call.attrs.get_int(kMean) != 0;
+  std::future<void> done =
+      detail::start_in_order(g, [&g, staging, mean, what = call.attrs.get<std::string>(kWhat)] {
+        reduce_in_place(g, staging, what, mean);
+      });
+  std::lock_guard lock(started_mutex);
+  started_buckets[staging.raw_data()] = done.share();
+}
+
+void bucket_wait_cpu(const OpCall& call, std::span<Tensor> outputs) {
+  const Tensor& staging = call.inputs[0];
+  std::shared_future<void> done;
+  {
+    std::lock_guard lock(started_mutex);
+    auto found = started_buckets.find(staging.raw_data());
+    if (found == started_buckets.end())
+      fail<InternalError>(call.op.name, ": no all-reduce was started for this bucket");
+    done = found->second;
+    started_buckets.erase(found);
+  }
+  done.get();  // rethrows the all-reduce's error
+  if (outputs[0].raw_data() != staging.raw_data())
+    std::memcpy(const_cast<void*>(outputs[0].raw_data()), staging.raw_data(), bytes_of(staging));
+}
+
+// Differentiating through them raises (a pass that a tape records uses all_reduce,
+// whose gradient exists); it never quietly gives no gradient.
+std::vector<Tensor> refuse_gradient(const GradCall& call) {
+  fail<UnimplementedError>("gradient: op '", call.forward.op.name,
+                           "' (a gradient bucket traced into a function) has no gradient; differentiate the "
+                           "synchronized gradients under a tape that records their computation instead");
+}
+
+const OpDef& kBucketStart = define_op({
+    .name = "gradient_bucket_start",
+    .attr_names = {"what", "mean"},
+    .infer = infer_bucket,
+    .kernels = {bucket_start_cpu},
+    .gradient = refuse_gradient,
+    .traits = {.stateful = true},
+});
+
+const OpDef& kBucketWait = define_op({
+    .name = "gradient_bucket_wait",
+    .infer = infer_bucket,
+    .kernels = {bucket_wait_cpu},
+    .gradient = refuse_gradient,
+    .traits = {.stateful = true},
+});
+
 // One bucket: gradients of one transport dtype, flattened into one buffer followed by
 // one flag per variable (1 where this rank has a gradient), reduced with a sum.
 struct Bucket {
@@ -39,7 +150,8 @@ struct Bucket {
   size_t missing = 0;  // variables whose gradient is not final yet
   int64_t bytes = 0;
   Tensor reduced;                    // after the all-reduce
-  bool in_background = false;        // reduced (and divided, for kMean) on the communication thread
+  bool in_background = false;        // eager: reduced (and divided, for kMean) on the communication thread
+  bool divided = false;              // traced: by gradient_bucket_wait, divided for kMean
   std::future<void> done;            // then: the background all-reduce
   std::shared_ptr<double> duration;  // its time on the communication thread
 };
@@ -117,6 +229,9 @@ class SyncCall : public GradientHookCall {
     stats.exposed_seconds = recorded_ ? 0 : seconds_since(waiting);
     hook_.set_stats(stats);
 
+    // The traced buckets' waits, created now: after every op of the backward pass.
+    for (size_t k = 0, s = 0; k < buckets_.size(); ++k)
+      if (buckets_[k].divided) buckets_[k].reduced = run_op(kBucketWait, {staging_[s++]}, {}, CallSite{});
     std::vector<Tensor> result(variables_.size());
     for (Bucket& b : buckets_) {
       if (b.in_background)
@@ -146,10 +261,10 @@ class SyncCall : public GradientHookCall {
     }
   }
 
-  // A bucket reduced by an all_reduce op (recorded or traced): ops throughout, so that
-  // the gradient is differentiated or traced too.
+  // A bucket reduced by ops (an all_reduce when recorded, the bucket ops when traced):
+  // ops throughout, so that the gradient is differentiated or traced too.
   void unpack_ops(const Bucket& b, std::vector<Tensor>& result) {
-    const Tensor reduced = hook_.options_.reduction == Reduction::kMean && group_.size > 1
+    const Tensor reduced = hook_.options_.reduction == Reduction::kMean && group_.size > 1 && !b.divided
                                ? multiply(b.reduced, 1.0 / group_.size)
                                : b.reduced;
     std::vector<int64_t> sizes;
@@ -214,14 +329,19 @@ class SyncCall : public GradientHookCall {
     std::vector<Tensor> pieces = b.pieces;
     pieces.push_back(cast(constant(b.flags, Shape{static_cast<int64_t>(b.flags.size())}), b.dtype));
     const Tensor buffer = concat(pieces, 0);  // always a new tensor: the flags are appended
-    if (recorded_ || buffer.is_symbolic() || buffer.device().type != DeviceType::CPU) {
-      b.reduced = all_reduce(buffer, Reduction::kSum);  // an op: recorded, traced, or refused on GPUs
+    const bool mean = hook_.options_.reduction == Reduction::kMean;
+    if (recorded_ || buffer.device().type != DeviceType::CPU) {
+      b.reduced = all_reduce(buffer, Reduction::kSum);  // differentiable; refused on GPUs
+      return;
+    }
+    if (buffer.is_symbolic()) {  // Note [buckets in functions]
+      staging_.push_back(run_op(kBucketStart, {buffer}, {describe(b), int64_t{mean}}, CallSite{}));
+      b.divided = true;
       return;
     }
     b.reduced = buffer;  // reduced in place, read after `done`
     b.duration = std::make_shared<double>(0);
     detail::Group& g = group_;
-    const bool mean = hook_.options_.reduction == Reduction::kMean;
     b.in_background = true;
     b.done = detail::start_in_order(g, [&g, buffer, mean, what = describe(b), duration = b.duration] {
       const Clock::time_point start = Clock::now();
@@ -237,45 +357,14 @@ class SyncCall : public GradientHookCall {
     return text;
   }
 
-  // The all-reduce of one bucket, on the communication thread (holding the group's mutex).
-  static void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what, bool mean) {
-    detail::check_agreement(g, "GradientSync", what);
-    if (!g.uses_mpi) return;
-    if (buffer.num_elements() > INT_MAX)
-      fail<ResourceExhaustedError>("GradientSync: a bucket of ", buffer.num_elements(),
-                                   " elements is more than one MPI call carries (lower bucket_cap_mb)");
-    MPI_Request request;
-    void* data = const_cast<void*>(buffer.raw_data());
-    if (MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(buffer.num_elements()),
-                       detail::mpi_type(buffer.dtype(), "GradientSync"), MPI_SUM, g.comm,
-                       &request) != MPI_SUCCESS)
-      fail<InternalError>("GradientSync: MPI_Iallreduce failed for ", what);
-    detail::wait(g, request, what);
-    if (mean) divide(buffer, g.size);
-  }
-
-  // x /= n in place (float32 or float64, contiguous): kMean on the communication thread.
-  static void divide(const Tensor& x, int n) {
-    void* data = const_cast<void*>(x.raw_data());
-    const int64_t count = x.num_elements();
-    if (x.dtype() == DType::Float32) {
-      float* p = static_cast<float*>(data);
-      const float scale = 1.0f / static_cast<float>(n);
-      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
-    } else {
-      double* p = static_cast<double*>(data);
-      const double scale = 1.0 / n;
-      for (int64_t i = 0; i < count; ++i) p[i] *= scale;
-    }
-  }
-
   GradientSync::Hook& hook_;
   detail::Group& group_;
   std::vector<Variable> variables_;
   bool recorded_;
   std::vector<std::pair<size_t, size_t>> place_;  // per variable: bucket and slot
   std::vector<Bucket> buckets_;
-  size_t sent_ = 0;  // buckets started
+  size_t sent_ = 0;              // buckets started
+  std::vector<Tensor> staging_;  // traced: gradient_bucket_start's outputs, in bucket order
 };
 
 }  // namespace

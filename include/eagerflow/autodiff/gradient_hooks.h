@@ -42,9 +42,9 @@ class GradientHook {
  public:
   virtual ~GradientHook() = default;
   // A gradient() call asks for `variables` (this hook's, in the call's order). With
-  // `recorded`, a tape or forward accumulator records the gradient computation, or it
-  // is being traced into a graph: what the hook computes must then be ops (so that it is
-  // differentiated or traced), not work done outside them.
+  // `recorded`, a tape or forward accumulator records the gradient computation: what
+  // the hook computes must then be differentiable ops. (Traced into a graph, the
+  // gradients are symbolic, and whatever the hook computes must be ops too.)
   virtual std::unique_ptr<GradientHookCall> begin(std::span<const Variable> variables, bool recorded) = 0;
 };
 

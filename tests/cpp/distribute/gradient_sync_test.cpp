@@ -27,11 +27,6 @@ std::vector<double> summed_over_ranks(F f) {
   return total;
 }
 
-std::vector<double> scaled(std::vector<double> v, double factor) {
-  for (double& x : v) x *= factor;
-  return v;
-}
-
 TEST(GradientSync, AveragesMixedDtypesAndGradientsOnlySomeRanksHave) {
   dist::init();
   const int n = dist::size(), me = dist::rank();
@@ -96,6 +91,37 @@ TEST(GradientSync, RecordedAndTracedPassesAverageThroughOps) {
     return tape.gradient(scale * reduce_sum(square(w.value())), w);
   });
   expect_values(step(constant(k)), {2 * mean_k, 4 * mean_k}, 1e-12);
+}
+
+// Note [buckets in functions]: in a traced step the first bucket's all-reduce starts
+// before the backward pass's last matmul and is awaited after it.
+TEST(GradientSync, TracedBucketsStartDuringTheBackwardPassAndAreAwaitedAfterIt) {
+  dist::init();
+  Variable w1(random::normal({4, 8}, 0, 1, DType::Float64, 31), "w1");
+  Variable w2(random::normal({8, 2}, 0, 1, DType::Float64, 32), "w2");
+  dist::GradientSync sync({w1, w2}, {.bucket_cap_mb = 1e-6});  // a bucket each
+  auto gradients = [&](const Tensor& x) {
+    GradientTape tape;
+    const Tensor loss = reduce_sum(square(matmul(tanh(matmul(x, w1.value())), w2.value())));
+    const std::vector<Tensor> g = tape.gradient(loss, std::vector<Variable>{w1, w2});
+    return concat({reshape(g[0], Shape{-1}), reshape(g[1], Shape{-1})}, 0);
+  };
+  auto step = function(gradients);
+  const Tensor x = random::normal({3, 4}, 0, 1, DType::Float64, 33) * static_cast<double>(dist::rank() + 1);
+  expect_values(step(x), values_of(gradients(x)), 1e-12);  // traced as eager
+
+  const std::vector<NodeInfo> nodes = step.untyped().get_concrete_function({x}).optimized_graph().nodes();
+  auto first = [&](const std::string& op) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].op == op) return static_cast<int>(i);
+    return -1;
+  };
+  int last_matmul = -1;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (nodes[i].op == "matmul") last_matmul = static_cast<int>(i);
+  ASSERT_GE(first("gradient_bucket_start"), 0);
+  EXPECT_LT(first("gradient_bucket_start"), last_matmul);
+  EXPECT_GT(first("gradient_bucket_wait"), last_matmul);
 }
 
 TEST(GradientSync, GradientsFinishedInAnotherOrderOnSomeRanksStillMatch) {
