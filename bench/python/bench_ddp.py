@@ -7,7 +7,8 @@ DistributedDataParallel on the gloo backend, same model, same batches, same run.
 
 Rank 0 prints JSON: for each model (the Fashion-MNIST MLP 784-256-10 and a wider
 784-1024-1024-10 one, whose 19 MB of gradients make two buckets), the median step time
-(forward, backward with gradient synchronization, Adam) of eagerflow and PyTorch with
+(forward, backward with gradient synchronization, Adam) of eagerflow (eager, and traced
+by ef.function as Keras' fit runs it) and PyTorch with
 `--batch` examples per rank, their ratio, eagerflow's all-reduce time per step and the
 share of it that the backward pass hid, and one process doing the step on the whole
 batch (both ranks' halves) for reference. EF_NUM_THREADS threads per rank (default 1).
@@ -104,6 +105,7 @@ def main():
             exposed.append(stats["exposed_seconds"])
 
         ef_seconds = median_seconds(timed_ef_step, args.iters)
+        traced_seconds = median_seconds(ef.function(ef_step_fn(ddp, x, y)), args.iters)
         torch_seconds = median_seconds(
             torch_step_fn(torch.nn.parallel.DistributedDataParallel(torch_model(widths)), x, y), args.iters)
         # One process with the whole batch, for reference (every rank runs it; no collectives).
@@ -113,8 +115,10 @@ def main():
         median_communication = float(np.median(communication))
         results[name] = {
             "eagerflow_ddp_s": ef_seconds,
+            "eagerflow_ddp_traced_s": traced_seconds,
             "pytorch_ddp_gloo_s": torch_seconds,
             "ratio_eagerflow_over_pytorch": ef_seconds / torch_seconds,
+            "ratio_traced_over_pytorch": traced_seconds / torch_seconds,
             "eagerflow_one_process_whole_batch_s": single_seconds,
             "buckets": ddp.last_stats()["buckets"],
             "all_reduce_s_per_step": median_communication,

@@ -26,9 +26,11 @@
 // never hang]): ranks that synchronize different variables get an error naming them.
 // float16 and bfloat16 gradients travel as float32.
 //
-// Where the backward pass is itself recorded (by an outer tape or forward accumulator)
-// or traced into an ef::function, the buckets are all_reduce ops on the calling thread
-// instead: differentiable and traceable, without the overlap.
+// Traced into an ef::function (Keras fit's compiled steps), a bucket's all-reduce is
+// two ops placed so that it still overlaps with the rest of the backward pass (Note
+// [buckets in functions] in src/distribute/gradient_sync.cpp). Where the backward pass
+// is itself recorded (by an outer tape or forward accumulator), the buckets are
+// all_reduce ops on the calling thread instead: differentiable, without the overlap.
 #pragma once
 
 #include <memory>
