@@ -88,7 +88,8 @@ size_t bytes_of(const Tensor& t) { return static_cast<size_t>(t.num_elements()) 
 void bucket_start_cpu(const OpCall& call, std::span<Tensor> outputs) {
   const Tensor staging = outputs[0];  // the all-reduce writes here, in place
   const Tensor x = call.inputs[0].contiguous();
-  std::memcpy(const_cast<void*>(staging.raw_data()), x.raw_data(), bytes_of(x));
+  if (staging.raw_data() != x.raw_data())  // a graph may hand the input's buffer on
+    std::memcpy(const_cast<void*>(staging.raw_data()), x.raw_data(), bytes_of(x));
   detail::Group& g = detail::group(call.op.name);
   const bool mean = call.attrs.get_int(kMean) != 0;
   std::future<void> done =
