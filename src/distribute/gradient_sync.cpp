@@ -141,6 +141,12 @@ const OpDef& kBucketWait = define_op({
     .traits = {.stateful = true},
 });
 
+// What an eager bucket's work on the communication thread gives back.
+struct Background {
+  Tensor reduced;
+  double seconds = 0;  // flattening and all-reducing, end to end
+};
+
 // One bucket: gradients of one transport dtype, flattened into one buffer followed by
 // one flag per variable (1 where this rank has a gradient), reduced with a sum.
 struct Bucket {
@@ -150,11 +156,11 @@ struct Bucket {
   std::vector<double> flags;
   size_t missing = 0;  // variables whose gradient is not final yet
   int64_t bytes = 0;
-  Tensor reduced;                    // after the all-reduce
-  bool in_background = false;        // eager: reduced (and divided, for kMean) on the communication thread
-  bool divided = false;              // traced: by gradient_bucket_wait, divided for kMean
-  std::future<void> done;            // then: the background all-reduce
-  std::shared_ptr<double> duration;  // its time on the communication thread
+  Tensor reduced;              // after the all-reduce
+  bool in_background = false;  // eager: flattened, reduced and divided (kMean) on the communication thread
+  bool divided = false;        // traced: by gradient_bucket_wait, divided for kMean
+  std::future<void> done;      // eager: the background work, which fills `background`
+  std::shared_ptr<Background> background;
 };
 
 }  // namespace
@@ -222,7 +228,8 @@ class SyncCall : public GradientHookCall {
     for (Bucket& b : buckets_) {
       if (b.done.valid()) {
         b.done.get();  // rethrows the all-reduce's error
-        stats.communication_seconds += *b.duration;
+        b.reduced = b.background->reduced;
+        stats.communication_seconds += b.background->seconds;
       }
       stats.bytes += b.bytes;
     }
@@ -329,26 +336,31 @@ class SyncCall : public GradientHookCall {
   void send(Bucket& b) {
     std::vector<Tensor> pieces = b.pieces;
     pieces.push_back(cast(constant(b.flags, Shape{static_cast<int64_t>(b.flags.size())}), b.dtype));
-    const Tensor buffer = concat(pieces, 0);  // always a new tensor: the flags are appended
     const bool mean = hook_.options_.reduction == Reduction::kMean;
-    if (recorded_ || buffer.device().type != DeviceType::CPU) {
-      b.reduced = all_reduce(buffer, Reduction::kSum);  // differentiable; refused on GPUs
+    const bool on_cpu = std::all_of(pieces.begin(), pieces.end(),
+                                    [](const Tensor& p) { return p.device().type == DeviceType::CPU; });
+    if (recorded_ || !on_cpu) {
+      b.reduced = all_reduce(concat(pieces, 0), Reduction::kSum);  // differentiable; refused on GPUs
       return;
     }
-    if (buffer.is_symbolic()) {  // Note [buckets in functions]
-      staging_.push_back(run_op(kBucketStart, {buffer}, {describe(b), int64_t{mean}}, CallSite{}));
+    if (b.pieces.front().is_symbolic()) {  // Note [buckets in functions]
+      staging_.push_back(run_op(kBucketStart, {concat(pieces, 0)}, {describe(b), int64_t{mean}}, CallSite{}));
       b.divided = true;
       return;
     }
-    b.reduced = buffer;  // reduced in place, read after `done`
-    b.duration = std::make_shared<double>(0);
-    detail::Group& g = group_;
+    // Eager: flattened into one new buffer on the communication thread as well, so that
+    // the backward pass only hands the pieces over.
     b.in_background = true;
-    b.done = detail::start_in_order(g, [&g, buffer, mean, what = describe(b), duration = b.duration] {
-      const Clock::time_point start = Clock::now();
-      reduce_in_place(g, buffer, what, mean);
-      *duration = seconds_since(start);
-    });
+    b.background = std::make_shared<Background>();
+    detail::Group& g = group_;
+    b.done = detail::start_in_order(
+        g, [&g, pieces = std::move(pieces), mean, what = describe(b), background = b.background] {
+          const Clock::time_point start = Clock::now();
+          Tensor buffer = concat(pieces, 0);  // a new tensor: the flags are appended
+          reduce_in_place(g, buffer, what, mean);
+          background->reduced = std::move(buffer);
+          background->seconds = seconds_since(start);
+        });
   }
 
   // "gradient bucket 0 float32: 12 [3, 4], 10 [10], ...": what the ranks must agree on.
