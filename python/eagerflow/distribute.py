@@ -137,6 +137,12 @@ def reduce_scatter(x, op="sum"):
     return _group().reduce_scatter(x, op)
 
 
+def broadcast_variables(variables, root=0):
+    """Assigns every variable rank root's value (replicas that start as one); every rank
+    passes the same variables in the same order."""
+    _group().broadcast_variables(list(variables), root)
+
+
 def barrier():
     """Returns once every rank has called it."""
     _group().barrier()
@@ -229,8 +235,7 @@ class DataParallel:
         self._bucket_cap_mb = float(bucket_cap_mb)
         self._sync = None
         self._synced = []
-        for v in self._variables():
-            v.assign(broadcast(v.value(), root=0))
+        broadcast_variables(self._variables())
         self._resync()
 
     def _variables(self):

@@ -81,6 +81,8 @@ void bind_distribute(py::module_& m) {
       },
       py::arg("x"), py::arg("op") = "sum");
   d.def("barrier", &dist::barrier, release());
+  d.def("broadcast_variables", &dist::broadcast_variables, py::arg("variables"), py::arg("root") = 0,
+        release());
   // A context manager over dist::MirroredScope (the strategy's scope()).
   struct Mirrored {
     std::unique_ptr<dist::MirroredScope> scope;

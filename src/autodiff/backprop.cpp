@@ -3,7 +3,6 @@
 // shapes, and accumulating the gradients of tensors used more than once.
 #include <unordered_map>
 #include <unordered_set>
-#include <utility>
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/ops/array.h"
@@ -40,11 +39,9 @@ Tensor sum_to_shape(const Tensor& grad, const Tensor& input) {
 std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Tensor> targets,
                              std::span<const Tensor> seeds, std::span<const Tensor> sources,
                              UnconnectedGradients unconnected, bool release_entries) {
-  FinalGradientFn* on_final = std::exchange(final_gradient_listener(), nullptr);
-  struct RestoreListener {
-    FinalGradientFn* listener;
-    ~RestoreListener() { final_gradient_listener() = listener; }
-  } restore{on_final};  // for the caller's later passes, never for nested ones
+  // This pass takes the listener: nested passes (run by gradient functions) do not see it.
+  const FinalGradientListenerScope taken(nullptr);
+  FinalGradientFn* on_final = taken.previous();
   std::unordered_map<int64_t, Tensor> grads;
   auto accumulate = [&](const Tensor& t, Tensor g) {
     Tensor& slot = grads[tensor_id(t)];

@@ -473,20 +473,15 @@ std::vector<Tensor> GradientTape::gradient(std::span<const Tensor> targets,
     detail::FinalGradientFn on_final = [&](size_t k, const Tensor& g) { hooked.source_final(k, g); };
     std::vector<Tensor> flat_grads;
     {
-      detail::FinalGradientFn* outer =
-          std::exchange(detail::final_gradient_listener(), hooked.active() ? &on_final : nullptr);
-      struct Restore {
-        detail::FinalGradientFn* outer;
-        ~Restore() { detail::final_gradient_listener() = outer; }
-      } restore{outer};
+      const detail::FinalGradientListenerScope listening(hooked.active() ? &on_final : nullptr);
       flat_grads = tensor_gradients(targets, flat, output_gradients, UnconnectedGradients::None);
     }
-    std::vector<Tensor> result;
+    std::vector<Tensor> result(sources.size());
     for (size_t i = 0; i < sources.size(); ++i) {
-      Tensor sum;
+      if (hooked.hooks(i)) continue;  // the hook summed its reads and gives its gradient
+      Tensor& sum = result[i];
       for (size_t k = first[i]; k < first[i + 1]; ++k)
         if (flat_grads[k].defined()) sum = sum.defined() ? add(sum, flat_grads[k]) : flat_grads[k];
-      result.push_back(sum);
     }
     if (hooked.active()) hooked.finish(result);
     for (size_t i = 0; i < sources.size(); ++i) {

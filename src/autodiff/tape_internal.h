@@ -111,6 +111,21 @@ class VariableReadLog {
 using FinalGradientFn = std::function<void(size_t source, const Tensor& gradient)>;
 FinalGradientFn*& final_gradient_listener();
 
+// Sets this thread's listener (null: none) while it lives, then puts back the one before.
+class FinalGradientListenerScope {
+ public:
+  explicit FinalGradientListenerScope(FinalGradientFn* listener)
+      : previous_(std::exchange(final_gradient_listener(), listener)) {}
+  ~FinalGradientListenerScope() { final_gradient_listener() = previous_; }
+  FinalGradientListenerScope(const FinalGradientListenerScope&) = delete;
+  FinalGradientListenerScope& operator=(const FinalGradientListenerScope&) = delete;
+
+  FinalGradientFn* previous() const { return previous_; }
+
+ private:
+  FinalGradientFn* previous_;
+};
+
 // The gradient hooks of one gradient() call: opened for the hooked variables among
 // `sources` (whose read tensors are flat sources first[i] .. first[i + 1] - 1 of the
 // backward pass), told when each flat source is final, and asked at the end for what
@@ -121,6 +136,8 @@ class HookedGradients {
                   bool recorded);
   ~HookedGradients();
   bool active() const { return !calls_.empty(); }
+  // Whether source i is a hooked variable (its gradient is the hook's, not the sum here).
+  bool hooks(size_t source) const { return source < sources_.size() && sources_[source].hook >= 0; }
   void source_final(size_t flat, const Tensor& gradient);
   // Replaces result[i] for each hooked variable source i.
   void finish(std::vector<Tensor>& result);

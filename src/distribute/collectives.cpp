@@ -86,17 +86,6 @@ void run_mpi(Group& g, std::string_view what, Start start) {
   detail::wait(g, request, what);
 }
 
-void divide_by_size(Tensor& out, int size) {
-  const int64_t n = out.num_elements();
-  if (out.dtype() == DType::Float32) {
-    float* p = static_cast<float*>(data_of(out));
-    for (int64_t i = 0; i < n; ++i) p[i] /= static_cast<float>(size);
-  } else {
-    double* p = static_cast<double*>(data_of(out));
-    for (int64_t i = 0; i < n; ++i) p[i] /= size;
-  }
-}
-
 // ---- all_reduce ----
 
 void infer_all_reduce(const OpCall& call, OutputMetas& out) {
@@ -120,7 +109,7 @@ void all_reduce_cpu(const OpCall& call, std::span<Tensor> outputs) {
   run_mpi(g, what, [&](MPI_Request* rq) {
     return MPI_Iallreduce(x.raw_data(), data_of(outputs[0]), n, type, mpi_op(r), g.comm, rq);
   });
-  if (r == Reduction::kMean) divide_by_size(outputs[0], g.size);
+  if (r == Reduction::kMean) detail::divide_in_place(outputs[0], g.size);
 }
 
 std::vector<Tensor> all_reduce_grad(const GradCall& call) {
@@ -275,7 +264,7 @@ void reduce_scatter_cpu(const OpCall& call, std::span<Tensor> outputs) {
   run_mpi(g, what, [&](MPI_Request* rq) {
     return MPI_Ireduce_scatter_block(x.raw_data(), data_of(outputs[0]), n, type, mpi_op(r), g.comm, rq);
   });
-  if (r == Reduction::kMean) divide_by_size(outputs[0], g.size);
+  if (r == Reduction::kMean) detail::divide_in_place(outputs[0], g.size);
 }
 
 std::vector<Tensor> reduce_scatter_grad(const GradCall& call) {

@@ -32,21 +32,6 @@ DType transport_dtype(DType dtype) {
   return dtype == DType::Float16 || dtype == DType::BFloat16 ? DType::Float32 : dtype;
 }
 
-// x /= n in place (float32 or float64, contiguous): kMean on the communication thread.
-void divide_in_place(const Tensor& x, int n) {
-  void* data = const_cast<void*>(x.raw_data());
-  const int64_t count = x.num_elements();
-  if (x.dtype() == DType::Float32) {
-    float* p = static_cast<float*>(data);
-    const float scale = 1.0f / static_cast<float>(n);
-    for (int64_t i = 0; i < count; ++i) p[i] *= scale;
-  } else {
-    double* p = static_cast<double*>(data);
-    const double scale = 1.0 / n;
-    for (int64_t i = 0; i < count; ++i) p[i] *= scale;
-  }
-}
-
 // The all-reduce of one bucket, on the communication thread (holding the group's mutex).
 void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& what, bool mean) {
   detail::check_agreement(g, "GradientSync", what);
@@ -61,7 +46,7 @@ void reduce_in_place(detail::Group& g, const Tensor& buffer, const std::string& 
                      &request) != MPI_SUCCESS)
     fail<InternalError>("GradientSync: MPI_Iallreduce failed for ", what);
   detail::wait(g, request, what);
-  if (mean) divide_in_place(buffer, g.size);
+  if (mean) detail::divide_in_place(buffer, g.size);
 }
 
 // Note [buckets in functions]: traced into a function (no tape recording it), a
@@ -147,8 +132,16 @@ struct Background {
   double seconds = 0;  // flattening and all-reducing, end to end
 };
 
+// How a bucket is reduced.
+enum class Reduced {
+  kByAllReduce,   // recorded by a tape: an all_reduce op (sum), divided after for kMean
+  kByBucketOps,   // traced: gradient_bucket_start/wait (Note [buckets in functions])
+  kInBackground,  // eager: on the communication thread
+};
+
 // One bucket: gradients of one transport dtype, flattened into one buffer followed by
-// one flag per variable (1 where this rank has a gradient), reduced with a sum.
+// one flag per variable (1 where this rank has a gradient), reduced with a sum (and
+// divided by size() for kMean).
 struct Bucket {
   DType dtype = DType::Float32;
   std::vector<size_t> variables;  // indices into the call's variables
@@ -156,10 +149,10 @@ struct Bucket {
   std::vector<double> flags;
   size_t missing = 0;  // variables whose gradient is not final yet
   int64_t bytes = 0;
-  Tensor reduced;              // after the all-reduce
-  bool in_background = false;  // eager: flattened, reduced and divided (kMean) on the communication thread
-  bool divided = false;        // traced: by gradient_bucket_wait, divided for kMean
-  std::future<void> done;      // eager: the background work, which fills `background`
+  Reduced how = Reduced::kByAllReduce;
+  // The reduced buffer; for kByBucketOps, gradient_bucket_start's output until finish().
+  Tensor reduced;
+  std::future<void> done;  // kInBackground: the work, which fills `background`
   std::shared_ptr<Background> background;
 };
 
@@ -237,27 +230,27 @@ class SyncCall : public GradientHookCall {
     stats.exposed_seconds = recorded_ ? 0 : seconds_since(waiting);
     hook_.set_stats(stats);
 
-    // The traced buckets' waits, created now: after every op of the backward pass.
-    for (size_t k = 0, s = 0; k < buckets_.size(); ++k)
-      if (buckets_[k].divided) buckets_[k].reduced = run_op(kBucketWait, {staging_[s++]}, {}, CallSite{});
     std::vector<Tensor> result(variables_.size());
     for (Bucket& b : buckets_) {
-      if (b.in_background)
-        unpack_views(b, result);
-      else
-        unpack_ops(b, result);
+      if (b.how == Reduced::kByBucketOps)  // awaited now: after every op of the backward pass
+        b.reduced = run_op(kBucketWait, {b.reduced}, {}, CallSite{});
+      if (b.how == Reduced::kByAllReduce && hook_.options_.reduction == Reduction::kMean && group_.size > 1)
+        b.reduced = divide(b.reduced, static_cast<double>(group_.size));
+      unpack(b, result);
     }
     return result;
   }
 
  private:
-  // A reduced eager bucket (divided on the communication thread for kMean): each
-  // gradient is a view of the buffer, nothing is copied.
-  void unpack_views(const Bucket& b, std::vector<Tensor>& result) {
-    const int64_t total = b.reduced.shape()[0];
+  // Each gradient of a reduced bucket is a slice of its buffer: a view eagerly, an op
+  // when traced or recorded (so that it is traced or differentiated too).
+  void unpack(const Bucket& b, std::vector<Tensor>& result) {
     const int64_t slots = static_cast<int64_t>(b.variables.size());
-    const std::vector<double> counts =
-        cast(slice(b.reduced, {total - slots}, {slots}), DType::Float64).to_vector<double>();
+    const Tensor flags = slice(b.reduced, {b.reduced.shape()[0] - slots}, {slots});
+    // How many ranks had each gradient (over size() for kMean). Traced, a rank that has
+    // none sends zeros and the graph cannot tell: each is taken as defined.
+    const std::vector<double> counts = flags.is_symbolic() ? std::vector<double>(b.variables.size(), 1.0)
+                                                           : cast(flags, DType::Float64).to_vector<double>();
     int64_t offset = 0;
     for (size_t k = 0; k < b.variables.size(); ++k) {
       const int64_t size = b.pieces[k].shape()[0];
@@ -266,28 +259,6 @@ class SyncCall : public GradientHookCall {
         result[i] =
             with_dtype(reshape(slice(b.reduced, {offset}, {size}), variables_[i].shape()), variables_[i]);
       offset += size;
-    }
-  }
-
-  // A bucket reduced by ops (an all_reduce when recorded, the bucket ops when traced):
-  // ops throughout, so that the gradient is differentiated or traced too.
-  void unpack_ops(const Bucket& b, std::vector<Tensor>& result) {
-    const Tensor reduced = hook_.options_.reduction == Reduction::kMean && group_.size > 1 && !b.divided
-                               ? multiply(b.reduced, 1.0 / group_.size)
-                               : b.reduced;
-    std::vector<int64_t> sizes;
-    for (const Tensor& piece : b.pieces) sizes.push_back(piece.shape()[0]);
-    sizes.push_back(static_cast<int64_t>(b.variables.size()));
-    std::vector<Tensor> parts = split(reduced, sizes, 0);
-    const Tensor flags = parts.back();  // how many ranks had each gradient (over size() for kMean)
-    std::vector<double> counts;
-    if (!flags.is_symbolic()) counts = cast(flags, DType::Float64).to_vector<double>();
-    for (size_t k = 0; k < b.variables.size(); ++k) {
-      const size_t i = b.variables[k];
-      // A gradient that no rank has stays undefined (traced: a rank that has none sends
-      // zeros, and the graph cannot tell, so it is taken as defined).
-      if (!counts.empty() && counts[k] == 0) continue;
-      result[i] = with_dtype(reshape(parts[k], variables_[i].shape()), variables_[i]);
     }
   }
 
@@ -344,13 +315,13 @@ class SyncCall : public GradientHookCall {
       return;
     }
     if (b.pieces.front().is_symbolic()) {  // Note [buckets in functions]
-      staging_.push_back(run_op(kBucketStart, {concat(pieces, 0)}, {describe(b), int64_t{mean}}, CallSite{}));
-      b.divided = true;
+      b.how = Reduced::kByBucketOps;
+      b.reduced = run_op(kBucketStart, {concat(pieces, 0)}, {describe(b), int64_t{mean}}, CallSite{});
       return;
     }
     // Eager: flattened into one new buffer on the communication thread as well, so that
     // the backward pass only hands the pieces over.
-    b.in_background = true;
+    b.how = Reduced::kInBackground;
     b.background = std::make_shared<Background>();
     detail::Group& g = group_;
     b.done = detail::start_in_order(
@@ -376,8 +347,7 @@ class SyncCall : public GradientHookCall {
   bool recorded_;
   std::vector<std::pair<size_t, size_t>> place_;  // per variable: bucket and slot
   std::vector<Bucket> buckets_;
-  size_t sent_ = 0;              // buckets started
-  std::vector<Tensor> staging_;  // traced: gradient_bucket_start's outputs, in bucket order
+  size_t sent_ = 0;  // buckets started
 };
 
 }  // namespace

@@ -52,8 +52,7 @@ std::shared_ptr<nn::callbacks::History> fit_as_replica(
     const std::function<std::shared_ptr<nn::callbacks::History>(nn::FitOptions)>& fit) {
   if (rank() != 0) options.verbose = 0;
   options.callbacks.insert(options.callbacks.begin(), std::make_shared<ReplicaCallback>());
-  std::vector<Variable> all = model.variables();
-  for (Variable& v : all) v.assign(broadcast(v.value(), 0));
+  broadcast_variables(model.variables());
   const DistributedRun run(model);
   const GradientSync sync(model.trainable_variables());
   return fit(std::move(options));

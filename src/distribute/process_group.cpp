@@ -188,6 +188,18 @@ void check_agreement(Group& g, std::string_view op, const std::string& descripti
        listing);
 }
 
+void divide_in_place(const Tensor& x, int n) {
+  void* data = const_cast<void*>(x.raw_data());
+  const int64_t count = x.num_elements();
+  if (x.dtype() == DType::Float32) {
+    float* p = static_cast<float*>(data);
+    for (int64_t i = 0; i < count; ++i) p[i] /= static_cast<float>(n);
+  } else {
+    double* p = static_cast<double*>(data);
+    for (int64_t i = 0; i < count; ++i) p[i] /= n;
+  }
+}
+
 MPI_Datatype mpi_type(DType dtype, std::string_view op) {
   switch (dtype) {
     case DType::Float32:

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "eagerflow/core/dtype.h"
+#include "eagerflow/core/tensor.h"
 #include "eagerflow/distribute/distribute.h"
 
 namespace ef::distribute::detail {
@@ -69,6 +70,10 @@ void wait(Group& g, MPI_Request& request, std::string_view what);
 // they differ, every rank throws InvalidArgumentError naming `op` and each rank's
 // description. Skipped when Options::check_agreement is off.
 void check_agreement(Group& g, std::string_view op, const std::string& description);
+
+// x /= n in place (float32 or float64, contiguous, a buffer of its own): a sum over the
+// ranks made a mean.
+void divide_in_place(const Tensor& x, int n);
 
 // MPI's datatype for `dtype`; UnimplementedError naming `op` for the others.
 MPI_Datatype mpi_type(DType dtype, std::string_view op);

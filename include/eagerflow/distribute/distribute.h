@@ -96,6 +96,10 @@ Tensor reduce_scatter(const Tensor& x, Reduction reduction = Reduction::kSum,
 // Returns once every rank has called it (bounded by the timeout, like a collective).
 void barrier();
 
+// Assigns every variable rank `root`'s value (Horovod's broadcast_variables): replicas
+// that start as one. Every rank passes the same variables in the same order.
+void broadcast_variables(const std::vector<Variable>& variables, int root = 0);
+
 // While it lives, every variable created on this thread starts with rank 0's initial
 // value on every rank (broadcast as it is created, Note [variable creation hooks]), so
 // replicas start identical even when initializers are random: MultiWorkerMirroredStrategy's
