@@ -6,7 +6,8 @@ and a 100x100 Jacobian through tape.jacobian with and without experimental_use_p
 against torch.autograd.functional.jacobian (vectorize=True and False).
 
 Prints JSON: {"per_example_grads/BATCH": {"eagerflow_vmap": s, "eagerflow_loop": s,
-"pytorch_vmap": s, "pytorch_loop": s}, "jacobian/100x100": {...}}, per-example gradients of a 784-128-10 MLP by default (--sizes), each the median over
+"pytorch_vmap": s, "pytorch_loop": s}, "per_example_grads/cnn/BATCH": the same for a
+two-conv CNN on 28x28 images, "jacobian/100x100": {...}}, per-example gradients of a 784-128-10 MLP by default (--sizes), each the median over
 `--iters` timed calls after two untimed warm-up calls, float32, with EF_NUM_THREADS
 threads each (default 1).
 """
@@ -78,6 +79,63 @@ def per_example(args, results):
         }
 
 
+def per_example_cnn(args, results):
+    """Per-example gradients of a small CNN (DP-SGD's workload): the filter gradient
+    reads each example and its own out_backprop, so it cannot be one convolution."""
+    rng = np.random.default_rng(2)
+    k1 = rng.normal(0, 1 / 3, (3, 3, 1, 8)).astype(np.float32)  # HWIO
+    k2 = rng.normal(0, 1 / 8.5, (3, 3, 8, 16)).astype(np.float32)
+    dense = rng.normal(0, 1 / 52, (13 * 13 * 16, 10)).astype(np.float32)
+    ef_ws = [ef.constant(w) for w in (k1, k2, dense)]
+    t_ws = (torch.tensor(k1.transpose(3, 2, 0, 1)), torch.tensor(k2.transpose(3, 2, 0, 1)),
+            torch.tensor(dense.reshape(13, 13, 16, 10).transpose(2, 0, 1, 3).reshape(-1, 10)))
+
+    def ef_grads(x, y):
+        with ef.GradientTape() as tape:
+            tape.watch(ef_ws)
+            h = ef.nn.relu(ef.nn.conv2d(x[None], ef_ws[0], 1, "SAME"))
+            h = ef.nn.relu(ef.nn.conv2d(h, ef_ws[1], 2, "VALID"))
+            loss = ef.reduce_sum(ef.square(ef.matmul(ef.reshape(h, [1, -1]), ef_ws[2]) - y))
+        return tape.gradient(loss, ef_ws)
+
+    def t_loss(w, x, y):
+        h = torch.relu(torch.nn.functional.conv2d(x[None], w[0], padding=1))
+        h = torch.relu(torch.nn.functional.conv2d(h, w[1], stride=2))
+        return ((h.reshape(1, -1) @ w[2] - y) ** 2).sum()
+
+    ef_vmapped = ef.vmap(ef_grads)
+    t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
+    t_grad = functorch.grad(t_loss)
+    batch = args.cnn_batch
+    x = rng.normal(size=(batch, 28, 28, 1)).astype(np.float32)
+    y = rng.normal(size=(batch, 10)).astype(np.float32)
+    ef_x, ef_y = ef.constant(x), ef.constant(y)
+    t_x, t_y = torch.tensor(x.transpose(0, 3, 1, 2).copy()), torch.tensor(y)
+    ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(batch)]
+    t_rows = [(t_x[i], t_y[i]) for i in range(batch)]
+
+    def ef_vmap():  # the first conv's filter gradient, [batch, 3, 3, 1, 8]
+        return ef_vmapped(ef_x, ef_y)[0].numpy()
+
+    def ef_loop():
+        return np.stack([ef_grads(a, b)[0].numpy() for a, b in ef_rows])
+
+    def t_vmap():
+        return t_vmapped(t_ws, t_x, t_y)[0].numpy().transpose(0, 3, 4, 2, 1)
+
+    def t_loop():
+        return np.stack([t_grad(t_ws, a, b)[0].numpy() for a, b in t_rows]).transpose(0, 3, 4, 2, 1)
+
+    np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(ef_loop(), t_loop(), rtol=1e-3, atol=1e-4)
+    results[f"per_example_grads/cnn/{batch}"] = {
+        "eagerflow_vmap": median_seconds(ef_vmap, args.iters),
+        "eagerflow_loop": median_seconds(ef_loop, args.iters),
+        "pytorch_vmap": median_seconds(t_vmap, args.iters),
+        "pytorch_loop": median_seconds(t_loop, args.iters),
+    }
+
+
 def jacobian(args, results):
     rng = np.random.default_rng(1)
     w = rng.normal(0, 0.1, (100, 100)).astype(np.float32)
@@ -108,11 +166,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--batches", type=int, nargs="+", default=[64])
+    parser.add_argument("--cnn-batch", type=int, default=64, help="examples in the CNN's batch")
     parser.add_argument("--sizes", type=int, nargs=3, default=[784, 128, 10], help="the MLP's layer widths")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["EF_NUM_THREADS"]))
     results = {}
     per_example(args, results)
+    per_example_cnn(args, results)
     jacobian(args, results)
     print(json.dumps(results, indent=1))
 

@@ -83,39 +83,59 @@ void pad_cpu(const OpCall& call, std::span<Tensor> outputs) {
   std::vector<std::vector<int64_t>> src(rank);
   for (int i = 0; i < rank; ++i) src[i] = source_positions(x.shape()[i], pads[2 * i], out.shape()[i], mode);
   const TensorImpl& in = *x.impl();
+  // Trailing axes that are not padded and that x holds contiguously are copied as one
+  // block per position of the axis before them (the row axis): an image with one
+  // channel padded in height and width copies rows of pixels, not single pixels.
+  int row_axis = rank - 1;
+  int64_t block = 1;
+  while (row_axis > 0 && pads[2 * row_axis] == 0 && pads[2 * row_axis + 1] == 0 &&
+         (x.shape()[row_axis] == 1 || in.strides[row_axis] == block)) {
+    block *= x.shape()[row_axis];
+    --row_axis;
+  }
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T fill = attr_as<T>(call.attrs[kValue]);
     const T* base = static_cast<const T*>(in.storage->data());
     T* dst = cpu::typed_output<T>(out);
-    const int64_t inner = rank > 0 ? out.shape()[rank - 1] : 1;
-    // One task per output row (the innermost axis): the outer positions are decoded
-    // once per row, the inner loop reads through the last axis's position table.
+    if (rank == 0) {
+      dst[0] = base[in.offset];
+      return;
+    }
+    const int64_t row_size = out.shape()[row_axis], inner = row_size * block;
+    // One task per output row: the outer positions are decoded once per row, the inner
+    // loop reads through the row axis's position table.
     parallel_for(n / inner, static_cast<double>(inner) * detail::kCopyElementNs + 1, [&](int64_t b, int64_t e) {
       for (int64_t row = b; row < e; ++row) {
         T* o = dst + row * inner;
         int64_t offset = in.offset, rest = row;
         bool constant = false;
-        for (int i = rank - 2; i >= 0; --i) {
+        for (int i = row_axis - 1; i >= 0; --i) {
           int64_t pos = rest % out.shape()[i];
           rest /= out.shape()[i];
           int64_t s = src[i][static_cast<size_t>(pos)];
           if (s < 0) constant = true;
           else offset += s * in.strides[i];
         }
-        if (rank == 0) {
-          o[0] = base[offset];
-          continue;
-        }
         if (constant) {
           std::fill(o, o + inner, fill);
           continue;
         }
-        const std::vector<int64_t>& last = src[rank - 1];
-        const int64_t stride = in.strides[rank - 1];
-        for (int64_t j = 0; j < inner; ++j) {
-          int64_t s = last[static_cast<size_t>(j)];
-          o[j] = s < 0 ? fill : base[offset + s * stride];
+        const std::vector<int64_t>& positions = src[row_axis];
+        const int64_t stride = in.strides[row_axis];
+        if (block == 1) {
+          for (int64_t j = 0; j < row_size; ++j) {
+            int64_t s = positions[static_cast<size_t>(j)];
+            o[j] = s < 0 ? fill : base[offset + s * stride];
+          }
+          continue;
+        }
+        for (int64_t j = 0; j < row_size; ++j) {
+          int64_t s = positions[static_cast<size_t>(j)];
+          if (s < 0)
+            std::fill(o + j * block, o + (j + 1) * block, fill);
+          else
+            std::copy_n(base + offset + s * stride, block, o + j * block);
         }
       }
     });

@@ -21,8 +21,8 @@
 
 #include "backends/cpu/blas.h"
 #include "eagerflow/ops/conv.h"
-#include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
+#include "ops/nn/conv2d_batching.h"
 #include "ops/nn/conv2d_onednn.h"
 #include "ops/nn/im2col.h"
 #include "ops/op_helpers.h"
@@ -399,7 +399,7 @@ const OpDef& kConv2d = define_op({
     .gradient = conv2d_grad,
     .gradient_uses = kGradientReadsInputs,  // never y (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
-    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0)); },
+    .batch = detail::batch_conv2d,
 });
 
 const OpDef& kConv2dBackpropInput = define_op({
@@ -410,10 +410,7 @@ const OpDef& kConv2dBackpropInput = define_op({
     .gradient = backprop_input_grad,
     .gradient_uses = kGradientReadsInputs,  // never dx (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
-    .batch =
-        [](const BatchCall& call) {
-          return detail::batch_merging_rows(call, value_bit(1), detail::kSizesAttr);
-        },
+    .batch = detail::batch_conv2d_backprop_input,
 });
 
 const OpDef& kConv2dBackpropFilter = define_op({
@@ -424,6 +421,7 @@ const OpDef& kConv2dBackpropFilter = define_op({
     .gradient = backprop_filter_grad,
     .gradient_uses = kGradientReadsInputs,  // never dw (Note [gradient uses])
     .jvp = detail::jvp_multilinear<>,
+    .batch = detail::batch_conv2d_backprop_filter,
 });
 
 }  // namespace

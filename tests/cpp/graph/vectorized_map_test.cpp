@@ -187,6 +187,66 @@ TEST(VectorizedMap, OpsWithoutARuleRunInALoopUnlessRefused) {
                "no batching rule", "fallback_to_loop");
 }
 
+// Note [convolution batching rules]: the three convolution ops with the batch on
+// either input or both, over strides, dilations and both paddings, equal their loops
+// without running one (fallback_to_loop off).
+TEST(VectorizedMap, ConvolutionsBatchedOnEitherInput) {
+  struct Case {
+    Shape images, filter;
+    std::vector<int64_t> strides;
+    std::string padding;
+    std::vector<int64_t> dilations;
+  };
+  const std::vector<Case> cases = {{{2, 5, 6, 3}, {3, 3, 3, 2}, {1, 1}, "SAME", {1, 1}},
+                                   {{1, 7, 6, 2}, {3, 2, 2, 3}, {2, 1}, "VALID", {1, 1}},
+                                   {{2, 7, 7, 1}, {2, 3, 1, 2}, {2, 2}, "SAME", {2, 1}},
+                                   {{1, 4, 4, 2}, {1, 1, 2, 2}, {1, 1}, "VALID", {1, 1}}};
+  constexpr int64_t kBatch = 3;
+  uint64_t seed = 10;
+  for (const Case& c : cases) {
+    const Tensor probe = conv2d(rand64(c.images, 1), rand64(c.filter, 2), c.strides, c.padding, c.dilations);
+    const Shape out = probe.shape();
+    auto batch_of = [&](const Shape& s) {
+      Dims dims{kBatch};
+      for (int64_t d : s.dims()) dims.push_back(d);
+      return rand64(Shape(dims), seed++);
+    };
+    using Op = std::function<Tensor(const Tensor&, const Tensor&)>;
+    const Op forward = [&](const Tensor& x, const Tensor& w) {
+      return conv2d(x, w, c.strides, c.padding, c.dilations);
+    };
+    const Op input_gradient = [&](const Tensor& w, const Tensor& dy) {
+      return conv2d_backprop_input(c.images, w, dy, c.strides, c.padding, c.dilations);
+    };
+    const Op filter_gradient = [&](const Tensor& x, const Tensor& dy) {
+      return conv2d_backprop_filter(x, c.filter, dy, c.strides, c.padding, c.dilations);
+    };
+    const std::vector<std::pair<const Op*, std::pair<Shape, Shape>>> ops = {
+        {&forward, {c.images, c.filter}},
+        {&input_gradient, {c.filter, out}},
+        {&filter_gradient, {c.images, out}}};
+    for (const auto& [op, shapes] : ops)
+      for (const auto& [first_batched, second_batched] :
+           {std::pair{true, false}, {false, true}, {true, true}}) {
+        SCOPED_TRACE(::testing::PrintToString(c.images) + " " + c.padding + " batched " +
+                     std::to_string(first_batched) + std::to_string(second_batched));
+        const Tensor a = batch_of(shapes.first), b = batch_of(shapes.second);
+        const Tensor shared_a = unstack(a, 0)[0], shared_b = unstack(b, 0)[0];
+        // A shared operand is captured by the function; the batched ones are its arguments.
+        const VectorizableFunction f = [&](const std::vector<Tensor>& args) {
+          size_t next = 0;
+          const Tensor x = first_batched ? args[next++] : shared_a;
+          const Tensor y = second_batched ? args[next++] : shared_b;
+          return std::vector<Tensor>{(*op)(x, y)};
+        };
+        std::vector<Tensor> batched;
+        if (first_batched) batched.push_back(a);
+        if (second_batched) batched.push_back(b);
+        expect_same(vectorized_map(f, batched, /*fallback_to_loop=*/false), loop(f, batched), 1e-11);
+      }
+  }
+}
+
 TEST(VectorizedMap, Errors) {
   auto id = [](const std::vector<Tensor>& a) { return a; };
   EXPECT_ERROR(vectorized_map(id, {}), InvalidArgumentError, "elems is empty");

@@ -169,6 +169,40 @@ TEST(ArrayPad, ReflectAndSymmetric) {
                 {2, 1, 1, 2, 3, 3, 2, 2, 1, 1, 2, 3, 3, 2, 5, 4, 4, 5, 6, 6, 5, 5, 4, 4, 5, 6, 6, 5});
 }
 
+// Trailing axes that are not padded are copied as blocks: checked against a loop over
+// every output element, for contiguous inputs and for views whose trailing axes are
+// not contiguous (a transpose), in every mode.
+TEST(ArrayPad, TrailingUnpaddedAxesCopyAsBlocks) {
+  const Tensor x = reshape(range(0, 48, 1, DType::Float32), {2, 3, 4, 2});
+  const Tensor transposed = transpose(reshape(range(0, 48, 1, DType::Float32), {2, 3, 2, 4}), {0, 1, 3, 2});
+  // The input position an output position copies along one axis, or -1 for the constant.
+  auto source = [](int64_t o, int64_t before, int64_t dim, const std::string& mode) -> int64_t {
+    const int64_t i = o - before;
+    if (i >= 0 && i < dim) return i;
+    if (mode == "CONSTANT") return -1;
+    if (i < 0) return mode == "REFLECT" ? -i : -i - 1;
+    return mode == "REFLECT" ? 2 * dim - 2 - i : 2 * dim - 1 - i;
+  };
+  for (const std::string mode : {"CONSTANT", "REFLECT", "SYMMETRIC"})
+    for (const Tensor& input : {x, transposed}) {
+      const Tensor padded = pad(input, {{0, 0}, {1, 2}, {2, 1}, {0, 0}}, mode, -1.f);
+      expect_meta(padded, {2, 6, 7, 2}, DType::Float32);
+      const std::vector<float> in = input.contiguous().to_vector<float>();
+      std::vector<float> want;
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t h = 0; h < 6; ++h)
+          for (int64_t w = 0; w < 7; ++w)
+            for (int64_t c = 0; c < 2; ++c) {
+              const int64_t sh = source(h, 1, 3, mode), sw = source(w, 2, 4, mode);
+              want.push_back(sh < 0 || sw < 0 ? -1.f
+                                              : in[static_cast<size_t>(((n * 3 + sh) * 4 + sw) * 2 + c)]);
+            }
+      EXPECT_EQ(padded.to_vector<float>(), want) << mode;
+    }
+  expect_values(pad(reshape(constant({1, 2, 3, 4}), {2, 2, 1}), {{1, 0}, {0, 0}, {0, 0}}),
+                {0, 0, 1, 2, 3, 4});
+}
+
 TEST(ArrayPad, Errors) {
   Tensor x = constant({1, 2, 3});
   EXPECT_ERROR(pad(x, {{1, 1}, {1, 1}}), InvalidArgumentError, "pad", "[3]", "rank 1");
