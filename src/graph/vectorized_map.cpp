@@ -5,12 +5,14 @@
 
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/graph/control_flow.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
+#include "eagerflow/ops/math.h"
 #include "eagerflow/ops/reduction.h"
 #include "graph/executor.h"
 #include "graph/graph_internal.h"
@@ -132,9 +134,12 @@ class Vectorizer {
         return run_op(n, in);
       case NodeKind::kCond:
         if (!in[0].batched) return run_cond(n, in);
-        return per_element(n, in, "has a predicate that differs by element");
+        return run_cond_by_element(n, in);
       case NodeKind::kWhile:
-        return per_element(n, in, "is a while_loop whose loop variables or captures differ by element");
+        if (std::optional<std::vector<Value>> out = run_while(n, in)) return *out;
+        return per_element(n, in,
+                           "is a while_loop whose loop variables change shape or that keeps its iterations "
+                           "for a gradient, and whose loop variables or captures differ by element");
       default:
         fail<InternalError>("vectorized_map: node '", n.name, "' has batched inputs but takes none");
     }
@@ -210,6 +215,125 @@ class Vectorizer {
     return batched(cond(
         in[0].tensor, [&] { return branch(c.first, first, split.first_captures.size()); },
         [&] { return branch(c.second, second, split.second_captures.size()); }));
+  }
+
+  // Note [vectorized control flow]: a cond whose predicate differs by element, and a
+  // while_loop whose variables or captures do, run vectorized on the elements that take
+  // each path, as TensorFlow's pfor does. The cond gathers the elements whose predicate
+  // is true and runs the first branch, vectorized, on them only, the others through
+  // the second branch, and stitches the results back in element order. The loop keeps
+  // every variable batched and a flag per element that is still looping: each iteration
+  // gathers the active elements, runs the vectorized body on them, scatters their new
+  // values back, and re-evaluates their condition; the loop ends when no element is
+  // active (or after maximum_iterations, which bounds each element as before). So a body
+  // never runs on an element whose loop has ended (an index past the end stays unread),
+  // and each element ends with the values its own loop gives. Both are built with
+  // ef::cond-free public ops and ef::while_loop, so they run eagerly, trace into
+  // functions, and differentiate like any other ops. A loop that keeps its iterations
+  // (a graph gradient's forward loop) or whose variables change shape across
+  // iterations still runs once per element.
+
+  // v with one row per entry of `rows` (an int64 vector of element positions): v's rows
+  // when it is batched, its value repeated otherwise (the count of rows may be unknown
+  // while tracing, so the repetition is a gather).
+  static Tensor batched_as(const Value& v, const Tensor& rows) {
+    if (v.ragged()) return stack(v.elements, 0);
+    if (v.batched) return v.tensor;
+    return gather(expand_dims(v.tensor, 0), zeros_like(rows), 0);
+  }
+
+  // The values of the elements at `rows` (batched values gathered, shared ones as they are).
+  static std::vector<Value> rows_of(std::span<const Value> values, const Tensor& rows) {
+    std::vector<Value> out;
+    for (const Value& v : values) out.push_back(v.batched ? Value{gather(v.tensor, rows, 0), true} : v);
+    return out;
+  }
+
+  // The element positions where the bool vector `mask` is true, and how many (known
+  // when eager).
+  static Tensor positions(const Tensor& mask) { return reshape(where(mask), Shape{-1}); }
+  static int64_t count_of(const Tensor& rows) { return rows.is_symbolic() ? kUnknownDim : rows.shape()[0]; }
+
+  std::vector<Value> run_cond_by_element(const Node& n, const std::vector<Value>& in) {
+    const ControlFlow& c = *n.control;
+    std::vector<Tensor> tensors;
+    for (const Value& v : in) tensors.push_back(v.tensor);
+    const ControlFlowInputs split = split_control_inputs(n, tensors);
+    const std::span<const Value> captures(in.begin() + 1, in.end());
+    const size_t first_count = split.first_captures.size();
+    auto branch = [&](const SubGraph& sub, std::span<const Value> branch_captures, const Tensor& rows) {
+      Vectorizer taking(count_of(rows), fallback_to_loop_);
+      std::vector<Tensor> outs;
+      for (const Value& v : taking.run(sub, {}, rows_of(branch_captures, rows)))
+        outs.push_back(batched_as(v, rows));
+      return outs;
+    };
+    const Tensor taken = positions(in[0].tensor), other = positions(logical_not(in[0].tensor));
+    const std::vector<Tensor> first = branch(c.first, captures.subspan(0, first_count), taken);
+    const std::vector<Tensor> second = branch(c.second, captures.subspan(first_count), other);
+    std::vector<Tensor> out;
+    for (size_t k = 0; k < first.size(); ++k)
+      out.push_back(dynamic_stitch({taken, other}, {first[k], second[k]}));
+    return batched(std::move(out));
+  }
+
+  std::optional<std::vector<Value>> run_while(const Node& n, const std::vector<Value>& in) {
+    const ControlFlow& c = *n.control;
+    if (c.accumulate) return std::nullopt;
+    std::vector<Tensor> tensors;
+    for (const Value& v : in) tensors.push_back(v.tensor);
+    const ControlFlowInputs split = split_control_inputs(n, tensors);
+    const size_t count = split.leading.size();
+    // Every element's positions, for repeating shared values along a batch that may be
+    // unknown while tracing: read off a batched input's first axis.
+    Tensor every_row;
+    for (const Value& v : in)
+      if (v.batched) {
+        const Tensor same = equal(zeros_like(v.tensor), zeros_like(v.tensor));
+        Dims element_axes;
+        for (int d = 1; d < same.rank(); ++d) element_axes.push_back(d);
+        every_row = positions(element_axes.empty() ? same : reduce_all(same, Axes(element_axes)));
+        break;
+      }
+    if (!every_row.defined()) return std::nullopt;
+    std::vector<Tensor> state;
+    for (size_t k = 0; k < count; ++k) {
+      const Shape& s = in[k].tensor.shape();
+      const Shape element = in[k].batched ? Shape(Dims(s.dims().begin() + 1, s.dims().end())) : s;
+      if (!(element == n.outputs[k].shape)) return std::nullopt;  // changes shape across iterations
+      state.push_back(batched_as(in[k], every_row));
+    }
+    const std::span<const Value> cond_captures(in.begin() + static_cast<std::ptrdiff_t>(count),
+                                               split.first_captures.size());
+    const std::span<const Value> body_captures(
+        in.begin() + static_cast<std::ptrdiff_t>(count + cond_captures.size()), in.end());
+    // The condition of the elements at `rows`, whose variables are `vars`.
+    auto condition = [&](const std::vector<Value>& vars, const Tensor& rows) {
+      Vectorizer some(count_of(rows), fallback_to_loop_);
+      return batched_as(some.run(c.first, vars, rows_of(cond_captures, rows))[0], rows);
+    };
+    std::vector<Value> vars;
+    for (const Tensor& t : state) vars.push_back({t, true});
+    state.push_back(batched_as(run(c.first, vars, cond_captures)[0], every_row));  // which elements loop
+    auto body = [&](const std::vector<Tensor>& s) {
+      const Tensor& active = s.back();
+      const Tensor rows = positions(active), at = expand_dims(rows, 1);
+      std::vector<Value> active_vars;
+      for (size_t k = 0; k < count; ++k) active_vars.push_back({gather(s[k], rows, 0), true});
+      Vectorizer some(count_of(rows), fallback_to_loop_);
+      std::vector<Value> next_vars;
+      std::vector<Tensor> next;
+      for (const Value& v : some.run(c.second, active_vars, rows_of(body_captures, rows))) {
+        next_vars.push_back({batched_as(v, rows), true});
+        next.push_back(tensor_scatter_nd_update(s[next.size()], at, next_vars.back().tensor));
+      }
+      next.push_back(tensor_scatter_nd_update(active, at, condition(next_vars, rows)));
+      return next;
+    };
+    std::vector<Tensor> out = while_loop([](const std::vector<Tensor>& s) { return reduce_any(s.back()); },
+                                         body, std::move(state), c.maximum_iterations);
+    out.pop_back();
+    return batched(std::move(out));
   }
 
   // The node once per element, its outputs stacked.

@@ -69,6 +69,57 @@ def test_per_example_gradients_match_functorch():
         np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_per_example_gradients_of_a_cnn_match_functorch():
+    # Both inputs of the filter gradient differ by example (Note [convolution batching rules]).
+    rng = _rng(5)
+    k1, k2 = rng.normal(size=(3, 3, 2, 4)), rng.normal(size=(2, 2, 4, 3))
+    xs, ys = rng.normal(size=(6, 9, 9, 2)), rng.normal(size=(6,))
+    params = [ef.constant(k1), ef.constant(k2)]
+
+    def grads_of_one(x, y):
+        with ef.GradientTape() as tape:
+            tape.watch(params)
+            h = ef.tanh(ef.nn.conv2d(x[None], params[0], 1, "SAME"))
+            h = ef.nn.conv2d(h, params[1], 2, "VALID", dilations=1)
+            loss = (ef.reduce_sum(h * h) - y) ** 2
+        return tape.gradient(loss, params)
+
+    got = ef.vmap(grads_of_one)(ef.constant(xs), ef.constant(ys))
+
+    def torch_loss(p, x, y):
+        h = torch.tanh(torch.nn.functional.conv2d(x[None], p[0], padding=1))
+        h = torch.nn.functional.conv2d(h, p[1], stride=2)
+        return ((h * h).sum() - y) ** 2
+
+    tp = [torch.tensor(k.transpose(3, 2, 0, 1).copy()) for k in (k1, k2)]
+    want = functorch.vmap(functorch.grad(torch_loss), in_dims=(None, 0, 0))(
+        tp, torch.tensor(xs.transpose(0, 3, 1, 2).copy()), torch.tensor(ys))
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), t.numpy().transpose(0, 3, 4, 2, 1), rtol=1e-10, atol=1e-10)
+
+
+def test_cond_and_while_loop_that_differ_by_element():
+    # Each element takes its own branch and iterates its own number of times, without a
+    # loop over the elements (Note [vectorized control flow]).
+    data = ef.constant(np.arange(10.0))
+
+    def partial_sum(n):  # reads data[i] only while i < n
+        return ef.while_loop(lambda i, acc: i < n, lambda i, acc: (i + 1, acc + ef.gather(data, i)),
+                             [ef.constant(0), ef.constant(0.0, dtype=ef.float64)])[1]
+
+    ns = ef.constant([0, 3, 10, 7])
+    got = ef.vectorized_map(partial_sum, ns, fallback_to_while_loop=False)
+    np.testing.assert_array_equal(got.numpy(), [0.0, 3.0, 45.0, 21.0])
+    xs = _rng(6).normal(size=(6, 3))
+
+    def branchy(x):
+        return ef.cond(ef.reduce_sum(x) > 0, lambda: ef.reduce_max(x) * 2.0, lambda: -ef.reduce_min(x))
+
+    got = ef.vectorized_map(branchy, ef.constant(xs), fallback_to_while_loop=False)
+    want = np.where(xs.sum(1) > 0, xs.max(1) * 2, -xs.min(1))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-15)
+
+
 def test_tape_around_vectorized_map():
     rng = _rng(4)
     xs = ef.constant(rng.normal(size=(6, 3)))

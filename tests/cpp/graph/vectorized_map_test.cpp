@@ -176,6 +176,73 @@ TEST(VectorizedMap, CondWithASharedOrABatchedPredicate) {
   expect_same(vectorized_map(shared, {xs}), loop(shared, {xs}));
 }
 
+// Note [vectorized control flow]: a cond whose predicate differs by element runs each
+// branch on its own elements; a while_loop whose elements iterate different numbers of
+// times runs vectorized, its body only on the elements still looping (an index past
+// the data's end is never read); neither loops over the elements.
+TEST(VectorizedMap, CondAndWhileLoopDifferingByElementRunVectorized) {
+  const Tensor xs = rand64({6, 3}, 1);
+  VectorizableFunction branches = [](const std::vector<Tensor>& a) {
+    const Tensor positive = greater(reduce_sum(a[0]), 0.0);
+    return std::vector<Tensor>{cond(
+        positive, [&] { return multiply(reduce_max(a[0]), 2.0); },
+        [&] { return negative(reduce_min(a[0])); })};
+  };
+  expect_same(vectorized_map(branches, {xs}, /*fallback_to_loop=*/false), loop(branches, {xs}));
+
+  // Sums data[0 .. n) for each element's n; the body must not run once i == n.
+  const Tensor data = rand64({10}, 2);
+  VectorizableFunction partial_sum = [&](const std::vector<Tensor>& a) {
+    const Tensor n = a[0];
+    return while_loop([&](const std::vector<Tensor>& v) { return less(v[0], n); },
+                      [&](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{add(v[0], 1), add(v[1], gather(data, v[0]))};
+                      },
+                      {constant(0), constant(0.0)});
+  };
+  const Tensor ns = constant({0, 3, 10, 7, 1});
+  expect_same(vectorized_map(partial_sum, {ns}, /*fallback_to_loop=*/false), loop(partial_sum, {ns}));
+
+  // Halving until below 1, at most four times; loop variables batched and shared mixed.
+  VectorizableFunction halving = [](const std::vector<Tensor>& a) {
+    return while_loop([](const std::vector<Tensor>& v) { return greater(v[1], 1.0); },
+                      [&](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{add(v[0], 1), multiply(v[1], 0.5), add(v[2], a[1])};
+                      },
+                      {constant(0), a[0], constant(0.0)}, /*maximum_iterations=*/4);
+  };
+  const Tensor starts = constant({0.5, 3.0, 40.0, 9.0}), steps = rand64({4}, 3);
+  expect_same(vectorized_map(halving, {starts, steps}, /*fallback_to_loop=*/false),
+              loop(halving, {starts, steps}));
+
+  // A tape around it differentiates every element's own iterations.
+  std::vector<Tensor> gradients;
+  for (bool vectorize : {true, false}) {
+    GradientTape tape;
+    tape.watch(starts);
+    const auto f = [](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{while_loop([](const std::vector<Tensor>& v) { return greater(v[0], 1.0); },
+                                            [](const std::vector<Tensor>& v) {
+                                              return std::vector<Tensor>{
+                                                  add(multiply(v[0], 0.5), multiply(sin(v[0]), 0.1))};
+                                            },
+                                            {square(a[0])})[0]};
+    };
+    const Tensor total = reduce_sum(vectorize ? vectorized_map(f, {starts})[0] : loop(f, {starts})[0]);
+    gradients.push_back(tape.gradient(total, starts));
+  }
+  expect_same({gradients[0]}, {gradients[1]});
+
+  // The same inside a function, where the number of iterations is not known while tracing.
+  auto traced = function(
+      [&](const Tensor& n) {
+        return vectorized_map([&](const Tensor& e) { return partial_sum({e})[1]; }, n,
+                              /*fallback_to_loop=*/false);
+      },
+      "partial_sums", std::vector<TensorSpec>{{DType::Int32, Shape{kUnknownDim}, "n"}});
+  expect_same({traced(ns)}, {loop(partial_sum, {ns})[1]});
+}
+
 TEST(VectorizedMap, OpsWithoutARuleRunInALoopUnlessRefused) {
   const Tensor xs = testing::i64({1, 2, 2, 3, 3, 3}, Shape{2, 3});
   auto counts = [](const std::vector<Tensor>& a) {
