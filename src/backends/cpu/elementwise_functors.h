@@ -41,7 +41,17 @@ T wrap_negate(T a) {
 }
 
 struct NegativeFn { template <class T> T operator()(T a) const { return wrap_negate(a); } };
-struct AbsFn { template <class T> T operator()(T a) const { return a < 0 ? wrap_negate(a) : a; } };
+// Floats clear the sign bit, as std::abs does: abs(-0.0) is +0.0 (atan2(abs(y), -1)
+// is pi for y = -0.0) and abs(-NaN) a positive NaN, as in TensorFlow and NumPy.
+struct AbsFn {
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>)
+      return std::fabs(a);
+    else
+      return a < 0 ? wrap_negate(a) : a;
+  }
+};
 struct SignFn {
   template <class T> T operator()(T a) const {
     if constexpr (std::is_floating_point_v<T>)

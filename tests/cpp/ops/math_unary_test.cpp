@@ -100,6 +100,22 @@ TEST(MathUnary, IntegerOps) {
   EXPECT_EQ(negative(most_negative).to_vector<int64_t>()[0], std::numeric_limits<int64_t>::min());
 }
 
+TEST(MathUnary, SignedZerosAndNaNSignsFollowIEEE) {
+  // abs clears the sign bit and negative flips it, as TensorFlow and NumPy do: abs(-0.0)
+  // is +0.0 (so atan2(abs(y), -1) is pi, not -pi, for y = -0.0), negative(0.0) is -0.0.
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(name(dtype));
+    Tensor x = cast(constant({-0.0, 0.0, -kNaN, -2.0}), dtype);
+    std::vector<double> a = cast(abs(x), DType::Float64).to_vector<double>();
+    for (double v : a) EXPECT_FALSE(std::signbit(v)) << v;
+    EXPECT_EQ(a[3], 2.0);
+    std::vector<double> n = cast(negative(x), DType::Float64).to_vector<double>();
+    EXPECT_FALSE(std::signbit(n[0]));
+    EXPECT_TRUE(std::signbit(n[1]));
+  }
+  EXPECT_DOUBLE_EQ(atan2(abs(constant({-0.0})), constant({-1.0})).to_vector<double>()[0], M_PI);
+}
+
 TEST(MathUnary, PredicatesGiveBool) {
   Tensor x = constant({1.0, kNaN, kInf, -kInf});
   Tensor nan = isnan(x), inf = isinf(x), fin = isfinite(x);

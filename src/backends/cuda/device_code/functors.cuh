@@ -67,8 +67,24 @@ EF_DEVICE T ef_wrap_mul(T a, T b) {
   };
 
 // ---- unary math ----
-EF_UNARY(negative, ef_wrap_sub(T(0), a))
-EF_UNARY(abs, a < T(0) ? ef_wrap_sub(T(0), a) : a)
+// Floats flip or clear the sign bit, as on the CPU: negative(0.0) is -0.0, abs(-0.0)
+// is +0.0 (0 - a would give +0.0 for both).
+template <class T>
+EF_DEVICE T ef_negate(T a) {
+  if constexpr (ef_is_integer<T>::value)
+    return ef_wrap_sub(T(0), a);
+  else
+    return -a;
+}
+template <class T>
+EF_DEVICE T ef_abs_value(T a) {
+  if constexpr (ef_is_integer<T>::value)
+    return a < T(0) ? ef_wrap_sub(T(0), a) : a;
+  else
+    return ef_fabs(a);
+}
+EF_UNARY(negative, ef_negate(a))
+EF_UNARY(abs, ef_abs_value(a))
 EF_UNARY(sign, a != a ? a : static_cast<T>((a > T(0)) - (a < T(0))))
 EF_UNARY(square, ef_wrap_mul(a, a))
 EF_UNARY(reciprocal, T(1) / a)
