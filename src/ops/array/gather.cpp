@@ -76,6 +76,26 @@ Tensor with_batch_coordinates(const Tensor& tuples, int batch_dims) {
   return ef::concat(parts, -1);
 }
 
+}  // namespace
+
+std::vector<Tensor> detail::batch_scatter_nd(const BatchCall& call, size_t indices_input, int shape_attr) {
+  if (call.batch_size == kUnknownDim) return {};
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < call.call.inputs.size(); ++i) inputs.push_back(detail::batched_input(call, i));
+  Tensor& indices = inputs[indices_input];
+  if (indices.rank() < 2 || !indices.shape().is_fully_defined()) return {};
+  indices = with_batch_coordinates(indices, 1);
+  Attrs attrs = call.attrs();
+  if (shape_attr >= 0) {
+    Dims shape = attrs.get_ints(static_cast<size_t>(shape_attr));
+    shape.insert(0, call.batch_size);
+    attrs.set(static_cast<size_t>(shape_attr), std::move(shape));
+  }
+  return detail::run_batched(call, inputs, attrs);
+}
+
+namespace {
+
 // ---- gather(params, indices, axis, batch_dims) ----
 enum GatherAttr { kAxis, kBatchDims };
 
@@ -501,6 +521,7 @@ const OpDef& kScatterNd = define_op({
     .kernels = {scatter_nd_cpu, scatter_nd_cuda},
     .gradient = scatter_nd_grad,
     .jvp = detail::jvp_linear<value_bit(1)>,
+    .batch = [](const BatchCall& call) { return detail::batch_scatter_nd(call, 0, 0); },
 });
 
 // ---- tensor_scatter_nd_add(tensor, indices, updates) ----
@@ -534,6 +555,7 @@ const OpDef& kTensorScatterNdAdd = define_op({
     .kernels = {tensor_scatter_nd_add_kernel, tensor_scatter_nd_add_kernel},
     .gradient = tensor_scatter_nd_add_grad,
     .jvp = detail::jvp_linear<value_bit(0) | value_bit(2)>,
+    .batch = [](const BatchCall& call) { return detail::batch_scatter_nd(call, 1); },
 });
 
 }  // namespace

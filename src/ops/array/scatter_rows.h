@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/runtime/op_def.h"
 
 namespace ef::detail {
 
@@ -25,5 +26,13 @@ void check_scatter_shapes(std::string_view op, const Shape& ind, const Shape& up
 // The element offsets in an output of `shape` of the rows that the index tuples of
 // `indices` address; an out-of-range index is an InvalidArgumentError naming it.
 Rows scatter_rows(const Shape& shape, const Tensor& indices, std::string_view op);
+
+// The batching rule of scatter_nd and the tensor_scatter_nd ops: every input gets the
+// batch in front, and each index tuple (input `indices_input`) the position of its
+// element as a new first coordinate, so that element b's updates land in row b only,
+// in their own order (update's last-wins rule holds per element). scatter_nd's output
+// shape (attribute `shape_attr`, or -1) gets the batch in front. Declines while the
+// batch size or the indices' shape is unknown.
+std::vector<Tensor> batch_scatter_nd(const BatchCall& call, size_t indices_input, int shape_attr = -1);
 
 }  // namespace ef::detail

@@ -142,6 +142,7 @@ OpDef scatter_update_op(std::string_view name) {
       .gradient = C == Combine::Update ? scatter_update_grad : scatter_extreme_grad,
       // Update: the kernel picks the same landing update for the tangents.
       .jvp = C == Combine::Update ? detail::jvp_linear<value_bit(0) | value_bit(2)> : scatter_extreme_jvp,
+      .batch = [](const BatchCall& call) { return detail::batch_scatter_nd(call, 1); },
   };
 }
 

@@ -314,6 +314,27 @@ TEST(VectorizedMap, ConvolutionsBatchedOnEitherInput) {
   }
 }
 
+// The scatter family's rule gives each element's index tuples the element's position
+// as a first coordinate: updates land in their own element only, duplicates add up (add)
+// or the last one wins (update) within each element, as in the loop.
+TEST(VectorizedMap, ScattersLandInTheirOwnElement) {
+  const Tensor tensors = rand64({3, 5, 2}, 1), updates = rand64({3, 4, 2}, 2);
+  const Tensor indices = testing::i64({1, 1, 4, 0, 2, 2, 2, 3, 0, 4, 0, 1}, Shape{3, 4, 1});
+  for (auto op :
+       {tensor_scatter_nd_add, tensor_scatter_nd_update, tensor_scatter_nd_min, tensor_scatter_nd_max}) {
+    VectorizableFunction f = [&](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{op(a[0], a[1], a[2], CallSite::current())};
+    };
+    expect_same(vectorized_map(f, {tensors, indices, updates}, /*fallback_to_loop=*/false),
+                loop(f, {tensors, indices, updates}));
+  }
+  VectorizableFunction scatter = [&](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{scatter_nd(a[0], a[1], Shape{5, 2})};
+  };
+  expect_same(vectorized_map(scatter, {indices, updates}, /*fallback_to_loop=*/false),
+              loop(scatter, {indices, updates}));
+}
+
 TEST(VectorizedMap, Errors) {
   auto id = [](const std::vector<Tensor>& a) { return a; };
   EXPECT_ERROR(vectorized_map(id, {}), InvalidArgumentError, "elems is empty");
