@@ -173,7 +173,9 @@ Inside a graph or ef.function, a symbolic tensor read when the graph runs.
 )doc")
       .def(
           "assign",
-          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign(x, kPython)); },
+          [](ef::Variable& v, py::handle x, py::handle) {
+            return assigned(v, v.assign(to_tensor_like(x, v.dtype()), kPython));
+          },
           R"doc(Replaces the variable's value with `value`.
 
 Args:
@@ -190,7 +192,9 @@ Raises:
           "value"_a, "read_value"_a = true)
       .def(
           "assign_add",
-          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_add(x, kPython)); },
+          [](ef::Variable& v, py::handle x, py::handle) {
+            return assigned(v, v.assign_add(to_tensor_like(x, v.dtype()), kPython));
+          },
           R"doc(Adds `delta` to the variable's value.
 
 Args:
@@ -207,7 +211,9 @@ Raises:
           "delta"_a, "read_value"_a = true)
       .def(
           "assign_sub",
-          [](ef::Variable& v, TensorArg x, py::handle) { return assigned(v, v.assign_sub(x, kPython)); },
+          [](ef::Variable& v, py::handle x, py::handle) {
+            return assigned(v, v.assign_sub(to_tensor_like(x, v.dtype()), kPython));
+          },
           R"doc(Subtracts `delta` from the variable's value.
 
 Args:

@@ -247,6 +247,16 @@ ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype) {
   return t;
 }
 
+ef::Tensor to_tensor_like(py::handle obj, ef::DType like) {
+  PyObject* o = obj.ptr();
+  const bool python_value =
+      PyFloat_Check(o) || PyLong_Check(o) || PyBool_Check(o) || PyList_Check(o) || PyTuple_Check(o);
+  ef::Tensor t = to_tensor(obj);
+  if (!python_value || t.dtype() == like || t.dtype() == ef::DType::Bool || like == ef::DType::Bool) return t;
+  if (ef::is_floating(t.dtype()) && !ef::is_floating(like)) return t;  // 1.5 for an integer: the op says no
+  return to_tensor(obj, like);
+}
+
 ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like) {
   if (const ef::Tensor* fast = tensor_ptr(obj)) return ef::TensorOrScalar(*fast);
   if (PyFloat_Check(obj.ptr())) return ef::TensorOrScalar(PyFloat_AS_DOUBLE(obj.ptr()));

@@ -25,6 +25,12 @@ namespace py = pybind11;
 
 // Anything tensor-like as a Tensor, cast to `dtype` when given (Note [Python conversions]).
 ef::Tensor to_tensor(py::handle obj, std::optional<ef::DType> dtype = std::nullopt);
+// A value meant for a tensor of dtype `like` (a variable's assign, a scatter's
+// updates): a Python number or list takes that dtype, as TensorFlow converts it
+// (`v.assign_add([1., 2.])` on a float64 variable, exactly, not through float32); a
+// Python float for an integer `like` keeps its float dtype, so the op refuses it
+// rather than truncating. Tensors and NumPy arrays keep their dtype.
+ef::Tensor to_tensor_like(py::handle obj, ef::DType like);
 // Like to_tensor, but a Python number stays a number (the operand of a binary op), and
 // a Python list takes the dtype of the other operand, `like`, when known.
 ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like = std::nullopt);

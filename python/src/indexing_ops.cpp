@@ -104,8 +104,9 @@ Raises:
       "indices"_a, "updates"_a, "shape"_a, "name"_a = py::none());
   m.def(
       "tensor_scatter_nd_add",
-      [](TensorArg tensor, TensorArg indices, TensorArg updates, py::handle) {
-        return ef::tensor_scatter_nd_add(tensor, indices, updates, kPython);
+      [](TensorArg tensor, TensorArg indices, py::handle updates, py::handle) {
+        return ef::tensor_scatter_nd_add(tensor, indices, to_tensor_like(updates, tensor.value.dtype()),
+                                         kPython);
       },
       R"doc(Returns `tensor` with `updates` added at `indices` (duplicates add up).
 

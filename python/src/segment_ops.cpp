@@ -417,8 +417,8 @@ Raises:
     auto fn = s.fn;
     m.def(
         s.name,
-        [fn](TensorArg tensor, TensorArg indices, TensorArg updates, py::handle) {
-          return fn(tensor, indices, updates, kPython);
+        [fn](TensorArg tensor, TensorArg indices, py::handle updates, py::handle) {
+          return fn(tensor, indices, to_tensor_like(updates, tensor.value.dtype()), kPython);
         },
         doc.c_str(), "tensor"_a, "indices"_a, "updates"_a, "name"_a = py::none());
   }

@@ -118,6 +118,27 @@ def test_variables():
     assert "Variable 'v'" in repr(v)
 
 
+def test_python_values_take_the_dtype_of_the_variable_or_tensor_they_update():
+    # TensorFlow converts a Python number or list to the variable's dtype, exactly: 0.1
+    # reaches a float64 variable as the double 0.1, not through float32.
+    v = ef.Variable(np.zeros(2))
+    v.assign_add([0.1, 1])
+    v.assign_sub([0.0, 0.5])
+    assert v.numpy().tolist() == [0.1, 0.5]
+    v.assign([0.3, 2])
+    assert v.numpy().tolist() == [0.3, 2.0]
+    counts = ef.Variable([1, 2])
+    counts.assign_add([1, 1])
+    assert counts.numpy().tolist() == [2, 3]
+    with pytest.raises(ef.errors.InvalidArgumentError, match="dtype"):
+        counts.assign_add([1.5, 1.5])  # never truncated to 1
+    with pytest.raises(ef.errors.InvalidArgumentError, match="dtype"):
+        v.assign_add(ef.constant([1.0, 1.0]))  # a float32 tensor is not cast either
+    base = ef.constant(np.zeros(3))
+    assert ef.tensor_scatter_nd_add(base, [[0]], [0.1]).numpy()[0] == 0.1
+    assert ef.tensor_scatter_nd_update(base, [[1]], [0.1]).numpy()[1] == 0.1
+
+
 def test_function_transforms():
     def f(x, y):
         return x * x * y
