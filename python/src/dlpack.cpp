@@ -74,16 +74,21 @@ py::capsule to_dlpack(const ef::Tensor& t, py::handle stream) {
     throw ef::UnimplementedError("__dlpack__: exporting a tensor on " + t.device().to_string() +
                                  " is not implemented yet; export t.cpu() instead");
   auto* e = new Export{};
-  e->tensor = t;
-  for (int i = 0; i < t.rank(); ++i) {
-    e->shape.push_back(t.shape()[i]);
-    e->strides.push_back(t.strides()[i]);
+  // A view that walks memory backwards (x[::-1]) is exported as a copy: DLPack's
+  // consumers assume strides >= 0 (PyTorch aborts the process on a negative one).
+  bool backwards = false;
+  for (int i = 0; i < t.rank(); ++i) backwards = backwards || t.strides()[i] < 0;
+  e->tensor = backwards ? t.contiguous() : t;
+  const ef::Tensor& exported = e->tensor;
+  for (int i = 0; i < exported.rank(); ++i) {
+    e->shape.push_back(exported.shape()[i]);
+    e->strides.push_back(exported.strides()[i]);
   }
   DLTensor& dl = e->managed.dl_tensor;
-  dl.data = const_cast<void*>(t.raw_data());
+  dl.data = const_cast<void*>(exported.raw_data());
   dl.device = {kDLCPU, 0};
-  dl.ndim = t.rank();
-  dl.dtype = dl_dtype(t.dtype());
+  dl.ndim = exported.rank();
+  dl.dtype = dl_dtype(exported.dtype());
   dl.shape = e->shape.data();
   dl.strides = e->strides.data();
   dl.byte_offset = 0;

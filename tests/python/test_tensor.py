@@ -126,6 +126,18 @@ def test_dlpack_round_trips_without_copies(dtype):
     assert shared.numpy()[0] == 42  # the same memory
 
 
+def test_dlpack_exports_views_with_their_strides_and_reversed_ones_as_copies():
+    base = ef.reshape(ef.range(0, 12, dtype=ef.float32), [3, 4])
+    strided = ef.transpose(base)[:, ::2]
+    shared = torch.from_dlpack(strided)
+    np.testing.assert_array_equal(shared.numpy(), strided.numpy())
+    assert shared.data_ptr() == base.numpy().ctypes.data  # no copy
+    # A backwards view would crash PyTorch (negative strides): it gets a copy.
+    for backwards in (base[::-1], base[:, ::-2], ef.reverse(base, [0, 1])):
+        np.testing.assert_array_equal(torch.from_dlpack(backwards).numpy(), backwards.numpy())
+        np.testing.assert_array_equal(np.from_dlpack(backwards), backwards.numpy())
+
+
 def test_dlpack_import_keeps_the_source_alive():
     shared = ef.from_dlpack(torch.arange(1000, dtype=torch.float32))
     gc.collect()
