@@ -5,6 +5,7 @@
 // unsorted forms take ids shaped like data's leading axes and num_segments rows, and
 // drop rows whose id is negative. The means are composites (sum / count).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -189,10 +190,8 @@ std::vector<Tensor> segment_extreme_jvp(const JvpCall& call) {
 }
 
 // Shared ids, batched data: the batch moves behind the axes the ids cover, the op runs
-// once, and the batch comes back to the front. Batched ids (segments that differ by
-// element) run per element.
-std::vector<Tensor> batch_segment(const BatchCall& call) {
-  if (call.is_batched(1) || !call.is_batched(0)) return {};
+// once, and the batch comes back to the front.
+std::vector<Tensor> batch_shared_ids(const BatchCall& call) {
   const Tensor& data = call.input(0);
   const int covered = call.input(1).rank();
   std::vector<int64_t> perm;
@@ -206,6 +205,46 @@ std::vector<Tensor> batch_segment(const BatchCall& call) {
   return {transpose(out, back)};
 }
 
+// Batched ids of an unsorted reduction: element b's segment s becomes segment
+// b * num_segments + s of one reduction over the whole batch, split again afterwards.
+// Negative ids stay negative (dropped, as per element); an id past num_segments is
+// sent past the batch's segments while tracing, so the op raises when the graph runs.
+std::vector<Tensor> batch_unsorted_ids(const BatchCall& call) {
+  const int64_t batch = call.batch_size, segments = call.attrs().get_int(kNumSegments);
+  if (batch == kUnknownDim || segments <= 0) return {};
+  const Tensor ids = call.input(1);
+  const int64_t total = batch * segments;
+  if (ids.dtype() == DType::Int32 && total > INT32_MAX) return {};
+  // Eagerly, ids past num_segments leave the error to the element's own call (its
+  // message names that element's id and num_segments).
+  if (!ids.is_symbolic())
+    for (int64_t id : id_values(ids))
+      if (id >= segments) return {};
+  Dims offset_shape(static_cast<size_t>(ids.rank()), 1);
+  offset_shape[0] = batch;
+  const Tensor offsets = reshape(range(0, total, segments, ids.dtype()), Shape(offset_shape));
+  const Tensor valid = logical_and(greater_equal(ids, 0), less(ids, segments));
+  const Tensor shifted =
+      where(valid, add(ids, offsets), where(less(ids, 0), ids, cast(constant(total), ids.dtype())));
+  Attrs attrs = call.attrs();
+  attrs.set(kNumSegments, total);
+  const Tensor out = detail::run_batched(call, {detail::batched_input(call, 0), shifted}, attrs)[0];
+  Dims split{batch, segments};
+  for (int i = 1; i < out.rank(); ++i) split.push_back(out.shape()[i] == kUnknownDim ? -1 : out.shape()[i]);
+  return {reshape(out, Shape(split))};
+}
+
+// Batched ids of a sorted reduction run per element: each element's output has its own
+// length (its last id + 1), which no single reduction gives.
+template <bool Sorted>
+std::vector<Tensor> batch_segment(const BatchCall& call) {
+  if (!call.is_batched(1)) return call.is_batched(0) ? batch_shared_ids(call) : std::vector<Tensor>{};
+  if constexpr (Sorted)
+    return {};
+  else
+    return batch_unsorted_ids(call);
+}
+
 template <Reducer R, bool Sorted>
 OpDef segment_op(std::string_view name) {
   OpDef def{
@@ -215,7 +254,7 @@ OpDef segment_op(std::string_view name) {
       .kernels = {segment_cpu<R, Sorted>},
       .gradient = R == Reducer::Sum ? segment_sum_grad : segment_extreme_grad<Sorted>,
       .jvp = R == Reducer::Sum ? detail::jvp_linear<value_bit(0)> : segment_extreme_jvp<Sorted>,
-      .batch = batch_segment,
+      .batch = batch_segment<Sorted>,
   };
   if (R == Reducer::Sum) def.gradient_uses = {.inputs = value_bit(1), .outputs = kNoValues};  // the ids only
   return def;

@@ -335,6 +335,26 @@ TEST(VectorizedMap, ScattersLandInTheirOwnElement) {
               loop(scatter, {indices, updates}));
 }
 
+// Unsorted segment reductions with ids that differ by element: one reduction over the
+// batch's segments (element b's segment s is b * num_segments + s); negative ids are
+// dropped per element, with data batched or shared.
+TEST(VectorizedMap, UnsortedSegmentsWithIdsPerElement) {
+  const Tensor data = rand64({4, 6, 2}, 1);
+  const Tensor ids =
+      testing::i64({0, 2, -1, 2, 1, 0, 1, 1, 1, 1, 1, 1, -1, 0, 2, 0, 2, 2, 2, 0, -1, 0, 1, 1}, Shape{4, 6});
+  for (auto op : {unsorted_segment_sum, unsorted_segment_max, unsorted_segment_min, unsorted_segment_mean}) {
+    VectorizableFunction f = [&](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{op(a[0], a[1], 3, CallSite::current())};
+    };
+    expect_same(vectorized_map(f, {data, ids}, /*fallback_to_loop=*/false), loop(f, {data, ids}));
+    const Tensor shared = unstack(data, 0)[0];
+    VectorizableFunction shared_data = [&](const std::vector<Tensor>& a) {
+      return std::vector<Tensor>{op(shared, a[0], 3, CallSite::current())};
+    };
+    expect_same(vectorized_map(shared_data, {ids}, /*fallback_to_loop=*/false), loop(shared_data, {ids}));
+  }
+}
+
 TEST(VectorizedMap, Errors) {
   auto id = [](const std::vector<Tensor>& a) { return a; };
   EXPECT_ERROR(vectorized_map(id, {}), InvalidArgumentError, "elems is empty");
