@@ -114,7 +114,7 @@ std::vector<Tensor> batch_merging_rows(const BatchCall& call, uint64_t rows, int
   if (sizes_attr >= 0) {
     Dims sizes = attrs.get_ints(static_cast<size_t>(sizes_attr));
     if (sizes.empty() || call.batch_size == kUnknownDim) return {};
-    sizes[0] *= call.batch_size;
+    if (sizes[0] != kUnknownDim) sizes[0] *= call.batch_size;
     attrs.set(static_cast<size_t>(sizes_attr), std::move(sizes));
   }
   std::vector<Tensor> outputs = run_batched(call, inputs, attrs);

@@ -146,6 +146,8 @@ const OpDef& kResizeGrad = define_op({
     .gradient = resize_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    .batch =
+        [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0), kInputSizes); },
 });
 
 Tensor run_resize(const Tensor& images, const Dims& size, const std::string& method, CallSite where) {
@@ -219,6 +221,7 @@ const OpDef& kScaleAndTranslate = define_op({
     .gradient = scale_and_translate_gradient,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    .batch = [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0)); },
 });
 
 const OpDef& kScaleAndTranslateGrad = define_op({
@@ -230,6 +233,9 @@ const OpDef& kScaleAndTranslateGrad = define_op({
     .gradient = scale_and_translate_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<>,
+    // input_sizes is the gradient op's first attribute (it stands where size is).
+    .batch =
+        [](const BatchCall& call) { return detail::batch_merging_rows(call, value_bit(0), kSampleSize); },
 });
 
 const OpDef& scale_and_translate_grad_def() { return kScaleAndTranslateGrad; }
