@@ -7,6 +7,7 @@
 
 #include "eagerflow/ops/array.h"
 #include "ops/array/copy.h"
+#include "ops/batch_helpers.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -91,6 +92,7 @@ const OpDef& kSearchSorted = define_op({
     .infer = infer_searchsorted,
     .kernels = {searchsorted_cpu},
     .not_differentiable = "its output holds integer positions",
+    .batch = detail::batch_leading_dims,  // the sequences' and values' leading axes match
 });
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/batch_helpers.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/op_helpers.h"
 
@@ -278,6 +279,35 @@ std::vector<Tensor> ctc_loss_grad_gradient(const GradCall& call) {
                            "differentiate it once");
 }
 
+// Both ops treat their sequences independently: the vectorized batch is merged into
+// the sequence axis (axis 1 of the time-major logits, axis 0 of the rest), the op runs
+// once, and the result is split again (ctc_loss's losses [batch * sequences], the
+// gradient's [frames, batch * sequences, classes]).
+std::vector<Tensor> batch_ctc(const BatchCall& call) {
+  const int64_t batch = call.batch_size;
+  if (batch == kUnknownDim) return {};
+  const Shape& logits = call.input(kLogits).shape();
+  const int64_t sequences = logits[call.is_batched(kLogits) ? 2 : 1];
+  if (sequences == kUnknownDim || logits[logits.rank() - 1] == kUnknownDim) return {};
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < call.call.inputs.size(); ++i) {
+    const Tensor x = detail::batched_input(call, i);
+    const Shape& s = x.shape();
+    if (i == kLogits) {
+      if (x.rank() != 4 || s[1] == kUnknownDim) return {};
+      inputs.push_back(reshape(transpose(x, {1, 0, 2, 3}), {s[1], batch * sequences, s[3]}));
+    } else {
+      Dims merged{batch * sequences};
+      for (int d = 2; d < x.rank(); ++d) merged.push_back(s[d]);
+      inputs.push_back(reshape(x, Shape(merged)));
+    }
+  }
+  const Tensor out = detail::run_batched(call, inputs, call.attrs())[0];
+  if (out.rank() == 1) return {reshape(out, {batch, sequences})};
+  const Shape& g = out.shape();
+  return {transpose(reshape(out, {g[0], batch, sequences, g[2]}), {1, 0, 2, 3})};
+}
+
 const OpDef& kCtcLoss = define_op({
     .name = "ctc_loss",
     .attr_names = {"blank_index"},
@@ -286,6 +316,7 @@ const OpDef& kCtcLoss = define_op({
     .gradient = ctc_loss_gradient,
     .gradient_uses = kGradientReadsInputs,
     .jvp = ctc_loss_jvp,
+    .batch = batch_ctc,
 });
 
 const OpDef& kCtcLossGrad = define_op({
@@ -295,6 +326,7 @@ const OpDef& kCtcLossGrad = define_op({
     .kernels = {ctc_loss_grad_cpu},
     .gradient = ctc_loss_grad_gradient,
     .gradient_uses = kGradientReadsNoValues,
+    .batch = batch_ctc,
 });
 
 const OpDef& ctc_loss_grad_def() { return kCtcLossGrad; }

@@ -55,5 +55,19 @@ TEST(BatchingRules, ShapesRoundingAndStoppedGradients) {
       {rand64({2, 3}, 5)});
 }
 
+TEST(BatchingRules, SearchSortedPositions) {
+  // x's rows sorted stand for the sequences; the positions of fixed values in them weight
+  // x (finite differences stay away from ties: the points are far from 0.1 and 0.6).
+  expect_gradients(
+      [](const std::vector<Tensor>& a) {
+        const Tensor& x = a[0];
+        const Tensor rows = sort(x, -1);
+        const Tensor values = multiply(ones_like(reduce_sum(x, {1}, true)), constant({0.1, 0.6}));
+        const Tensor left = cast(searchsorted(stop_gradient(rows), values, "left"), DType::Float64);
+        return multiply(x, reduce_sum(left, {1}, true));
+      },
+      {constant({{0.3, -0.8, 0.9, 0.45}, {1.2, 0.35, -0.4, 0.8}, {0.2, 0.7, 0.95, -0.2}})});
+}
+
 }  // namespace
 }  // namespace ef
