@@ -537,6 +537,12 @@ def custom_gradient(f):
     ``variables=`` and return ``(input_gradients, variable_gradients)``.
     Differentiable ops in grad_fn give higher-order derivatives through it.
 
+    Forward mode (``ForwardAccumulator``, ``ef.jvp``) derives the outputs' tangents from
+    grad_fn. f may instead return ``(output, grad_fn, jvp_fn)``, as JAX's ``custom_jvp``
+    and PyTorch's ``autograd.Function.jvp`` allow: ``jvp_fn(*input_tangents)`` (zeros for
+    a float input without a tangent, None for others) returns the output's tangent, or
+    one per output. A tangent on a variable that f reads is then an error.
+
     >>> @ef.custom_gradient
     ... def clipped_identity(x):
     ...     return ef.identity(x), lambda dy: ef.clip_by_value(dy, -1., 1.)
@@ -548,7 +554,8 @@ def custom_gradient(f):
     array(1., dtype=float32)
 
     Args:
-      f: A function of tensors returning (output tensor(s), grad_fn).
+      f: A function of tensors returning (output tensor(s), grad_fn) or
+        (output tensor(s), grad_fn, jvp_fn).
 
     Returns:
       A function with f's outputs whose gradient is grad_fn's.

@@ -56,8 +56,9 @@ py::object call_with_custom_gradient(py::function f, py::tuple args, py::functio
     py::tuple py_inputs(in.size());
     for (size_t i = 0; i < in.size(); ++i) py_inputs[i] = py::cast(in[i]);
     py::object result = shared_f->object(*py_inputs);
-    if (!py::isinstance<py::tuple>(result) || py::len(result) != 2)
-      throw ef::InvalidArgumentError("custom_gradient: the function must return (output, grad_fn)");
+    if (!py::isinstance<py::tuple>(result) || (py::len(result) != 2 && py::len(result) != 3))
+      throw ef::InvalidArgumentError(
+          "custom_gradient: the function must return (output, grad_fn) or (output, grad_fn, jvp_fn)");
     py::object outputs = result[py::int_(0)];
     auto grad_fn = std::make_shared<PyRef>(result[py::int_(1)]);
     const bool grad_fn_takes_variables = takes_variables(grad_fn->object).cast<bool>();
@@ -83,6 +84,17 @@ py::object call_with_custom_gradient(py::function f, py::tuple args, py::functio
       return grads;
     });
     r.takes_variables = grad_fn_takes_variables;
+    if (py::len(result) == 3 && !result[py::int_(2)].is_none()) {
+      auto jvp_fn = std::make_shared<PyRef>(result[py::int_(2)]);
+      const size_t n_outputs = outs.size();
+      r.jvp = [jvp_fn, n_outputs](const std::vector<ef::Tensor>& tangents) {
+        py::gil_scoped_acquire gil;
+        py::tuple py_tangents(tangents.size());
+        for (size_t i = 0; i < tangents.size(); ++i)
+          py_tangents[i] = tangents[i].defined() ? py::cast(tangents[i]) : py::none();
+        return tensors_of(jvp_fn->object(*py_tangents), n_outputs, "custom_gradient: jvp_fn");
+      };
+    }
     return r;
   });
   std::vector<ef::Tensor> outputs = with_gradient(inputs);

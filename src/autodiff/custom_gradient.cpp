@@ -6,6 +6,7 @@
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/autodiff/gradient_tape.h"
+#include "eagerflow/ops/creation.h"
 #include "eagerflow/runtime/context.h"
 #include "ops/op_helpers.h"
 
@@ -73,6 +74,33 @@ std::vector<Tensor> call_gradient(const WithGradients& result, const std::vector
   return grads;
 }
 
+// Runs f's jvp for one forward-mode pass: `tangents` has one per recorded input (f's
+// inputs, then the variables it read); checks what the jvp returned.
+std::vector<Tensor> call_jvp(const WithGradients& result, const std::vector<Tensor>& inputs,
+                             const std::vector<Variable>& variables, std::span<const Tensor> tangents) {
+  for (size_t v = 0; v < variables.size(); ++v)
+    if (tangents[inputs.size() + v].defined())
+      fail<UnimplementedError>("custom_gradient: a forward accumulator has a tangent for variable '",
+                               variables[v].name(),
+                               "', which the function reads, but its jvp function receives only the inputs' "
+                               "tangents; pass the variable's value as an input instead");
+  std::vector<Tensor> input_tangents;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    input_tangents.push_back(
+        tangents[i].defined() || !is_floating(inputs[i].dtype()) ? tangents[i] : zeros_like(inputs[i]));
+  std::vector<Tensor> out = result.jvp(input_tangents);
+  if (out.size() != result.outputs.size())
+    fail("custom_gradient: the jvp function returned ", out.size(), " tangents; expected one per output (",
+         result.outputs.size(), ")");
+  for (size_t k = 0; k < out.size(); ++k) {
+    const Tensor& y = result.outputs[k];
+    if (out[k].defined() && (out[k].shape() != y.shape() || out[k].dtype() != y.dtype()))
+      fail("custom_gradient: the jvp function's tangent for output ", k, " has dtype ", out[k].dtype(),
+           " and shape ", out[k].shape(), " but the output has dtype ", y.dtype(), " and shape ", y.shape());
+  }
+  return out;
+}
+
 }  // namespace
 
 TensorsFunction custom_gradient(std::function<WithGradients(const std::vector<Tensor>&)> f) {
@@ -110,12 +138,20 @@ TensorsFunction custom_gradient(std::function<WithGradients(const std::vector<Te
 
     std::vector<Tensor> recorded_inputs = inputs;
     recorded_inputs.insert(recorded_inputs.end(), variable_values.begin(), variable_values.end());
+    auto shared = std::make_shared<const WithGradients>(std::move(*result));
     auto gradient = std::make_shared<const detail::CustomGradientFn>(
-        [result = std::move(*result), inputs, variables = std::move(variables),
+        [shared, inputs, variables,
          variable_values = std::move(variable_values)](std::span<const Tensor> output_grads) {
-          return call_gradient(result, inputs, variables, variable_values, output_grads);
+          return call_gradient(*shared, inputs, variables, variable_values, output_grads);
         });
-    detail::record_custom_gradient(recorded_inputs, outputs, std::move(gradient));
+    if (!shared->jvp) {
+      detail::record_custom_gradient(recorded_inputs, outputs, std::move(gradient));
+      return outputs;
+    }
+    const detail::CustomJvpFn jvp = [&](std::span<const Tensor> tangents) {
+      return call_jvp(*shared, inputs, variables, tangents);
+    };
+    detail::record_custom_gradient(recorded_inputs, outputs, std::move(gradient), &jvp);
     return outputs;
   };
 }
@@ -124,9 +160,17 @@ UnaryFunction custom_gradient(std::function<WithGradient(const Tensor&)> f) {
   TensorsFunction general = custom_gradient([f = std::move(f)](const std::vector<Tensor>& inputs) {
     WithGradient result = f(inputs[0]);
     if (!result.gradient) fail("custom_gradient: the function returned no gradient function");
-    return WithGradients({result.output}, [g = std::move(result.gradient)](const std::vector<Tensor>& dys) {
-      return std::vector<Tensor>{g(dys[0])};
-    });
+    WithGradients::Jvp jvp;
+    if (result.jvp)
+      jvp = [j = std::move(result.jvp)](const std::vector<Tensor>& tangents) {
+        return std::vector<Tensor>{j(tangents[0])};
+      };
+    return WithGradients(
+        {result.output},
+        [g = std::move(result.gradient)](const std::vector<Tensor>& dys) {
+          return std::vector<Tensor>{g(dys[0])};
+        },
+        std::move(jvp));
   });
   return [general = std::move(general)](const Tensor& x) { return general({x})[0]; };
 }

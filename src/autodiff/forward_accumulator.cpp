@@ -149,9 +149,11 @@ bool detail::tangents_reach(std::span<const Tensor> inputs) {
 
 // A custom gradient G(u) = Jᵀu is linear in u, so J t = d/du <G(u), t> — one backward
 // pass of G, differentiated by a tape (the transpose of a vjp, as TensorFlow does for
-// ops without forward functions).
+// ops without forward functions). A custom jvp, where the function gave one, is used
+// as it is instead.
 void detail::accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                               const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient) {
+                               const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient,
+                               const CustomJvpFn* jvp) {
   Accumulators& list = accumulators();
   for (size_t k = 0; k < std::min(list.active.size(), list.visible); ++k) {
     ForwardAccumulator::Impl& acc = *list.active[k];
@@ -161,7 +163,10 @@ void detail::accumulate_custom(std::span<const Tensor> inputs, std::span<const T
       if (const Tensor* t = acc.find(inputs[i])) tangents[i] = *t, reached = true;
     if (!reached || !any_float(outputs)) continue;
     std::vector<Tensor> out(outputs.size());
-    {
+    if (jvp) {
+      VisibleAccumulators outer_only(k);  // outer accumulators differentiate the jvp itself
+      out = (*jvp)(tangents);
+    } else {
       VisibleAccumulators outer_only(k);
       GradientTape tape;
       std::vector<Tensor> seeds(outputs.size()), watched;

@@ -139,11 +139,12 @@ void detail::remove_recorder_if_idle() {
 }
 
 void detail::record_custom_gradient(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                                    std::shared_ptr<const CustomGradientFn> gradient) {
+                                    std::shared_ptr<const CustomGradientFn> gradient,
+                                    const CustomJvpFn* jvp) {
   tape_stack().record_entry(inputs, outputs, [&] {
     return TapeEntry{nullptr, {}, {inputs.begin(), inputs.end()}, {outputs.begin(), outputs.end()}, gradient};
   });
-  if (accumulators_active()) accumulate_custom(inputs, outputs, *gradient);
+  if (accumulators_active()) accumulate_custom(inputs, outputs, *gradient, jvp);
 }
 
 detail::VariableReadLog::VariableReadLog() { tape_stack().read_logs.push_back(this); }

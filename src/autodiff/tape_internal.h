@@ -70,8 +70,12 @@ void accumulate_op(const OpCall& call, std::span<const Tensor> outputs);
 void accumulate_variable_read(const Variable& variable, const Tensor& value);
 // Whether an active forward accumulator has a tangent for one of `inputs`.
 bool tangents_reach(std::span<const Tensor> inputs);
+// The tangents of a custom_gradient call's outputs from its inputs' tangents (one per
+// input, undefined where an input has none): the function's own jvp, when it gave one.
+using CustomJvpFn = std::function<std::vector<Tensor>(std::span<const Tensor> input_tangents)>;
 void accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                       const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient);
+                       const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient,
+                       const CustomJvpFn* jvp = nullptr);
 
 // ef::vectorized_map (src/graph), which the tape's vectorized Jacobians call; null
 // until the graph library has registered it.
@@ -86,8 +90,11 @@ std::unordered_set<const OpDef*>*& jvp_rules_run();
 
 // Records a custom_gradient call on every recording tape that watches one of `inputs`
 // (Note [custom gradients] in custom_gradient.h).
+// Forward accumulators get the outputs' tangents from `jvp` when given, else from the
+// gradient (transposed).
 void record_custom_gradient(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
-                            std::shared_ptr<const CustomGradientFn> gradient);
+                            std::shared_ptr<const CustomGradientFn> gradient,
+                            const CustomJvpFn* jvp = nullptr);
 
 // While it lives, collects the trainable float variables read on this thread (each
 // once, with the value first read), whether or not a tape watches them.

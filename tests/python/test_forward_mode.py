@@ -184,6 +184,49 @@ def test_variables_and_functions():
     assert float(tangent) == pytest.approx(np.cos(0.1) + np.cos(0.2))
 
 
+def test_custom_jvp_matches_torch_autograd_function():
+    # A function whose gradient and tangent are its own (PyTorch: autograd.Function with
+    # backward and jvp): forward mode uses the jvp, reverse mode the gradient.
+    @ef.custom_gradient
+    def scaled_sin(x, a):
+        def grad(dy):
+            return dy * ef.cos(x) * a, dy * ef.sin(x)
+
+        def jvp(dx, da):
+            return ef.cos(x) * a * dx + ef.sin(x) * da
+
+        return ef.sin(x) * a, grad, jvp
+
+    class ScaledSin(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, a):
+            ctx.save_for_forward(x, a)
+            return torch.sin(x) * a
+
+        @staticmethod
+        def jvp(ctx, dx, da):
+            x, a = ctx.saved_tensors
+            return torch.cos(x) * a * dx + torch.sin(x) * da
+
+    x, a, v = np.array([0.3, -1.2]), np.array([2.0, 0.5]), np.array([1.0, -0.5])
+    fwAD = torch.autograd.forward_ad
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.tensor(x), torch.tensor(v))
+        want = fwAD.unpack_dual(ScaledSin.apply(dual, torch.tensor(a))).tangent
+    _, got = ef.jvp(lambda t: scaled_sin(t, ef.constant(a)), [ef.constant(x)], [ef.constant(v)])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
+
+    @ef.custom_gradient
+    def marked(x):  # a jvp that differs from the gradient on purpose: forward mode uses it
+        return x * 2.0, lambda dy: dy * 2.0, lambda dx: dx * 7.0
+
+    _, tangent = ef.jvp(marked, [ef.constant([1.0, 2.0])], [ef.constant([1.0, 1.0])])
+    np.testing.assert_array_equal(tangent.numpy(), [7.0, 7.0])
+    bad = ef.custom_gradient(lambda t: (t * 1.0, lambda dy: dy, lambda dt: ef.reduce_sum(dt)))
+    with pytest.raises(ef.errors.InvalidArgumentError, match="jvp function's tangent for output 0"):
+        ef.jvp(bad, [ef.constant(x)], [ef.constant(v)])
+
+
 def test_op_without_rule_raises_naming_it():
     @ef.custom_gradient
     def doubled(x):

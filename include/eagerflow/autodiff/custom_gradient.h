@@ -14,6 +14,13 @@
 // can itself be differentiated: outer tapes give higher-order derivatives through it.
 // Trainable variables f reads are extra inputs of the entry; the gradient function
 // receives them and returns their gradients after the inputs'.
+//
+// Forward mode (ForwardAccumulator, jvp) gets the outputs' tangents from the gradient
+// function, transposed (one backward pass, differentiated), unless f also returns a jvp
+// function, as JAX's custom_jvp and PyTorch's autograd.Function.jvp give: it maps the
+// inputs' tangents (zeros for an input without one) to the outputs' tangents, and its
+// ops are differentiated in turn (forward-over-forward, reverse-over-forward). A jvp
+// function does not see the variables f reads: a tangent on one of them is an error.
 #pragma once
 
 #include <functional>
@@ -25,23 +32,28 @@
 
 namespace ef {
 
-// What a custom-gradient function of one tensor returns: its output, and the map from
-// the output's gradient to the input's.
+// What a custom-gradient function of one tensor returns: its output, the map from the
+// output's gradient to the input's, and optionally the map from the input's tangent to
+// the output's (forward mode).
 struct WithGradient {
   Tensor output;
   std::function<Tensor(const Tensor& output_grad)> gradient;
+  std::function<Tensor(const Tensor& input_tangent)> jvp = nullptr;
 };
 
 // What a custom-gradient function of several tensors returns: its outputs, and the map
 // from one gradient per output to one gradient per input (undefined for none), followed
 // by one per trainable variable the function read, in first-read order. The gradient
 // may take the variables as a second argument; without it, reading one is an error.
+// The optional jvp maps one tangent per input to one per output.
 struct WithGradients {
   using Gradient =
       std::function<std::vector<Tensor>(const std::vector<Tensor>& output_grads, const std::vector<Variable>& variables)>;
+  using Jvp = std::function<std::vector<Tensor>(const std::vector<Tensor>& input_tangents)>;
 
   template <class G>
-  WithGradients(std::vector<Tensor> outputs_, G gradient_) : outputs(std::move(outputs_)) {
+  WithGradients(std::vector<Tensor> outputs_, G gradient_, Jvp jvp_ = nullptr)
+      : outputs(std::move(outputs_)), jvp(std::move(jvp_)) {
     if constexpr (std::is_invocable_v<G&, const std::vector<Tensor>&, const std::vector<Variable>&>) {
       gradient = std::move(gradient_);
       takes_variables = true;
@@ -54,6 +66,7 @@ struct WithGradients {
 
   std::vector<Tensor> outputs;
   Gradient gradient;
+  Jvp jvp;
   bool takes_variables = false;
 };
 

@@ -154,6 +154,83 @@ TEST(ForwardAccumulator, CustomGradientDefinesTheTangent) {
   EXPECT_NEAR(acc.jvp(y).item<double>(), 0.2, 1e-15);
 }
 
+// A jvp function given with the gradient defines the tangent in forward mode (JAX's
+// custom_jvp): here a safe norm whose gradient and tangent are 0 at the origin, where the
+// plain formula gives NaN. Its ops are differentiated in turn: a nested accumulator
+// (forward-over-forward) and a tape (reverse-over-forward) see them.
+TEST(ForwardAccumulator, CustomJvpDefinesTheTangent) {
+  UnaryFunction safe_norm = custom_gradient([](const Tensor& x) {
+    const Tensor norm = sqrt(reduce_sum(x * x));
+    const Tensor unit = where(equal(norm, 0.0), zeros_like(x), x / maximum(norm, 1e-300));
+    return WithGradient{norm, [unit](const Tensor& dy) { return dy * unit; },
+                        [unit](const Tensor& dx) { return reduce_sum(unit * dx); }};
+  });
+  const Tensor origin = constant({0.0, 0.0});
+  {
+    ForwardAccumulator acc(origin, constant({1.0, 2.0}));
+    EXPECT_EQ(acc.jvp(safe_norm(origin)).item<double>(), 0.0);
+  }
+  const Tensor x = constant({3.0, 4.0}), v = constant({1.0, -1.0});
+  {
+    ForwardAccumulator acc(x, v);
+    EXPECT_NEAR(acc.jvp(safe_norm(x)).item<double>(), (3.0 - 4.0) / 5.0, 1e-15);
+  }
+  // d/dx <unit(x), v> through a tape: (I - u uᵀ) v / |x|.
+  GradientTape tape;
+  tape.watch(x);
+  Tensor tangent;
+  {
+    ForwardAccumulator acc(x, v);
+    tangent = acc.jvp(safe_norm(x));
+  }
+  const Tensor u = x / 5.0;
+  const Tensor want = (v - u * reduce_sum(u * v)) / 5.0;
+  expect_values(tape.gradient(tangent, x), want.to_vector<double>(), 1e-15);
+  // The jvp is used, not the gradient transposed: a deliberately different one shows it.
+  UnaryFunction marked = custom_gradient([](const Tensor& x) {
+    return WithGradient{x * 2.0, [](const Tensor& dy) { return dy * 2.0; },
+                        [](const Tensor& dx) { return dx * 7.0; }};
+  });
+  ForwardAccumulator acc(x, v);
+  expect_values(acc.jvp(marked(x)), {7.0, -7.0});
+}
+
+TEST(ForwardAccumulator, CustomJvpErrors) {
+  const Tensor x = constant({1.0, 2.0});
+  TensorsFunction wrong_count = custom_gradient([](const std::vector<Tensor>& in) {
+    return WithGradients(
+        {in[0] * 2.0}, [](const std::vector<Tensor>& dys) { return dys; },
+        [](const std::vector<Tensor>& t) {
+          return std::vector<Tensor>{t[0], t[0]};
+        });
+  });
+  {
+    ForwardAccumulator acc(x, ones_like(x));
+    EXPECT_ERROR(wrong_count({x}), InvalidArgumentError, "custom_gradient", "jvp", "2 tangents",
+                 "one per output (1)");
+  }
+  UnaryFunction wrong_shape = custom_gradient([](const Tensor& x) {
+    return WithGradient{x * 2.0, [](const Tensor& dy) { return dy; },
+                        [](const Tensor& dx) { return reduce_sum(dx); }};
+  });
+  {
+    ForwardAccumulator acc(x, ones_like(x));
+    EXPECT_ERROR(wrong_shape(x), InvalidArgumentError, "custom_gradient", "output 0", "[2]");
+  }
+  Variable w(constant({1.0, 1.0}), "w");
+  TensorsFunction reads_w = custom_gradient([&](const std::vector<Tensor>& in) {
+    return WithGradients(
+        {in[0] * w.value()},
+        [](const std::vector<Tensor>& dys, const std::vector<Variable>&) {
+          return std::vector<Tensor>{dys[0], dys[0]};
+        },
+        [](const std::vector<Tensor>& t) { return t; });
+  });
+  ForwardAccumulator acc;
+  acc.watch(w, ones_like(x));
+  EXPECT_ERROR(reads_w({x}), UnimplementedError, "custom_gradient", "variable 'w'", "jvp");
+}
+
 TEST(ForwardAccumulator, FunctionCallsGetTangentsFromTheirGradient) {
   auto f = function([](Tensor x) { return reduce_sum(sin(x) * x); });
   Tensor x = rand64({4}, 5), v = rand64({4}, 6);
