@@ -27,7 +27,8 @@ struct SliceSource {
 // reports that source from rows() and can hand out row numbers (next_row) instead of
 // elements. Shuffle then shuffles row numbers, and batch gathers the rows of each
 // component straight into the batch tensor (one ef::gather per component) instead of
-// slicing batch_size rows and stacking them.
+// slicing batch_size rows and stacking them. rows() is the same for the whole pass,
+// its end included: a consumer picks its path on the first element and keeps it.
 class IteratorImpl {
  public:
   virtual ~IteratorImpl() = default;

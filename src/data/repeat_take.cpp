@@ -13,12 +13,16 @@ class RepeatIterator final : public IteratorImpl {
  public:
   RepeatIterator(NodePtr input, int64_t count) : node_(std::move(input)), count_(count) {
     if (count_ != 0) input_ = node_->make_iterator();
+    if (input_) rows_ = input_->rows();
   }
 
   bool next(Element& out) override {
     return advance([&] { return input_->next(out); });
   }
-  const SliceSource* rows() const override { return input_ ? input_->rows() : nullptr; }
+  // Every pass is over the same node, so over the same source. The source stays the
+  // answer after the last pass: a consumer that chose the row path (a shuffle holding
+  // row numbers in its buffer) must stay on it (Note [row fast path]).
+  const SliceSource* rows() const override { return rows_; }
   bool next_row(int64_t& row) override {
     return advance([&] { return input_->next_row(row); });
   }
@@ -42,8 +46,9 @@ class RepeatIterator final : public IteratorImpl {
 
   NodePtr node_;
   int64_t count_;
-  int64_t done_ = 0;       // completed passes
-  bool produced_ = false;  // whether the current pass produced an element yet
+  const SliceSource* rows_ = nullptr;  // of the first pass, kept by node_
+  int64_t done_ = 0;                   // completed passes
+  bool produced_ = false;              // whether the current pass produced an element yet
   std::unique_ptr<IteratorImpl> input_;
 };
 

@@ -73,6 +73,13 @@ def test_batch_repeat_take():
     assert values(ds.repeat().batch(3).take(2)) == [[0, 1, 2], [3, 4, 0]]
 
 
+def test_shuffle_after_repeat_keeps_every_element():
+    # The repeat's last pass ends with row numbers still in the shuffle buffer.
+    assert sorted(values(Dataset.range(10).repeat(2).shuffle(10, seed=3))) == sorted(list(range(10)) * 2)
+    batches = values(Dataset.range(10).take(5).repeat(2).shuffle(10, seed=3).batch(3))
+    assert sorted(v for batch in batches for v in batch) == sorted(list(range(5)) * 2)
+
+
 def test_map_structure_and_order():
     ds = Dataset.from_tensor_slices((np.arange(6), np.arange(6) * 10))
     summed = ds.map(lambda a, b: a + b)  # components as arguments; one tensor out

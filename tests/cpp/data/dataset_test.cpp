@@ -84,6 +84,20 @@ TEST(DatasetTest, ReshuffleEachIterationDiffersPerPassButIsReproducible) {
   EXPECT_EQ(std::vector<int64_t>(repeated.begin() + 50, repeated.end()), pass1);
 }
 
+TEST(DatasetTest, ShuffleAfterRepeatKeepsEveryElement) {
+  // The repeat's last pass ends while the shuffle buffer still holds row numbers: they
+  // all come out, and each element of each pass exactly once.
+  std::vector<int64_t> twice = iota_vector(10);
+  twice.insert(twice.end(), twice.begin(), twice.end());
+  std::sort(twice.begin(), twice.end());
+  EXPECT_EQ(sorted(values(numbers(10).repeat(2).shuffle(10, 3))), twice);
+  EXPECT_EQ(sorted(values(numbers(10).repeat(2).shuffle(20, 3))), twice);
+  EXPECT_EQ(sorted(values(numbers(10).repeat(2).shuffle(64, 3))), twice);
+  EXPECT_EQ(sorted(values(numbers(10).repeat(2).shuffle(4, 3).batch(3))), twice);
+  EXPECT_EQ(sorted(values(numbers(10).take(5).repeat(2).shuffle(10, 3))),
+            sorted({0, 1, 2, 3, 4, 0, 1, 2, 3, 4}));
+}
+
 TEST(DatasetTest, SmallShuffleBufferOnlyMixesNearbyElements) {
   // With a buffer of k, element i can only come out after at least i - k + 1 others.
   const int64_t k = 5;
