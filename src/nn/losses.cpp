@@ -9,6 +9,7 @@
 #include "eagerflow/ops/nn.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "nn/sample_weight.h"
 
 namespace ef::nn::losses {
 
@@ -142,7 +143,7 @@ Tensor Loss::operator()(const Tensor& y_true, const Tensor& y_pred, const std::o
     Tensor losses = per_example(widened(y_true), widened(y_pred));
     if (sample_weight) {
       Tensor weight = sample_weight->dtype() == losses.dtype() ? *sample_weight : cast(*sample_weight, losses.dtype());
-      weight = ensure_broadcastable_to(weight, losses,
+      weight = ensure_broadcastable_to(detail::aligned_sample_weight(weight, losses), losses,
                                        name_ + ": sample_weight must broadcast to the per-example losses");
       losses = losses * weight;
     }

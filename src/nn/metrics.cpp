@@ -11,6 +11,7 @@
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
 #include "eagerflow/runtime/context.h"
+#include "nn/sample_weight.h"
 
 namespace ef::nn::metrics {
 
@@ -32,7 +33,7 @@ void Mean::update_state(const Tensor& values, const std::optional<Tensor>& sampl
                                                 : cast(size(v, DType::Int64), total_.dtype());
     if (sample_weight) {
       Tensor w =
-          ensure_broadcastable_to(cast(*sample_weight, total_.dtype()), v,
+          ensure_broadcastable_to(detail::aligned_sample_weight(cast(*sample_weight, total_.dtype()), v), v,
                                   "metric '" + name() + "': sample_weight must broadcast to the values");
       Tensor weights = broadcast_to(w, v.shape());
       total = reduce_sum(v * weights);

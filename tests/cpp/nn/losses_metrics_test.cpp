@@ -48,6 +48,27 @@ TEST(Losses, ClassesWeightAndReduce) {
   expect_values(losses::MeanSquaredError()(zeros({0, 1}), zeros({0, 1})), {0.0});
 }
 
+TEST(Losses, SampleWeightsWeighExamplesOfSequenceOutputs) {
+  // Losses [2 examples, 2 steps] (the last axis of [2, 2, 1] reduced): a weight per
+  // example scales that example's steps, as Keras'; broadcasting [2] against [2, 2]
+  // alone would have weighted the steps instead.
+  Tensor t = zeros({2, 2, 1});
+  Tensor p = constant({{{1.0}, {2.0}}, {{3.0}, {4.0}}});  // losses [[1, 4], [9, 16]]
+  expect_values(losses::MeanSquaredError()(t, p, constant({1.0, 0.0})), {(1 + 4) / 4.0});
+  expect_values(losses::MeanSquaredError({.reduction = losses::Reduction::kNone})(t, p, constant({2.0, 1.0})),
+                {2, 8, 9, 16});
+  // Weights [batch, 1] for losses [batch] lose their last axis.
+  Tensor t2 = constant({{0.0}, {2.0}, {4.0}}), p2 = constant({{1.0}, {1.0}, {1.0}});  // losses 1, 1, 9
+  expect_values(losses::MeanSquaredError()(t2, p2, constant({{1.0}, {0.0}, {2.0}})), {19.0 / 3});
+  // Running means weigh the same way.
+  metrics::MeanSquaredError mse;
+  mse.update_state(zeros({2, 2, 1}), p, constant({1.0, 0.0}));
+  expect_values(mse.result(), {(1 + 4) / 2.0});
+  metrics::Mean mean;
+  mean.update_state(constant({{1.0, 4.0}, {9.0, 16.0}}), constant({3.0, 1.0}));
+  expect_values(mean.result(), {(3 * (1 + 4) + 9 + 16) / 8.0});
+}
+
 TEST(Losses, GradientsMatchNumericDifferences) {
   Tensor labels = constant({{0.0, 1.0, 0.0}, {1.0, 0.0, 0.0}});
   testing::expect_gradients(
