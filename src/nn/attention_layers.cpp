@@ -220,6 +220,18 @@ Tensor Attention::call(const Tensor& inputs, bool) {
 }
 
 std::vector<Tensor> Attention::call_inputs(const std::vector<Tensor>& inputs, bool training) {
+  return {attend(inputs, std::nullopt, std::nullopt, training)};
+}
+
+std::vector<Tensor> Attention::call_with_masks(const std::vector<Tensor>& inputs,
+                                               const std::vector<std::optional<Tensor>>& masks,
+                                               bool training) {
+  auto mask_of = [&](size_t i) { return i < masks.size() ? masks[i] : std::nullopt; };
+  return {attend(inputs, mask_of(0), mask_of(1), training)};
+}
+
+Tensor Attention::attend(const std::vector<Tensor>& inputs, const std::optional<Tensor>& query_mask,
+                         const std::optional<Tensor>& value_mask, bool training) {
   std::vector<Shape> shapes;
   for (const Tensor& t : inputs) shapes.push_back(t.shape());
   check_sequences(name(), shapes, 3);
@@ -235,9 +247,12 @@ std::vector<Tensor> Attention::call_inputs(const std::vector<Tensor>& inputs, bo
     if (scale_) sum = sum * scale_->value();
     scores = concat_score_weight_->value() * reduce_sum(sum, {-1});
   }
+  if (value_mask) scores = masked_scores(scores, expand_dims(*value_mask, 1));  // [batch, 1, value steps]
   Tensor probabilities = softmax(scores, -1);
   if (training && dropout_ > 0) probabilities = dropout(probabilities, dropout_, seed_);
-  return {matmul(probabilities, value)};
+  Tensor out = matmul(probabilities, value);
+  if (query_mask) out = out * cast(expand_dims(*query_mask, -1), out.dtype());  // [batch, query steps, 1]
+  return out;
 }
 
 Config Attention::get_config() const {

@@ -86,6 +86,25 @@ def test_attention_matches_a_reference():
     np.testing.assert_allclose(concat, (p / p.sum(-1, keepdims=True)) @ v, rtol=1e-12)
 
 
+def test_attention_uses_the_query_and_value_masks():
+    # As Keras': padded value steps get no attention, padded query steps give zeros, and
+    # the output keeps the query's mask.
+    ids_q, ids_v = np.array([[1, 2, 0], [3, 0, 0]]), np.array([[4, 5, 6, 0], [7, 8, 0, 0]])
+    iq, iv = keras.Input(shape=(3,), dtype=ef.int64), keras.Input(shape=(4,), dtype=ef.int64)
+    embedding = keras.layers.Embedding(10, 5, mask_zero=True)
+    attended = keras.layers.Attention()([embedding(iq), embedding(iv)])
+    model = keras.Model([iq, iv], attended)
+    pooled = keras.Model([iq, iv], keras.layers.GlobalAveragePooling1D()(attended))
+    table = embedding.variables[0].numpy().astype(np.float64)
+    q, v = table[ids_q], table[ids_v]
+    scores = q @ v.transpose(0, 2, 1) - 1e9 * (ids_v == 0)[:, None, :]
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (p / p.sum(-1, keepdims=True)) @ v * (ids_q != 0)[..., None]
+    np.testing.assert_allclose(model([ids_q, ids_v]).numpy(), expected, rtol=1e-5, atol=1e-6)
+    mean_of_real_steps = expected.sum(1) / (ids_q != 0).sum(1, keepdims=True)
+    np.testing.assert_allclose(pooled([ids_q, ids_v]).numpy(), mean_of_real_steps, rtol=1e-5, atol=1e-6)
+
+
 def test_bad_inputs_and_config_round_trip(tmp_path):
     mha = keras.layers.MultiHeadAttention(2, 4, dropout=0.1, name="attn")
     with pytest.raises(ef.errors.InvalidArgumentError, match=r"query must be \[batch, steps, features\]"):

@@ -73,6 +73,7 @@ class MultiHeadAttention : public Layer {
 // softmax over the value steps; the probabilities times value.
 class Attention : public Layer {
  public:
+  bool supports_masking() const override { return true; }  // the output keeps the query's mask
   explicit Attention(bool use_scale = false, std::string score_mode = "dot", double dropout = 0,
                      std::optional<int64_t> seed = std::nullopt, std::string name = "attention");
   std::string class_name() const override { return "Attention"; }
@@ -83,8 +84,16 @@ class Attention : public Layer {
   void build_inputs(const std::vector<Shape>& input_shapes) override;
   Tensor call(const Tensor& inputs, bool training) override;  // refuses one tensor
   std::vector<Tensor> call_inputs(const std::vector<Tensor>& inputs, bool training) override;
+  // Keras' masks [query mask, value mask]: value steps masked out get no attention, and
+  // the outputs of masked query steps are zeros.
+  std::vector<Tensor> call_with_masks(const std::vector<Tensor>& inputs,
+                                      const std::vector<std::optional<Tensor>>& masks,
+                                      bool training) override;
 
  private:
+  Tensor attend(const std::vector<Tensor>& inputs, const std::optional<Tensor>& query_mask,
+                const std::optional<Tensor>& value_mask, bool training);
+
   bool use_scale_;
   std::string score_mode_;
   double dropout_;
