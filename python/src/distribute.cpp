@@ -11,9 +11,13 @@
 #ifdef EF_HAVE_DISTRIBUTE
 #include "eagerflow/distribute/distribute.h"
 #include "eagerflow/distribute/gradient_sync.h"
+#include "eagerflow/distribute/sync_batch_norm.h"
+#include "py_layer.h"
 #endif
 
 namespace efpy {
+
+using namespace pybind11::literals;
 
 void bind_distribute(py::module_& m) {
 #ifdef EF_HAVE_DISTRIBUTE
@@ -136,6 +140,37 @@ void bind_distribute(py::module_& m) {
         out["exposed_seconds"] = st.exposed_seconds;
         return out;
       });
+  py::class_<dist::SyncBatchNormalization, ef::nn::BatchNormalization,
+             std::shared_ptr<dist::SyncBatchNormalization>>(
+      d, "SyncBatchNormalization",
+      R"doc(BatchNormalization with the global batch's statistics.
+
+In training, the mean and variance are those of every rank's examples together
+(all-reduced, differentiably): n ranks with batch B normalize as one process with
+batch n * B. Without ef.distribute.init(), or with one rank, it is
+BatchNormalization. TensorFlow's tf.keras.layers.experimental.SyncBatchNormalization,
+PyTorch's nn.SyncBatchNorm.
+
+>>> layer = ef.keras.layers.experimental.SyncBatchNormalization()
+>>> layer(ef.ones([4, 3]), training=True).shape
+TensorShape([4, 3])
+
+Args: those of ef.keras.layers.BatchNormalization (name default
+"sync_batch_normalization").
+)doc")
+      .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
+                       py::handle beta_initializer, py::handle gamma_initializer,
+                       py::handle moving_mean_initializer, py::handle moving_variance_initializer,
+                       py::handle name) {
+             return std::make_shared<dist::SyncBatchNormalization>(ef::nn::BatchNormalizationOptions{
+                 axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
+                 initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
+                 initializer_of(moving_variance_initializer), name_or(name, "sync_batch_normalization")});
+           }),
+           "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
+           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
+           "moving_mean_initializer"_a = "zeros", "moving_variance_initializer"_a = "ones",
+           "name"_a = py::none());
 #else
   (void)m;
 #endif

@@ -109,6 +109,11 @@ void BatchNormalization::build(const Shape& input_shape) {
       add_weight("moving_variance", param_shape, options_.moving_variance_initializer, /*trainable=*/false);
 }
 
+std::pair<Tensor, Tensor> BatchNormalization::batch_moments(const Tensor& inputs,
+                                                            const std::vector<int64_t>& axes) {
+  return moments(inputs, axes, /*keepdims=*/true);
+}
+
 Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
   if (inputs.rank() <= axis_ || inputs.shape()[axis_] != moving_mean_->shape()[0])
     fail("layer '", name(), "' (BatchNormalization) was built for ", moving_mean_->shape()[0],
@@ -123,7 +128,7 @@ Tensor BatchNormalization::call(const Tensor& inputs, bool training) {
   std::vector<int64_t> axes;
   for (int d = 0; d < inputs.rank(); ++d)
     if (d != axis_) axes.push_back(d);
-  auto [mean, variance] = moments(inputs, axes, /*keepdims=*/true);
+  auto [mean, variance] = batch_moments(inputs, axes);
   {
     // The moving statistics follow the batch's (Note [state updates are not recorded]).
     RecordingPaused paused;

@@ -252,6 +252,29 @@ def check_checkpoints(r, n):
         shutil.rmtree(directory)
 
 
+def check_sync_batch_normalization(r, n):
+    """Each rank's shard is normalized, and differentiated, as one BatchNormalization
+    normalizes the whole batch (torch.nn.SyncBatchNorm's promise)."""
+    x = np.random.default_rng(9).normal(2.0, 3.0, size=(4 * n, 3))
+    weights = np.random.default_rng(10).normal(size=(4 * n, 3))
+
+    def output_and_gradients(layer, rows):
+        inputs = ef.constant(x[rows])
+        with ef.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = ef.reduce_sum(layer(inputs, training=True) * weights[rows])
+        return [t.numpy() for t in tape.gradient(loss, [inputs] + layer.trainable_variables)]
+
+    whole = output_and_gradients(ef.keras.layers.BatchNormalization(momentum=0.5), slice(None))
+    mine = slice(4 * r, 4 * r + 4)
+    synced = ef.keras.layers.experimental.SyncBatchNormalization(momentum=0.5)
+    dinput, dgamma, dbeta = output_and_gradients(synced, mine)
+    np.testing.assert_allclose(dinput, whole[0][mine], rtol=1e-12, atol=1e-12)
+    for got, want in ((dgamma, whole[1]), (dbeta, whole[2])):
+        np.testing.assert_allclose(ef.distribute.all_reduce(ef.constant(got)).numpy(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(synced.moving_mean.numpy(), 0.5 * x.mean(0), rtol=1e-12)
+
+
 def main():
     ef.distribute.init(timeout=60)
     r, n = ef.distribute.rank(), ef.distribute.size()
@@ -265,6 +288,7 @@ def main():
     check_strategy_run(r, n)
     check_keras_fit(r, n)
     check_checkpoints(r, n)
+    check_sync_batch_normalization(r, n)
     if len(sys.argv) > 1 and sys.argv[1] == "raise" and r == 1:
         raise RuntimeError("rank 1 could not read its shard")
     ef.distribute.barrier()

@@ -169,10 +169,14 @@ class BatchNormalization : public Layer {
   explicit BatchNormalization(BatchNormalizationOptions options = {});
   Variable moving_mean() const;
   Variable moving_variance() const;
+  const BatchNormalizationOptions& options() const { return options_; }
 
  protected:
   void build(const Shape& input_shape) override;
   Tensor call(const Tensor& inputs, bool training) override;
+  // The training batch's mean and population variance over `axes` (kept as size-1
+  // axes); ef::distribute::SyncBatchNormalization computes them over every rank's batch.
+  virtual std::pair<Tensor, Tensor> batch_moments(const Tensor& inputs, const std::vector<int64_t>& axes);
 
  private:
   BatchNormalizationOptions options_;

@@ -144,3 +144,15 @@ Layer.set_weights = _set_weights
 # The image preprocessing layers, written in Python over ef.image.
 from eagerflow.keras._preprocessing import CenterCrop, Normalization, Rescaling, Resizing  # noqa: E402,F401
 from eagerflow.keras._volumetric import Conv3D  # noqa: E402,F401
+
+
+def _sync_batch_normalization(*args, **kwargs):
+    from eagerflow import distribute
+    return distribute._group().SyncBatchNormalization(*args, **kwargs)
+
+
+class experimental:  # noqa: N801 (TensorFlow's tf.keras.layers.experimental namespace)
+    """Layers under tf.keras.layers.experimental."""
+
+    SyncBatchNormalization = staticmethod(
+        getattr(getattr(_core, "distribute", None), "SyncBatchNormalization", None) or _sync_batch_normalization)
