@@ -6,6 +6,7 @@
 #include "eagerflow/distribute/gradient_sync.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
+#include "nn/validation_split.h"
 
 namespace ef::distribute {
 namespace {
@@ -110,8 +111,7 @@ std::shared_ptr<nn::callbacks::History> fit(nn::Model& model, const std::vector<
   std::vector<Tensor> train_x = x, train_y = y;
   if (options.validation_split > 0 && options.validation_split < 1) {
     // Keras holds out the last examples, before shuffling; every rank evaluates them all.
-    const int64_t kept =
-        examples - static_cast<int64_t>(static_cast<double>(examples) * options.validation_split);
+    const int64_t kept = nn::detail::examples_kept_for_training(examples, options.validation_split);
     if (kept > 0 && kept < examples) {
       options.validation_data.clear();
       for (std::vector<Tensor>* list : {&train_x, &train_y})

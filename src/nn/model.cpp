@@ -20,6 +20,7 @@
 #include "eagerflow/ops/scalar.h"
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/utils/progbar.h"
+#include "nn/validation_split.h"
 
 namespace ef::nn {
 namespace {
@@ -407,7 +408,7 @@ std::shared_ptr<callbacks::History> Model::fit(const std::vector<Tensor>& x, con
     train.insert(train.end(), y.begin(), y.end());
     if (std::optional<Tensor> weights = example_weights(y[0], options)) train.push_back(*weights);
     if (options.validation_split > 0) {
-      const int64_t kept = n - static_cast<int64_t>(static_cast<double>(n) * options.validation_split);
+      const int64_t kept = detail::examples_kept_for_training(n, options.validation_split);
       if (kept <= 0 || kept == n)
         fail("Model.fit: validation_split ", options.validation_split, " of ", n,
              " examples leaves no training or no validation examples");

@@ -39,6 +39,16 @@ def test_fit_learns_and_reports_like_keras():
     assert (probabilities.argmax(1) == y).mean() == pytest.approx(accuracy)
 
 
+def test_validation_split_holds_out_what_keras_holds_out():
+    # Keras trains on the first floor(n * (1 - split)) examples: 71 of 100 for 0.29, where
+    # n - floor(n * split) would give 72 (100 * 0.29 is 28.999...).
+    x, y = _data(100)
+    steps = []
+    counter = ef.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: steps.append(batch))
+    _classifier().fit(x, y, batch_size=1, epochs=1, validation_split=0.29, verbose=0, callbacks=[counter])
+    assert len(steps) == 71
+
+
 def test_a_traced_fit_matches_an_eager_fit():
     x, y = _data(64)
     traced, eager = _classifier(False), _classifier(True)
