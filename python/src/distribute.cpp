@@ -162,10 +162,9 @@ Args: those of ef.keras.layers.BatchNormalization (name default
                        py::handle beta_initializer, py::handle gamma_initializer,
                        py::handle moving_mean_initializer, py::handle moving_variance_initializer,
                        py::handle name) {
-             return std::make_shared<dist::SyncBatchNormalization>(ef::nn::BatchNormalizationOptions{
-                 axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
-                 initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
-                 initializer_of(moving_variance_initializer), name_or(name, "sync_batch_normalization")});
+             return std::make_shared<dist::SyncBatchNormalization>(batch_normalization_options(
+                 axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                 moving_mean_initializer, moving_variance_initializer, name, "sync_batch_normalization"));
            }),
            "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
            "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",

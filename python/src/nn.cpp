@@ -446,10 +446,9 @@ Args:
                        py::handle beta_initializer, py::handle gamma_initializer,
                        py::handle moving_mean_initializer, py::handle moving_variance_initializer,
                        py::handle name) {
-             return std::make_shared<nn::BatchNormalization>(nn::BatchNormalizationOptions{
-                 axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
-                 initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
-                 initializer_of(moving_variance_initializer), name_or(name, "batch_normalization")});
+             return std::make_shared<nn::BatchNormalization>(batch_normalization_options(
+                 axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                 moving_mean_initializer, moving_variance_initializer, name, "batch_normalization"));
            }),
            "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
            "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
@@ -594,6 +593,22 @@ Without a set policy, layers actually follow their inputs' dtype (float64 inputs
 give float64 weights), which a "float32" policy would not.
 )doc");
   sub.def("_global_policy_is_set", [] { return nn::global_policy().has_value(); });
+}
+
+ef::nn::BatchNormalizationOptions batch_normalization_options(
+    int64_t axis, double momentum, double epsilon, bool center, bool scale, py::handle beta_initializer,
+    py::handle gamma_initializer, py::handle moving_mean_initializer, py::handle moving_variance_initializer,
+    py::handle name, const char* default_name) {
+  return {axis,
+          momentum,
+          epsilon,
+          center,
+          scale,
+          initializer_of(beta_initializer),
+          initializer_of(gamma_initializer),
+          initializer_of(moving_mean_initializer),
+          initializer_of(moving_variance_initializer),
+          name_or(name, default_name)};
 }
 
 void bind_nn(py::module_& m) {

@@ -108,6 +108,12 @@ using PyLayer = PyLayerOf<ef::nn::Layer>;
 
 // A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor (nn.cpp).
 ef::nn::Initializer initializer_of(py::handle obj);
+// BatchNormalization's Python arguments as its options (nn.cpp); SyncBatchNormalization
+// takes the same ones (distribute.cpp).
+ef::nn::BatchNormalizationOptions batch_normalization_options(
+    int64_t axis, double momentum, double epsilon, bool center, bool scale, py::handle beta_initializer,
+    py::handle gamma_initializer, py::handle moving_mean_initializer, py::handle moving_variance_initializer,
+    py::handle name, const char* default_name);
 // An activation argument: None (linear), a Keras name, or a Python function of a tensor;
 // anything else is a TypeError naming the layer and the argument (keras_layers.cpp).
 ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");
