@@ -19,8 +19,9 @@
 //   where that tap read, summed).
 //
 // All of it is written with public ops, so gradients and jvps of the rules are those
-// ops' own. A rule declines (vectorized_map then loops) where the batch size or a
-// spatial or channel size is unknown while tracing.
+// ops' own. A rule declines (vectorized_map then loops) where a spatial or channel size
+// is unknown while tracing, or the batch size where it must be merged or folded back
+// (the im2col GEMMs infer it from the images when their count per element is known).
 #include "ops/nn/conv2d_batching.h"
 
 #include <algorithm>
@@ -125,7 +126,7 @@ Tensor patches(const Tensor& images, const Window2d& g, int64_t rows) {
       taps.push_back(strided_slice(padded, s.begin, s.end, s.strides, s.masks));
     }
   const Tensor columns = taps.size() == 1 ? taps[0] : concat(taps, 4);
-  return reshape(columns, {images.shape()[0], rows, g.k_h * g.k_w * images.shape()[4]});
+  return reshape(columns, {or_minus_one(images.shape()[0]), rows, g.k_h * g.k_w * images.shape()[4]});
 }
 
 // The adjoint of patches(): columns [B, N * OH * OW, KH * KW * C] summed back onto
@@ -174,17 +175,21 @@ std::vector<Tensor> batch_conv2d(const BatchCall& call) {
   if (!call.is_batched(1)) return batch_merging_rows(call, value_bit(0));
   const int64_t batch = call.batch_size;
   const Shape x = element_shape(call, 0), f = element_shape(call, 1);
-  if (batch == kUnknownDim || x.rank() != 4 || !f.is_fully_defined() || !known_but_count(x)) return {};
+  if (x.rank() != 4 || !f.is_fully_defined() || !known_but_count(x)) return {};
   if (!call.is_batched(0)) {  // one filter per element: B * O output channels
+    if (batch == kUnknownDim) return {};
     const Tensor y = run_batched(call, {call.input(0), merge_batch_into(call.input(1), 3)}, call.attrs())[0];
     return {split_batch_from(y, 3, batch)};
   }
   const Window2d g = window(call, x, f);
   const int64_t columns = f[0] * f[1] * f[2];
-  if (!rows_inferable(x[0], g, columns) || f.num_elements() == 0) return {};
-  const Tensor y =
-      matmul(patches(call.input(0), g, pixel_rows(x[0], g)), reshape(call.input(1), {batch, columns, f[3]}));
-  return {reshape(y, {batch, or_minus_one(x[0]), g.out_h, g.out_w, f[3]})};
+  // An unknown batch (tracing) is inferred from the images when their count is known.
+  if (!rows_inferable(x[0], g, columns) || f.num_elements() == 0 ||
+      (batch == kUnknownDim && x[0] == kUnknownDim))
+    return {};
+  const Tensor y = matmul(patches(call.input(0), g, pixel_rows(x[0], g)),
+                          reshape(call.input(1), {or_minus_one(batch), columns, f[3]}));
+  return {reshape(y, {or_minus_one(batch), or_minus_one(x[0]), g.out_h, g.out_w, f[3]})};
 }
 
 // Inputs: filters [KH, KW, C, O], out_backprop [N, OH, OW, O]; attribute input_sizes.
@@ -213,8 +218,9 @@ std::vector<Tensor> batch_conv2d_backprop_filter(const BatchCall& call) {
   const int64_t batch = call.batch_size;
   const Shape x = element_shape(call, 0);
   const Shape sizes(call.attrs().get_ints(kSizesAttr));
-  if (batch == kUnknownDim || x.rank() != 4 || !known_but_count(x) || sizes.rank() != 4) return {};
+  if (x.rank() != 4 || !known_but_count(x) || sizes.rank() != 4) return {};
   if (call.is_batched(0) != call.is_batched(1)) {
+    if (batch == kUnknownDim) return {};
     // Only one side per element: its batch merged into its channels (C of the images, O
     // of out_backprop), which the filter gradient keeps apart as its axis 2 or 3.
     const int axis = call.is_batched(0) ? 2 : 3;
@@ -226,11 +232,13 @@ std::vector<Tensor> batch_conv2d_backprop_filter(const BatchCall& call) {
   }
   const Window2d g = window(call, x, sizes);
   const int64_t columns = sizes[0] * sizes[1] * sizes[2];
-  if (!rows_inferable(x[0], g, columns) || sizes.num_elements() == 0) return {};
+  if (!rows_inferable(x[0], g, columns) || sizes.num_elements() == 0 ||
+      (batch == kUnknownDim && x[0] == kUnknownDim))
+    return {};
   const int64_t rows = pixel_rows(x[0], g);
-  const Tensor dw =
-      matmul(patches(call.input(0), g, rows), reshape(call.input(1), {batch, rows, sizes[3]}), true);
-  return {reshape(dw, {batch, sizes[0], sizes[1], sizes[2], sizes[3]})};
+  const Tensor dw = matmul(patches(call.input(0), g, rows),
+                           reshape(call.input(1), {or_minus_one(batch), rows, sizes[3]}), true);
+  return {reshape(dw, {or_minus_one(batch), sizes[0], sizes[1], sizes[2], sizes[3]})};
 }
 
 }  // namespace ef::detail

@@ -314,6 +314,32 @@ TEST(VectorizedMap, ConvolutionsBatchedOnEitherInput) {
   }
 }
 
+// Inside a function traced with an unknown batch, the im2col GEMMs of both-batched
+// convolutions infer the batch from the images (their count per element is known).
+TEST(VectorizedMap, ConvolutionsWithAnUnknownBatchInsideAFunction) {
+  const Tensor xs = rand64({4, 2, 6, 6, 3}, 1), ws = rand64({4, 3, 3, 3, 2}, 2),
+               dys = rand64({4, 2, 3, 3, 2}, 3);
+  const VectorizableFunction forward = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{conv2d(a[0], a[1], {2, 2}, "SAME")};
+  };
+  const VectorizableFunction filter_gradient = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{conv2d_backprop_filter(a[0], Shape{3, 3, 3, 2}, a[1], {2, 2}, "SAME")};
+  };
+  const std::vector<std::tuple<const VectorizableFunction*, Tensor, Shape>> cases = {
+      {&forward, ws, Shape{kUnknownDim, 3, 3, 3, 2}},
+      {&filter_gradient, dys, Shape{kUnknownDim, 2, 3, 3, 2}}};
+  for (const auto& [op, second, second_spec] : cases) {
+    auto traced = function(
+        [op = op](const Tensor& x, const Tensor& y) {
+          return vectorized_map(*op, {x, y}, /*fallback_to_loop=*/false)[0];
+        },
+        "convs",
+        std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim, 2, 6, 6, 3}, "x"},
+                                {DType::Float64, second_spec, "y"}});
+    expect_same({traced(xs, second)}, loop(*op, {xs, second}), 1e-12);
+  }
+}
+
 // The scatter family's rule gives each element's index tuples the element's position
 // as a first coordinate: updates land in their own element only, duplicates add up (add)
 // or the last one wins (update) within each element, as in the loop.
