@@ -27,6 +27,41 @@ try:
 except ImportError:  # PyTorch >= 2 has it as torch.func
     import torch.func as functorch
 
+def time_per_example(results, key, iters, ef_grads, t_loss, t_ws, x, y, t_x, to_ef_layout=None, atol=1e-5):
+    """Times per-example gradients of examples x, y: ef.vmap of ef_grads and the Python loop
+    over the examples, against functorch.vmap(functorch.grad(t_loss)) and its loop on t_x
+    (x in PyTorch's layout), after checking that the first parameter's gradients agree
+    (to_ef_layout maps PyTorch's gradient to ours)."""
+    ef_vmapped = ef.vmap(ef_grads)
+    t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
+    t_grad = functorch.grad(t_loss)
+    ef_x, ef_y, t_y = ef.constant(x), ef.constant(y), torch.tensor(y)
+    ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(len(x))]
+    t_rows = [(t_x[i], t_y[i]) for i in range(len(x))]
+    layout = to_ef_layout or (lambda g: g)
+
+    def ef_vmap():
+        return ef_vmapped(ef_x, ef_y)[0].numpy()
+
+    def ef_loop():
+        return np.stack([ef_grads(a, b)[0].numpy() for a, b in ef_rows])
+
+    def t_vmap():
+        return layout(t_vmapped(t_ws, t_x, t_y)[0].numpy())
+
+    def t_loop():
+        return layout(np.stack([t_grad(t_ws, a, b)[0].numpy() for a, b in t_rows]))
+
+    np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=atol)
+    np.testing.assert_allclose(ef_loop(), t_loop(), rtol=1e-3, atol=atol)
+    results[key] = {
+        "eagerflow_vmap": median_seconds(ef_vmap, iters),
+        "eagerflow_loop": median_seconds(ef_loop, iters),
+        "pytorch_vmap": median_seconds(t_vmap, iters),
+        "pytorch_loop": median_seconds(t_loop, iters),
+    }
+
+
 def per_example(args, results):
     sizes = args.sizes
     rng = np.random.default_rng(0)
@@ -47,36 +82,11 @@ def per_example(args, results):
         h = torch.tanh(x[None] @ w[0])
         return ((h @ w[1] - y) ** 2).sum()
 
-    ef_vmapped = ef.vmap(ef_grads)
-    t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
-    t_grad = functorch.grad(t_loss)
     for batch in args.batches:
         x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
         y = rng.normal(size=(batch, sizes[-1])).astype(np.float32)
-        ef_x, ef_y, t_x, t_y = ef.constant(x), ef.constant(y), torch.tensor(x), torch.tensor(y)
-        ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(batch)]
-        t_rows = [(t_x[i], t_y[i]) for i in range(batch)]
-
-        def ef_vmap():
-            return ef_vmapped(ef_x, ef_y)[0].numpy()
-
-        def ef_loop():
-            return np.stack([ef_grads(a, b)[0].numpy() for a, b in ef_rows])
-
-        def t_vmap():
-            return t_vmapped(t_ws, t_x, t_y)[0].numpy()
-
-        def t_loop():
-            return np.stack([t_grad(t_ws, a, b)[0].numpy() for a, b in t_rows])
-
-        np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=1e-5)
-        np.testing.assert_allclose(ef_loop(), t_vmap(), rtol=1e-3, atol=1e-5)
-        results[f"per_example_grads/{'-'.join(map(str, sizes))}/{batch}"] = {
-            "eagerflow_vmap": median_seconds(ef_vmap, args.iters),
-            "eagerflow_loop": median_seconds(ef_loop, args.iters),
-            "pytorch_vmap": median_seconds(t_vmap, args.iters),
-            "pytorch_loop": median_seconds(t_loop, args.iters),
-        }
+        time_per_example(results, f"per_example_grads/{'-'.join(map(str, sizes))}/{batch}", args.iters, ef_grads,
+                         t_loss, t_ws, x, y, torch.tensor(x))
 
 
 def per_example_cnn(args, results):
@@ -103,37 +113,12 @@ def per_example_cnn(args, results):
         h = torch.relu(torch.nn.functional.conv2d(h, w[1], stride=2))
         return ((h.reshape(1, -1) @ w[2] - y) ** 2).sum()
 
-    ef_vmapped = ef.vmap(ef_grads)
-    t_vmapped = functorch.vmap(functorch.grad(t_loss), in_dims=(None, 0, 0))
-    t_grad = functorch.grad(t_loss)
     batch = args.cnn_batch
     x = rng.normal(size=(batch, 28, 28, 1)).astype(np.float32)
     y = rng.normal(size=(batch, 10)).astype(np.float32)
-    ef_x, ef_y = ef.constant(x), ef.constant(y)
-    t_x, t_y = torch.tensor(x.transpose(0, 3, 1, 2).copy()), torch.tensor(y)
-    ef_rows = [(ef.constant(x[i]), ef.constant(y[i])) for i in range(batch)]
-    t_rows = [(t_x[i], t_y[i]) for i in range(batch)]
-
-    def ef_vmap():  # the first conv's filter gradient, [batch, 3, 3, 1, 8]
-        return ef_vmapped(ef_x, ef_y)[0].numpy()
-
-    def ef_loop():
-        return np.stack([ef_grads(a, b)[0].numpy() for a, b in ef_rows])
-
-    def t_vmap():
-        return t_vmapped(t_ws, t_x, t_y)[0].numpy().transpose(0, 3, 4, 2, 1)
-
-    def t_loop():
-        return np.stack([t_grad(t_ws, a, b)[0].numpy() for a, b in t_rows]).transpose(0, 3, 4, 2, 1)
-
-    np.testing.assert_allclose(ef_vmap(), t_vmap(), rtol=1e-3, atol=1e-4)
-    np.testing.assert_allclose(ef_loop(), t_loop(), rtol=1e-3, atol=1e-4)
-    results[f"per_example_grads/cnn/{batch}"] = {
-        "eagerflow_vmap": median_seconds(ef_vmap, args.iters),
-        "eagerflow_loop": median_seconds(ef_loop, args.iters),
-        "pytorch_vmap": median_seconds(t_vmap, args.iters),
-        "pytorch_loop": median_seconds(t_loop, args.iters),
-    }
+    # The first conv's filter gradient, [batch, 3, 3, 1, 8] (PyTorch's is [batch, 8, 1, 3, 3]).
+    time_per_example(results, f"per_example_grads/cnn/{batch}", args.iters, ef_grads, t_loss, t_ws, x, y,
+                     torch.tensor(x.transpose(0, 3, 1, 2).copy()), lambda g: g.transpose(0, 3, 4, 2, 1), atol=1e-4)
 
 
 def jacobian(args, results):

@@ -17,8 +17,6 @@
 
 namespace efpy {
 
-using namespace pybind11::literals;
-
 void bind_distribute(py::module_& m) {
 #ifdef EF_HAVE_DISTRIBUTE
   namespace dist = ef::distribute;
@@ -141,9 +139,9 @@ void bind_distribute(py::module_& m) {
         return out;
       });
   py::class_<dist::SyncBatchNormalization, ef::nn::BatchNormalization,
-             std::shared_ptr<dist::SyncBatchNormalization>>(
-      d, "SyncBatchNormalization",
-      R"doc(BatchNormalization with the global batch's statistics.
+             std::shared_ptr<dist::SyncBatchNormalization>>
+      sync_batch_normalization(d, "SyncBatchNormalization",
+                               R"doc(BatchNormalization with the global batch's statistics.
 
 In training, the mean and variance are those of every rank's examples together
 (all-reduced, differentiably): n ranks with batch B normalize as one process with
@@ -157,19 +155,9 @@ TensorShape([4, 3])
 
 Args: those of ef.keras.layers.BatchNormalization (name default
 "sync_batch_normalization").
-)doc")
-      .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
-                       py::handle beta_initializer, py::handle gamma_initializer,
-                       py::handle moving_mean_initializer, py::handle moving_variance_initializer,
-                       py::handle name) {
-             return std::make_shared<dist::SyncBatchNormalization>(batch_normalization_options(
-                 axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
-                 moving_mean_initializer, moving_variance_initializer, name, "sync_batch_normalization"));
-           }),
-           "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
-           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
-           "moving_mean_initializer"_a = "zeros", "moving_variance_initializer"_a = "ones",
-           "name"_a = py::none());
+)doc");
+  def_batch_normalization_init<dist::SyncBatchNormalization>(sync_batch_normalization,
+                                                             "sync_batch_normalization");
 #else
   (void)m;
 #endif

@@ -414,7 +414,7 @@ Args:
   padding: "valid" (default) or "same", in either case.
   name: The layer's name (default "average_pooling2d").
 )doc");
-  py::class_<nn::BatchNormalization, nn::Layer, std::shared_ptr<nn::BatchNormalization>>(
+  py::class_<nn::BatchNormalization, nn::Layer, std::shared_ptr<nn::BatchNormalization>> batch_normalization(
       m, "BatchNormalization", R"doc(Normalizes over every axis but `axis`, with learned gamma and beta.
 
 Training (training=True): normalizes with the batch's mean and population
@@ -441,19 +441,9 @@ Args:
   moving_mean_initializer: The same forms (default "zeros").
   moving_variance_initializer: The same forms (default "ones").
   name: The layer's name (default "batch_normalization").
-)doc")
-      .def(py::init([](int64_t axis, double momentum, double epsilon, bool center, bool scale,
-                       py::handle beta_initializer, py::handle gamma_initializer,
-                       py::handle moving_mean_initializer, py::handle moving_variance_initializer,
-                       py::handle name) {
-             return std::make_shared<nn::BatchNormalization>(batch_normalization_options(
-                 axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
-                 moving_mean_initializer, moving_variance_initializer, name, "batch_normalization"));
-           }),
-           "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
-           "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
-           "moving_mean_initializer"_a = "zeros", "moving_variance_initializer"_a = "ones",
-           "name"_a = py::none())
+)doc");
+  def_batch_normalization_init<nn::BatchNormalization>(batch_normalization, "batch_normalization");
+  batch_normalization
       .def_property_readonly("moving_mean", &nn::BatchNormalization::moving_mean,
                              "The non-trainable moving mean Variable (after the first call).")
       .def_property_readonly("moving_variance", &nn::BatchNormalization::moving_variance,
@@ -593,22 +583,6 @@ Without a set policy, layers actually follow their inputs' dtype (float64 inputs
 give float64 weights), which a "float32" policy would not.
 )doc");
   sub.def("_global_policy_is_set", [] { return nn::global_policy().has_value(); });
-}
-
-ef::nn::BatchNormalizationOptions batch_normalization_options(
-    int64_t axis, double momentum, double epsilon, bool center, bool scale, py::handle beta_initializer,
-    py::handle gamma_initializer, py::handle moving_mean_initializer, py::handle moving_variance_initializer,
-    py::handle name, const char* default_name) {
-  return {axis,
-          momentum,
-          epsilon,
-          center,
-          scale,
-          initializer_of(beta_initializer),
-          initializer_of(gamma_initializer),
-          initializer_of(moving_mean_initializer),
-          initializer_of(moving_variance_initializer),
-          name_or(name, default_name)};
 }
 
 void bind_nn(py::module_& m) {

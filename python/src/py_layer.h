@@ -108,12 +108,26 @@ using PyLayer = PyLayerOf<ef::nn::Layer>;
 
 // A Keras name, an Initializer, or a Python function (shape, dtype) -> tensor (nn.cpp).
 ef::nn::Initializer initializer_of(py::handle obj);
-// BatchNormalization's Python arguments as its options (nn.cpp); SyncBatchNormalization
-// takes the same ones (distribute.cpp).
-ef::nn::BatchNormalizationOptions batch_normalization_options(
-    int64_t axis, double momentum, double epsilon, bool center, bool scale, py::handle beta_initializer,
-    py::handle gamma_initializer, py::handle moving_mean_initializer, py::handle moving_variance_initializer,
-    py::handle name, const char* default_name);
+// Binds BatchNormalization's Keras constructor on `cls`, a class of layer L built from
+// BatchNormalizationOptions: BatchNormalization itself (nn.cpp) and
+// SyncBatchNormalization (distribute.cpp).
+template <class L, class Class>
+void def_batch_normalization_init(Class& cls, const char* default_name) {
+  using namespace pybind11::literals;
+  cls.def(py::init([default_name](int64_t axis, double momentum, double epsilon, bool center, bool scale,
+                                  py::handle beta_initializer, py::handle gamma_initializer,
+                                  py::handle moving_mean_initializer, py::handle moving_variance_initializer,
+                                  py::handle name) {
+            return std::make_shared<L>(ef::nn::BatchNormalizationOptions{
+                axis, momentum, epsilon, center, scale, initializer_of(beta_initializer),
+                initializer_of(gamma_initializer), initializer_of(moving_mean_initializer),
+                initializer_of(moving_variance_initializer), name_or(name, default_name)});
+          }),
+          "axis"_a = -1, "momentum"_a = 0.99, "epsilon"_a = 1e-3, "center"_a = true, "scale"_a = true,
+          "beta_initializer"_a = "zeros", "gamma_initializer"_a = "ones",
+          "moving_mean_initializer"_a = "zeros", "moving_variance_initializer"_a = "ones",
+          "name"_a = py::none());
+}
 // An activation argument: None (linear), a Keras name, or a Python function of a tensor;
 // anything else is a TypeError naming the layer and the argument (keras_layers.cpp).
 ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");

@@ -147,10 +147,42 @@ bool detail::tangents_reach(std::span<const Tensor> inputs) {
   return false;
 }
 
-// A custom gradient G(u) = Jᵀu is linear in u, so J t = d/du <G(u), t> — one backward
-// pass of G, differentiated by a tape (the transpose of a vjp, as TensorFlow does for
-// ops without forward functions). A custom jvp, where the function gave one, is used
-// as it is instead.
+namespace {
+
+// The outputs' tangents from a custom gradient G(u) = Jᵀu, which is linear in u, so
+// J t = d/du <G(u), t>: one backward pass of G, differentiated by a tape (the transpose
+// of a vjp, as TensorFlow does for ops without forward functions). Undefined where
+// nothing connects.
+std::vector<Tensor> transposed_gradient(
+    const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient,
+    std::span<const Tensor> inputs, std::span<const Tensor> outputs, const std::vector<Tensor>& tangents) {
+  std::vector<Tensor> out(outputs.size());
+  GradientTape tape;
+  std::vector<Tensor> seeds(outputs.size()), watched;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!is_floating(outputs[j].dtype())) continue;
+    seeds[j] = zeros_like(outputs[j]);
+    tape.watch(seeds[j]);
+    watched.push_back(seeds[j]);
+  }
+  std::vector<Tensor> grads = gradient(seeds);
+  Tensor pairing;
+  for (size_t i = 0; i < inputs.size() && i < grads.size(); ++i) {
+    if (!tangents[i].defined() || !grads[i].defined()) continue;
+    Tensor term = reduce_sum(multiply(grads[i], tangents[i]));
+    pairing = pairing.defined() ? add(pairing, term) : term;
+  }
+  if (!pairing.defined()) return out;
+  std::vector<Tensor> by_seed = tape.gradient(pairing, watched);
+  for (size_t j = 0, w = 0; j < outputs.size(); ++j)
+    if (seeds[j].defined()) out[j] = by_seed[w++];
+  return out;
+}
+
+}  // namespace
+
+// A custom_gradient call's output tangents: from its own jvp where it gave one, else
+// from its gradient, transposed.
 void detail::accumulate_custom(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                                const std::function<std::vector<Tensor>(std::span<const Tensor>)>& gradient,
                                const CustomJvpFn* jvp) {
@@ -162,31 +194,10 @@ void detail::accumulate_custom(std::span<const Tensor> inputs, std::span<const T
     for (size_t i = 0; i < inputs.size(); ++i)
       if (const Tensor* t = acc.find(inputs[i])) tangents[i] = *t, reached = true;
     if (!reached || !any_float(outputs)) continue;
-    std::vector<Tensor> out(outputs.size());
-    if (jvp) {
-      VisibleAccumulators outer_only(k);  // outer accumulators differentiate the jvp itself
-      out = (*jvp)(tangents);
-    } else {
-      VisibleAccumulators outer_only(k);
-      GradientTape tape;
-      std::vector<Tensor> seeds(outputs.size()), watched;
-      for (size_t j = 0; j < outputs.size(); ++j) {
-        if (!is_floating(outputs[j].dtype())) continue;
-        seeds[j] = zeros_like(outputs[j]);
-        tape.watch(seeds[j]);
-        watched.push_back(seeds[j]);
-      }
-      std::vector<Tensor> grads = gradient(seeds);
-      Tensor pairing;
-      for (size_t i = 0; i < inputs.size() && i < grads.size(); ++i) {
-        if (!tangents[i].defined() || !grads[i].defined()) continue;
-        Tensor term = reduce_sum(multiply(grads[i], tangents[i]));
-        pairing = pairing.defined() ? add(pairing, term) : term;
-      }
-      if (!pairing.defined()) continue;
-      std::vector<Tensor> by_seed = tape.gradient(pairing, watched);
-      for (size_t j = 0, w = 0; j < outputs.size(); ++j)
-        if (seeds[j].defined()) out[j] = by_seed[w++];
+    std::vector<Tensor> out;
+    {
+      VisibleAccumulators outer_only(k);  // outer accumulators differentiate what follows
+      out = jvp ? (*jvp)(tangents) : transposed_gradient(gradient, inputs, outputs, tangents);
     }
     store_output_tangents(acc, "custom_gradient", outputs, out);
   }

@@ -42,10 +42,11 @@ std::pair<Tensor, Tensor> SyncBatchNormalization::batch_moments(const Tensor& in
   // Half dtypes sum in float32 (the collectives carry float32 and float64).
   const DType wide = is_half(inputs.dtype()) ? DType::Float32 : inputs.dtype();
   const Tensor x = cast(inputs, wide);
-  int64_t local_count = 1;
-  for (int64_t axis : axes) local_count *= x.shape()[axis];
-  const std::vector<Tensor> sums = all_reduce_many(
-      {reduce_sum(x, axes, /*keepdims=*/true), cast(constant(static_cast<double>(local_count)), wide)});
+  const Tensor sum = reduce_sum(x, axes, /*keepdims=*/true);
+  // This rank's examples per feature, from the sizes at run time (a traced step may not
+  // know its batch): all the elements over the features'.
+  const Tensor local_count = cast(size(x, DType::Int64), wide) / cast(size(sum, DType::Int64), wide);
+  const std::vector<Tensor> sums = all_reduce_many({sum, local_count});
   const Tensor count = sums[1];
   const Tensor mean = sums[0] / count;
   const Tensor variance = all_reduce(reduce_sum(square(x - mean), axes, /*keepdims=*/true)) / count;

@@ -198,12 +198,17 @@ class Vectorizer {
     }
   }
 
+  static std::vector<Tensor> tensors_of(const std::vector<Value>& values) {
+    std::vector<Tensor> out;
+    for (const Value& v : values) out.push_back(v.tensor);
+    return out;
+  }
+
   // A cond whose predicate is the same for every element: each branch vectorized, its
   // outputs batched where the other branch's may be.
   std::vector<Value> run_cond(const Node& n, const std::vector<Value>& in) {
     const ControlFlow& c = *n.control;
-    std::vector<Tensor> tensors;
-    for (const Value& v : in) tensors.push_back(v.tensor);
+    const std::vector<Tensor> tensors = tensors_of(in);
     const ControlFlowInputs split = split_control_inputs(n, tensors);
     const size_t first = 1, second = first + split.first_captures.size();
     auto branch = [&](const SubGraph& sub, size_t offset, size_t count) {
@@ -256,8 +261,7 @@ class Vectorizer {
 
   std::vector<Value> run_cond_by_element(const Node& n, const std::vector<Value>& in) {
     const ControlFlow& c = *n.control;
-    std::vector<Tensor> tensors;
-    for (const Value& v : in) tensors.push_back(v.tensor);
+    const std::vector<Tensor> tensors = tensors_of(in);
     const ControlFlowInputs split = split_control_inputs(n, tensors);
     const std::span<const Value> captures(in.begin() + 1, in.end());
     const size_t first_count = split.first_captures.size();
@@ -280,8 +284,7 @@ class Vectorizer {
   std::optional<std::vector<Value>> run_while(const Node& n, const std::vector<Value>& in) {
     const ControlFlow& c = *n.control;
     if (c.accumulate) return std::nullopt;
-    std::vector<Tensor> tensors;
-    for (const Value& v : in) tensors.push_back(v.tensor);
+    const std::vector<Tensor> tensors = tensors_of(in);
     const ControlFlowInputs split = split_control_inputs(n, tensors);
     const size_t count = split.leading.size();
     // Every element's positions, for repeating shared values along a batch that may be

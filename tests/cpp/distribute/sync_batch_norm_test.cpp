@@ -60,6 +60,21 @@ TEST(SyncBatchNormalization, ShardsComputeWhatOneProcessComputesForTheWholeBatch
                 1e-12);
 }
 
+// Traced with an unknown batch (a compiled training step), the count of examples comes
+// from the sizes at run time: the same statistics as eagerly.
+TEST(SyncBatchNormalization, AFunctionWithAnUnknownBatchCountsTheExamplesItGets) {
+  dist::init();
+  const Tensor x = testing::rand64({static_cast<int64_t>(dist::rank()) + 3, 2}, 21) * 2.0 + 0.5;
+  dist::SyncBatchNormalization eager({.momentum = 0.0}), traced_layer({.momentum = 0.0});
+  const Tensor want = eager(x, /*training=*/true);
+  traced_layer(x, /*training=*/false);  // built outside the trace
+  auto traced = function([&](const Tensor& batch) { return traced_layer(batch, /*training=*/true); }, "bn",
+                         std::vector<TensorSpec>{{DType::Float64, Shape{kUnknownDim, 2}, "x"}});
+  expect_values(traced(x), want.to_vector<double>(), 1e-12);
+  expect_values(traced_layer.moving_variance().value(), eager.moving_variance().value().to_vector<double>(),
+                1e-12);
+}
+
 TEST(SyncBatchNormalization, ConfigRoundTripsByClassName) {
   dist::SyncBatchNormalization layer({.momentum = 0.9, .epsilon = 1e-4});
   EXPECT_EQ(layer.name(), "sync_batch_normalization");
