@@ -230,7 +230,7 @@ std::vector<Tensor> batch_unsorted_ids(const BatchCall& call) {
   attrs.set(kNumSegments, total);
   const Tensor out = detail::run_batched(call, {detail::batched_input(call, 0), shifted}, attrs)[0];
   Dims split{batch, segments};
-  for (int i = 1; i < out.rank(); ++i) split.push_back(out.shape()[i] == kUnknownDim ? -1 : out.shape()[i]);
+  for (int i = 1; i < out.rank(); ++i) split.push_back(out.shape()[i]);  // kUnknownDim is reshape's -1
   return {reshape(out, Shape(split))};
 }
 

@@ -22,6 +22,7 @@
 // ops' own. A rule declines (vectorized_map then loops) where a spatial or channel size
 // is unknown while tracing, or the batch size where it must be merged or folded back
 // (the im2col GEMMs infer it from the images when their count per element is known).
+// An unknown size is kUnknownDim, -1, which reshape reads as the axis it infers.
 #include "ops/nn/conv2d_batching.h"
 
 #include <algorithm>
@@ -36,8 +37,6 @@
 
 namespace ef::detail {
 namespace {
-
-int64_t or_minus_one(int64_t d) { return d == kUnknownDim ? -1 : d; }
 
 // The element's shape of input i (the batch, if any, dropped).
 Shape element_shape(const BatchCall& call, size_t i) {
@@ -68,7 +67,7 @@ Tensor merge_batch_into(const Tensor& t, int axis) {
   for (int i = 0; i < rank; ++i) {
     if (i == axis) perm.push_back(0);
     perm.push_back(i + 1);
-    dims.push_back(i == axis ? t.shape()[0] * t.shape()[i + 1] : or_minus_one(t.shape()[i + 1]));
+    dims.push_back(i == axis ? t.shape()[0] * t.shape()[i + 1] : t.shape()[i + 1]);
   }
   return reshape(transpose(t, perm), Shape(dims));
 }
@@ -79,7 +78,7 @@ Tensor split_batch_from(const Tensor& t, int axis, int64_t batch) {
   Dims dims;
   for (int i = 0; i < t.rank(); ++i) {
     if (i == axis) dims.push_back(batch);
-    dims.push_back(i == axis ? t.shape()[i] / batch : or_minus_one(t.shape()[i]));
+    dims.push_back(i == axis ? t.shape()[i] / batch : t.shape()[i]);
   }
   std::vector<int64_t> perm{axis};
   for (int i = 0; i <= t.rank(); ++i)
@@ -126,7 +125,7 @@ Tensor patches(const Tensor& images, const Window2d& g, int64_t rows) {
       taps.push_back(strided_slice(padded, s.begin, s.end, s.strides, s.masks));
     }
   const Tensor columns = taps.size() == 1 ? taps[0] : concat(taps, 4);
-  return reshape(columns, {or_minus_one(images.shape()[0]), rows, g.k_h * g.k_w * images.shape()[4]});
+  return reshape(columns, {images.shape()[0], rows, g.k_h * g.k_w * images.shape()[4]});
 }
 
 // The adjoint of patches(): columns [B, N * OH * OW, KH * KW * C] summed back onto
@@ -187,9 +186,9 @@ std::vector<Tensor> batch_conv2d(const BatchCall& call) {
   if (!rows_inferable(x[0], g, columns) || f.num_elements() == 0 ||
       (batch == kUnknownDim && x[0] == kUnknownDim))
     return {};
-  const Tensor y = matmul(patches(call.input(0), g, pixel_rows(x[0], g)),
-                          reshape(call.input(1), {or_minus_one(batch), columns, f[3]}));
-  return {reshape(y, {or_minus_one(batch), or_minus_one(x[0]), g.out_h, g.out_w, f[3]})};
+  const Tensor y =
+      matmul(patches(call.input(0), g, pixel_rows(x[0], g)), reshape(call.input(1), {batch, columns, f[3]}));
+  return {reshape(y, {batch, x[0], g.out_h, g.out_w, f[3]})};
 }
 
 // Inputs: filters [KH, KW, C, O], out_backprop [N, OH, OW, O]; attribute input_sizes.
@@ -236,9 +235,9 @@ std::vector<Tensor> batch_conv2d_backprop_filter(const BatchCall& call) {
       (batch == kUnknownDim && x[0] == kUnknownDim))
     return {};
   const int64_t rows = pixel_rows(x[0], g);
-  const Tensor dw = matmul(patches(call.input(0), g, rows),
-                           reshape(call.input(1), {or_minus_one(batch), rows, sizes[3]}), true);
-  return {reshape(dw, {or_minus_one(batch), sizes[0], sizes[1], sizes[2], sizes[3]})};
+  const Tensor dw =
+      matmul(patches(call.input(0), g, rows), reshape(call.input(1), {batch, rows, sizes[3]}), true);
+  return {reshape(dw, {batch, sizes[0], sizes[1], sizes[2], sizes[3]})};
 }
 
 }  // namespace ef::detail
