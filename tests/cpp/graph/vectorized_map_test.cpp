@@ -292,9 +292,12 @@ TEST(VectorizedMap, ConvolutionsBatchedOnEitherInput) {
         {&forward, {c.images, c.filter}},
         {&input_gradient, {c.filter, out}},
         {&filter_gradient, {c.images, out}}};
-    for (const auto& [op, shapes] : ops)
-      for (const auto& [first_batched, second_batched] :
-           {std::pair{true, false}, {false, true}, {true, true}}) {
+    for (const auto& [op_pointer, shapes] : ops)
+      for (const auto& batched_operands : {std::pair{true, false}, {false, true}, {true, true}}) {
+        // Named copies: a lambda may not capture structured bindings before C++20.
+        const bool first_batched = batched_operands.first;
+        const bool second_batched = batched_operands.second;
+        const Op* const op = op_pointer;
         SCOPED_TRACE(::testing::PrintToString(c.images) + " " + c.padding + " batched " +
                      std::to_string(first_batched) + std::to_string(second_batched));
         const Tensor a = batch_of(shapes.first), b = batch_of(shapes.second);
