@@ -188,6 +188,8 @@ py::dict dict_of_config(const ef::nn::Config& config) {
   return d;
 }
 
+using MetricList = std::vector<std::shared_ptr<nn::metrics::Metric>>;
+
 void bind_model(py::module_& keras) {
   py::class_<nn::Model, nn::Layer, PyModel, std::shared_ptr<nn::Model>>(keras, "Model", py::dynamic_attr(),
                                                                         "The C++ base of ef.keras.Model and "
@@ -197,23 +199,36 @@ void bind_model(py::module_& keras) {
       .def(
           "_compile",
           [](nn::Model& self, std::shared_ptr<ef::optim::Optimizer> optimizer,
-             std::shared_ptr<nn::losses::Loss> loss,
-             std::vector<std::shared_ptr<nn::metrics::Metric>> metrics, bool run_eagerly, bool jit_compile,
+             std::shared_ptr<nn::losses::Loss> loss, MetricList metrics, bool run_eagerly, bool jit_compile,
              std::vector<std::shared_ptr<nn::losses::Loss>> output_losses, std::vector<double> loss_weights,
-             std::vector<std::vector<std::shared_ptr<nn::metrics::Metric>>> output_metrics) {
+             std::vector<MetricList> output_metrics, MetricList weighted_metrics,
+             std::vector<MetricList> output_weighted_metrics) {
             self.compile({std::move(optimizer), std::move(loss), std::move(metrics), run_eagerly, jit_compile,
-                          std::move(output_losses), std::move(loss_weights), std::move(output_metrics)});
+                          std::move(output_losses), std::move(loss_weights), std::move(output_metrics),
+                          std::move(weighted_metrics), std::move(output_weighted_metrics)});
           },
           "optimizer"_a, "loss"_a, "metrics"_a, "run_eagerly"_a, "jit_compile"_a, "output_losses"_a,
-          "loss_weights"_a, "output_metrics"_a)
+          "loss_weights"_a, "output_metrics"_a, "weighted_metrics"_a = MetricList{},
+          "output_weighted_metrics"_a = std::vector<MetricList>{})
       .def_property_readonly("_compile_settings",
                              [](const nn::Model& self) -> py::object {
                                if (!self.compiled()) return py::none();
                                const nn::CompileOptions& o = self.compile_options();
                                return py::make_tuple(o.optimizer, o.loss, o.metrics, o.run_eagerly,
                                                      o.jit_compile, o.output_losses, o.loss_weights,
-                                                     o.output_metrics);
+                                                     o.output_metrics, o.weighted_metrics,
+                                                     o.output_weighted_metrics);
                              })
+      .def_property_readonly(
+          "metrics_names",
+          [](const nn::Model& self) {
+            std::vector<std::string> names;
+            for (const auto& [name, metric] : self.logged_metrics()) names.push_back(name);
+            return names;
+          },
+          "The names evaluate and train_on_batch report, in order: \"loss\", each output's loss\n"
+          "(several outputs), then the metrics' (\"<output>_<metric>\" with several outputs), the\n"
+          "weighted metrics last (\"weighted_<metric>\" where an unweighted one has the name).")
       .def_property_readonly("_input_count", &nn::Model::input_count)
       .def_property_readonly("_output_count", &nn::Model::output_count)
       .def_property_readonly("output_names", &nn::Model::output_names,
@@ -235,11 +250,12 @@ void bind_model(py::module_& keras) {
       .def_property_readonly(
           "metrics",
           [](const nn::Model& self) {
-            std::vector<std::shared_ptr<nn::metrics::Metric>> out;
-            if (self.compiled()) out = self.compile_options().metrics;
+            MetricList out;
+            for (const auto& [name, metric] : self.logged_metrics()) out.push_back(metric);
             return out;
           },
-          "The metric objects given to compile, in order (empty before compile).")
+          "The metric objects the logs report, in metrics_names' order: the loss trackers, then\n"
+          "the metrics given to compile (empty before compile).")
       .def(
           "_fit",
           [](nn::Model& self, py::handle x, py::handle y, py::object dataset, int64_t batch_size, int epochs,
@@ -281,13 +297,19 @@ void bind_model(py::module_& keras) {
       .def(
           "_evaluate",
           [](nn::Model& self, py::handle x, py::handle y, py::object dataset, int64_t batch_size, int verbose,
-             std::vector<std::shared_ptr<cb::Callback>> callbacks) {
-            if (!dataset.is_none())
+             std::vector<std::shared_ptr<cb::Callback>> callbacks, py::handle sample_weight) {
+            if (!dataset.is_none()) {
+              if (!sample_weight.is_none())
+                throw ef::InvalidArgumentError(
+                    "evaluate: sample_weight is for array data; a Dataset gives (x, y, sample_weight) "
+                    "elements");
               return dict_of(self.evaluate(dataset.cast<ef::data::Dataset>(), verbose, callbacks, kPython));
+            }
             return dict_of(self.evaluate(tensors_or_empty(x), tensors_or_empty(y), batch_size, verbose,
-                                         callbacks, kPython));
+                                         callbacks, optional_tensor(sample_weight), kPython));
           },
-          "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "verbose"_a, "callbacks"_a)
+          "x"_a, "y"_a, "dataset"_a, "batch_size"_a, "verbose"_a, "callbacks"_a,
+          "sample_weight"_a = py::none())
       .def(
           "predict",
           [](nn::Model& self, TensorArg x, int64_t batch_size) {

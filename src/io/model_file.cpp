@@ -65,9 +65,10 @@ std::shared_ptr<nn::Model> from_architecture(const nn::Config& arch, const std::
 
 // ---- compile settings ----
 // {"optimizer": entry, "loss": entry or null, "output_losses": list of entries,
-// "loss_weights": list of numbers, "metrics": list of entries, "output_metrics": list of
-// lists of entries, "run_eagerly", "jit_compile"}: class entries and numbered lists of
-// eagerflow/nn/config.h.
+// "loss_weights": list of numbers, "metrics" and "weighted_metrics": lists of entries,
+// "output_metrics" and "output_weighted_metrics": lists of lists of entries, "run_eagerly",
+// "jit_compile"}: class entries and numbered lists of eagerflow/nn/config.h. Files from
+// before weighted metrics lack their keys.
 
 // The entries of `items`, or nothing when one cannot be made again.
 template <class T>
@@ -81,6 +82,18 @@ std::optional<nn::Config> entries_of(const std::vector<std::shared_ptr<T>>& item
   return nn::numbered_list(entries);
 }
 
+// A list of such lists (metrics per output), or nothing likewise.
+std::optional<nn::Config> lists_of_entries(
+    const std::vector<std::vector<std::shared_ptr<nn::metrics::Metric>>>& lists) {
+  std::vector<nn::ConfigValue> out;
+  for (const auto& list : lists) {
+    std::optional<nn::Config> entries = entries_of(list);
+    if (!entries) return std::nullopt;
+    out.emplace_back(std::make_shared<nn::Config>(*entries));
+  }
+  return nn::numbered_list(out);
+}
+
 // The settings, or nothing when one of them cannot be made again.
 std::optional<nn::Config> compile_config(const nn::CompileOptions& o) {
   nn::Config optimizer = o.optimizer->get_config();
@@ -91,19 +104,19 @@ std::optional<nn::Config> compile_config(const nn::CompileOptions& o) {
     if (o.loss->class_name().empty()) return std::nullopt;
     c.set("loss", nn::class_entry(o.loss->class_name(), o.loss->get_config()));
   }
-  std::optional<nn::Config> losses = entries_of(o.output_losses), metrics = entries_of(o.metrics);
-  if (!losses || !metrics) return std::nullopt;
-  std::vector<nn::ConfigValue> metric_lists;
-  for (const auto& list : o.output_metrics) {
-    std::optional<nn::Config> entries = entries_of(list);
-    if (!entries) return std::nullopt;
-    metric_lists.emplace_back(std::make_shared<nn::Config>(*entries));
-  }
+  std::optional<nn::Config> losses = entries_of(o.output_losses), metrics = entries_of(o.metrics),
+                            weighted_metrics = entries_of(o.weighted_metrics),
+                            metric_lists = lists_of_entries(o.output_metrics),
+                            weighted_metric_lists = lists_of_entries(o.output_weighted_metrics);
+  if (!losses || !metrics || !weighted_metrics || !metric_lists || !weighted_metric_lists)
+    return std::nullopt;
   return c.set("output_losses", *losses)
       .set("metrics", *metrics)
+      .set("weighted_metrics", *weighted_metrics)
       .set("loss_weights",
            nn::numbered_list(std::vector<nn::ConfigValue>(o.loss_weights.begin(), o.loss_weights.end())))
-      .set("output_metrics", nn::numbered_list(metric_lists))
+      .set("output_metrics", *metric_lists)
+      .set("output_weighted_metrics", *weighted_metric_lists)
       .set("run_eagerly", o.run_eagerly)
       .set("jit_compile", o.jit_compile);
 }
@@ -144,11 +157,13 @@ nn::CompileOptions compile_options_from(const nn::Config& c, const std::string& 
       c, "loss_weights", who, [](const nn::Config& list, const std::string& key, const std::string& what) {
         return list.get<double>(key, what);
       });
-  o.output_metrics = read_list<std::vector<MetricPtr>>(
-      c, "output_metrics", who,
-      [&](const nn::Config& lists, const std::string& key, const std::string& what) {
-        return read_list<MetricPtr>(lists, key, what, metric_at);
-      });
+  o.weighted_metrics = read_list<MetricPtr>(c, "weighted_metrics", who, metric_at);
+  auto metric_list_at = [&](const nn::Config& lists, const std::string& key, const std::string& what) {
+    return read_list<MetricPtr>(lists, key, what, metric_at);
+  };
+  o.output_metrics = read_list<std::vector<MetricPtr>>(c, "output_metrics", who, metric_list_at);
+  o.output_weighted_metrics =
+      read_list<std::vector<MetricPtr>>(c, "output_weighted_metrics", who, metric_list_at);
   o.run_eagerly = c.get<bool>("run_eagerly", who, false);
   o.jit_compile = c.get<bool>("jit_compile", who, false);
   return o;

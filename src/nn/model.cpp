@@ -134,30 +134,36 @@ void Model::compile(CompileOptions options) {
   check_count(options.output_losses.size(), "losses");
   check_count(options.loss_weights.size(), "loss weights");
   check_count(options.output_metrics.size(), "metric lists");
+  check_count(options.output_weighted_metrics.size(), "weighted metric lists");
   for (const auto& loss : options.output_losses)
     if (!loss) fail("Model.compile: a loss is null");
   if (!options.loss && options.output_losses.empty()) fail("Model.compile: no loss given");
-  if (outputs > 1 && !options.metrics.empty())
+  if (outputs > 1 && (!options.metrics.empty() || !options.weighted_metrics.empty()))
     fail("Model.compile: model '", name(), "' has ", outputs,
-         " outputs; give its metrics per output (output_metrics), not one list");
+         " outputs; give its metrics per output (output_metrics, output_weighted_metrics), not one list");
   const std::vector<std::string> output_names =
       outputs > 1 ? this->output_names() : std::vector<std::string>{};
-  std::vector<std::string> names = {"loss"};
-  auto add_name = [&](const std::string& metric_name) {
-    if (std::find(names.begin(), names.end(), metric_name) != names.end())
-      fail("Model.compile: two metrics are named '", metric_name, "'");
-    names.push_back(metric_name);
+  // Keras' names: "<output>_" before each name with several outputs, and "weighted_"
+  // before a weighted metric's name that an unweighted one has.
+  std::vector<Compiled::NamedMetric> named;
+  auto taken = [&](const std::string& metric_name) {
+    return metric_name == "loss" ||
+           std::any_of(named.begin(), named.end(), [&](const auto& m) { return m.name == metric_name; });
   };
-  for (const auto& metric : options.metrics) {
+  auto add = [&](const std::shared_ptr<metrics::Metric>& metric, size_t output, bool weighted) {
     if (!metric) fail("Model.compile: a metric is null");
-    add_name(metric->name());
-  }
-  for (size_t i = 0; i < options.output_metrics.size(); ++i) {
-    for (const auto& metric : options.output_metrics[i]) {
-      if (!metric) fail("Model.compile: a metric is null");
-      add_name(outputs > 1 ? output_names[i] + "_" + metric->name() : metric->name());
-    }
-  }
+    const std::string prefix = outputs > 1 ? output_names[output] + "_" : "";
+    std::string metric_name = prefix + metric->name();
+    if (weighted && taken(metric_name)) metric_name = prefix + "weighted_" + metric->name();
+    if (taken(metric_name)) fail("Model.compile: two metrics are named '", metric_name, "'");
+    named.push_back({metric_name, metric, output, weighted});
+  };
+  for (const auto& metric : options.metrics) add(metric, 0, false);
+  for (size_t i = 0; i < options.output_metrics.size(); ++i)
+    for (const auto& metric : options.output_metrics[i]) add(metric, i, false);
+  for (const auto& metric : options.weighted_metrics) add(metric, 0, true);
+  for (size_t i = 0; i < options.output_weighted_metrics.size(); ++i)
+    for (const auto& metric : options.output_weighted_metrics[i]) add(metric, i, true);
   // As Keras: under mixed_float16 the optimizer gets dynamic loss scaling (float16
   // gradients underflow without it).
   const std::optional<Policy> policy = dtype_policy();
@@ -168,6 +174,7 @@ void Model::compile(CompileOptions options) {
   c.options = std::move(options);
   c.loss_tracker = std::make_shared<metrics::Mean>("loss");
   c.output_names = output_names;
+  c.metrics = std::move(named);
   for (const std::string& output : output_names)
     c.output_loss_trackers.push_back(std::make_shared<metrics::Mean>(output + "_loss"));
   compiled_ = std::move(c);
@@ -214,9 +221,7 @@ void Model::reset_metrics() {
   Compiled& c = compiled("reset_metrics");
   c.loss_tracker->reset_state();
   for (const auto& tracker : c.output_loss_trackers) tracker->reset_state();
-  for (const auto& m : c.options.metrics) m->reset_state();
-  for (const auto& list : c.options.output_metrics)
-    for (const auto& m : list) m->reset_state();
+  for (const auto& m : c.metrics) m.metric->reset_state();
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<metrics::Metric>>> Model::logged_metrics() const {
@@ -225,10 +230,7 @@ std::vector<std::pair<std::string, std::shared_ptr<metrics::Metric>>> Model::log
   const Compiled& c = *compiled_;
   out.emplace_back("loss", c.loss_tracker);
   for (const auto& tracker : c.output_loss_trackers) out.emplace_back(tracker->name(), tracker);
-  for (const auto& m : c.options.metrics) out.emplace_back(m->name(), m);
-  for (size_t i = 0; i < c.options.output_metrics.size(); ++i)
-    for (const auto& m : c.options.output_metrics[i])
-      out.emplace_back(c.output_names.empty() ? m->name() : c.output_names[i] + "_" + m->name(), m);
+  for (const auto& m : c.metrics) out.emplace_back(m.name, m.metric);
   return out;
 }
 
@@ -291,11 +293,9 @@ void Model::update_all_metrics(const BatchParts& parts, const std::vector<Tensor
   track_loss(*c.loss_tracker, loss, y_pred[0]);
   for (size_t i = 0; i < c.output_loss_trackers.size() && i < output_losses.size(); ++i)
     track_loss(*c.output_loss_trackers[i], output_losses[i], y_pred[i]);
-  for (const auto& m : c.options.metrics)
-    m->update(parts.y[0], y_pred[0], parts.sample_weight, CallSite::current());
-  for (size_t i = 0; i < c.options.output_metrics.size(); ++i)
-    for (const auto& m : c.options.output_metrics[i])
-      m->update(parts.y[i], y_pred[i], parts.sample_weight, CallSite::current());
+  for (const auto& m : c.metrics)
+    m.metric->update(parts.y[m.output], y_pred[m.output], m.weighted ? parts.sample_weight : std::nullopt,
+                     CallSite::current());
 }
 
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
@@ -362,6 +362,13 @@ std::map<std::string, Tensor> Model::run_step(bool training, const data::Element
 namespace {
 // x and y of fit / evaluate: as many as the model takes and gives, each with the same
 // number of examples. Returns that number.
+// Per-example weights: a first dimension of the examples' count.
+void check_sample_weight(const std::optional<Tensor>& sample_weight, int64_t examples, const char* what) {
+  if (sample_weight && (sample_weight->rank() == 0 || sample_weight->shape()[0] != examples))
+    fail("Model.", what, ": sample_weight has shape ", sample_weight->shape(), " but x has ", examples,
+         " examples");
+}
+
 int64_t check_examples(const Model& model, const std::vector<Tensor>& x, const std::vector<Tensor>& y,
                        const char* what) {
   if (x.size() != model.input_count() || y.size() != model.output_count())
@@ -400,10 +407,7 @@ std::shared_ptr<callbacks::History> Model::fit(const std::vector<Tensor>& x, con
       fail("Model.fit: class_weight is for models of one output; model '", name(), "' has ", y.size());
     if (!(options.validation_split >= 0 && options.validation_split < 1))
       fail("Model.fit: validation_split must be in [0, 1), got ", options.validation_split);
-    if (options.sample_weight &&
-        (options.sample_weight->rank() == 0 || options.sample_weight->shape()[0] != n))
-      fail("Model.fit: sample_weight has shape ", options.sample_weight->shape(), " but x has ", n,
-           " examples");
+    check_sample_weight(options.sample_weight, n, "fit");
     std::vector<Tensor> train = x;
     train.insert(train.end(), y.begin(), y.end());
     if (std::optional<Tensor> weights = example_weights(y[0], options)) train.push_back(*weights);
@@ -532,18 +536,22 @@ Logs Model::run_evaluation(const data::Dataset& dataset, int verbose,
 }
 
 Logs Model::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, int verbose,
-                     const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, CallSite where) {
-  return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, batch_size, verbose, callbacks, where);
+                     const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks,
+                     const std::optional<Tensor>& sample_weight, CallSite where) {
+  return evaluate(std::vector<Tensor>{x}, std::vector<Tensor>{y}, batch_size, verbose, callbacks,
+                  sample_weight, where);
 }
 
 Logs Model::evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, int64_t batch_size,
                      int verbose, const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks,
-                     CallSite where) {
+                     const std::optional<Tensor>& sample_weight, CallSite where) {
   try {
-    check_examples(*this, x, y, "evaluate");
+    const int64_t n = check_examples(*this, x, y, "evaluate");
     if (batch_size <= 0) fail("Model.evaluate: batch_size must be positive, got ", batch_size);
+    check_sample_weight(sample_weight, n, "evaluate");
     std::vector<Tensor> all = x;
     all.insert(all.end(), y.begin(), y.end());
+    if (sample_weight) all.push_back(*sample_weight);
     return evaluate(data::Dataset::from_tensor_slices(all).batch(batch_size), verbose, callbacks, where);
   } catch (Error& e) {
     e.add_call_site(where);

@@ -77,6 +77,52 @@ def test_datasets_weights_and_single_batches():
     assert model.test_on_batch(x, y)[0] < before
 
 
+def test_only_weighted_metrics_see_sample_and_class_weights(tmp_path):
+    # Keras: `metrics` ignore sample_weight and class_weight; `weighted_metrics` use them,
+    # named "weighted_<name>" where a metric has the name.
+    x, y = _data(64)
+    model = _classifier()
+    model.compile(optimizer=ef.optimizers.SGD(0.0),  # fit leaves the model as it is
+                  loss=ef.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], weighted_metrics=["accuracy", "sparse_top_k_categorical_accuracy"])
+    assert model.metrics_names == ["loss", "accuracy", "weighted_accuracy", "sparse_top_k_categorical_accuracy"]
+    correct = (model.predict(x).numpy().argmax(axis=1) == y).astype(np.float64)
+    weights = np.where(y == 1, 3.0, 0.5).astype(np.float32)
+    logs = model.evaluate(x, y, sample_weight=weights, return_dict=True, verbose=0)
+    assert logs["accuracy"] == pytest.approx(correct.mean(), rel=1e-6)
+    assert logs["weighted_accuracy"] == pytest.approx((correct * weights).sum() / weights.sum(), rel=1e-6)
+    assert logs["sparse_top_k_categorical_accuracy"] == pytest.approx(1.0)  # top 5 of 2 classes
+    # class_weight reaches the weighted metrics only.
+    history = model.fit(x, y, batch_size=64, class_weight={0: 0.5, 1: 3.0}, shuffle=False, verbose=0).history
+    assert history["accuracy"][0] == pytest.approx(correct.mean(), rel=1e-6)
+    assert history["weighted_accuracy"][0] == pytest.approx((correct * weights).sum() / weights.sum(), rel=1e-6)
+    # Saved and loaded, the weighted metrics stay weighted.
+    model.save(tmp_path / "weighted.keras")
+    loaded = ef.keras.models.load_model(tmp_path / "weighted.keras")
+    assert loaded.metrics_names == model.metrics_names
+    again = loaded.evaluate(x, y, sample_weight=weights, return_dict=True, verbose=0)
+    assert again == pytest.approx(logs, rel=1e-6)
+
+
+def test_weighted_metrics_per_output():
+    first = ef.keras.Input(shape=(3,), name="first")
+    h = ef.keras.layers.Dense(4, name="h")(first)
+    model = ef.keras.Model(first, [ef.keras.layers.Dense(2, name="a")(h), ef.keras.layers.Dense(1, name="b")(h)])
+    model.compile(optimizer="sgd", loss="mse", metrics={"b": ["mae"]}, weighted_metrics=["mae"])
+    assert model.metrics_names == ["loss", "a_loss", "b_loss", "b_mae", "a_mae", "b_weighted_mae"]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    ya, yb = rng.standard_normal((8, 2)).astype(np.float32), rng.standard_normal((8, 1)).astype(np.float32)
+    weights = np.arange(8, dtype=np.float32)
+    pa, pb = (p.numpy() for p in model.predict(x))
+    logs = model.evaluate(x, [ya, yb], sample_weight=weights, return_dict=True, verbose=0)
+    assert logs["b_mae"] == pytest.approx(np.abs(pb - yb).mean(), rel=1e-5)
+    assert logs["b_weighted_mae"] == pytest.approx((np.abs(pb - yb)[:, 0] * weights).sum() / weights.sum(),
+                                                   rel=1e-5)
+    assert logs["a_mae"] == pytest.approx((np.abs(pa - ya).mean(axis=1) * weights).sum() / weights.sum(),
+                                          rel=1e-5)
+
+
 def test_callbacks_python_and_builtin(tmp_path):
     x, y = _data(64)
     model = _classifier()

@@ -48,6 +48,11 @@ struct CompileOptions {
   std::vector<std::shared_ptr<losses::Loss>> output_losses;
   std::vector<double> loss_weights;
   std::vector<std::vector<std::shared_ptr<metrics::Metric>>> output_metrics;
+  // Keras' weighted_metrics: these see the batch's sample weights (class weights folded
+  // in); `metrics` and `output_metrics` see none, as in Keras. A weighted metric whose
+  // name an unweighted one has is logged as "weighted_<name>".
+  std::vector<std::shared_ptr<metrics::Metric>> weighted_metrics;
+  std::vector<std::vector<std::shared_ptr<metrics::Metric>>> output_weighted_metrics;
 };
 
 // Note [several inputs and outputs]: a model of k inputs and m outputs (a Functional)
@@ -96,15 +101,18 @@ class Model : public Layer {
   // A model of several inputs or outputs (Note [several inputs and outputs]).
   std::shared_ptr<callbacks::History> fit(const std::vector<Tensor>& x, const std::vector<Tensor>& y,
                                           FitOptions options = {}, CallSite where = CallSite::current());
-  // The loss and metrics over the data (batches of batch_size), training off.
+  // The loss and metrics over the data (batches of batch_size), training off;
+  // sample_weight (per example) weighs the loss and the weighted metrics.
   Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32, int verbose = 0,
                 const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
+                const std::optional<Tensor>& sample_weight = std::nullopt,
                 CallSite where = CallSite::current());
   Logs evaluate(const data::Dataset& dataset, int verbose = 0,
                 const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
                 CallSite where = CallSite::current());
   Logs evaluate(const std::vector<Tensor>& x, const std::vector<Tensor>& y, int64_t batch_size = 32,
                 int verbose = 0, const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks = {},
+                const std::optional<Tensor>& sample_weight = std::nullopt,
                 CallSite where = CallSite::current());
   // The model's outputs for x, computed batch by batch and concatenated.
   Tensor predict(const Tensor& x, int64_t batch_size = 32, CallSite where = CallSite::current());
@@ -179,6 +187,15 @@ class Model : public Layer {
     std::shared_ptr<metrics::Mean> loss_tracker;
     std::vector<std::shared_ptr<metrics::Mean>> output_loss_trackers;  // several outputs only
     std::vector<std::string> output_names;
+    // Every compiled metric with its logged name, in Keras' order: the unweighted ones,
+    // then the weighted ones.
+    struct NamedMetric {
+      std::string name;
+      std::shared_ptr<metrics::Metric> metric;
+      size_t output;  // the output whose targets and predictions it sees
+      bool weighted;  // sees the sample weights
+    };
+    std::vector<NamedMetric> metrics;
     std::optional<StepFunction> train_function, test_function;
   };
   // The loss tracker and the metrics, updated with one batch's results.

@@ -144,15 +144,18 @@ def _output_metrics(metrics, losses, names):
 class _Training:
     """compile / fit / evaluate / predict for Model and Sequential."""
 
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, run_eagerly=None,
-                jit_compile=None):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
+                run_eagerly=None, jit_compile=None):
         """Sets the optimizer, loss and metrics (names or objects). The training step runs
         as an ef.function unless run_eagerly.
 
+        As in Keras, `metrics` ignore sample_weight and class_weight; `weighted_metrics`
+        are weighted by them (logged as "weighted_<name>" where a metric has the name).
+
         A model of several outputs takes a loss for all or one per output (a list, or a
         dict by output name: model.output_names), loss_weights the same way, and metrics
-        as a list for every output or per output (a dict or a list of lists); its logs
-        name them "<output>_loss", "<output>_<metric>"."""
+        and weighted_metrics as a list for every output or per output (a dict or a list of
+        lists); its logs name them "<output>_loss", "<output>_<metric>"."""
         if loss is None:
             raise errors.InvalidArgumentError("compile: no loss given")
         from eagerflow import distribute
@@ -160,13 +163,12 @@ class _Training:
         self._distribute_strategy = distribute._current_strategy()
         names = self.output_names if self._output_count > 1 else None
         per_output = names is not None or isinstance(loss, (list, tuple, dict)) or isinstance(metrics, dict) \
-            or loss_weights is not None
+            or isinstance(weighted_metrics, dict) or loss_weights is not None
         if not per_output:
             loss = _loss_of(loss)
-            metric_objects = [_metric_of(m, loss) for m in (metrics or [])]
-            self._compile(_optimizer_of(optimizer), loss, metric_objects, bool(run_eagerly), bool(jit_compile),
-                          [], [], [])
-            self._metrics_names = ["loss"] + [m.name for m in metric_objects]
+            self._compile(_optimizer_of(optimizer), loss, [_metric_of(m, loss) for m in (metrics or [])],
+                          bool(run_eagerly), bool(jit_compile), [], [], [],
+                          [_metric_of(m, loss) for m in (weighted_metrics or [])], [])
             return
         names = self.output_names
         losses = _per_output(loss, names, "losses")
@@ -176,15 +178,13 @@ class _Training:
             raise errors.InvalidArgumentError("compile: loss_weights must be a list or a dict by output name")
         weights = [1.0 if w is None else float(w) for w in weights]
         output_metrics = _output_metrics(metrics, losses, names)
+        output_weighted_metrics = _output_metrics(weighted_metrics, losses, names)
         if len(names) == 1:  # one output: its metrics keep their own names
             self._compile(_optimizer_of(optimizer), losses[0], output_metrics[0], bool(run_eagerly),
-                          bool(jit_compile), [], weights, [])
-            self._metrics_names = ["loss"] + [m.name for m in output_metrics[0]]
+                          bool(jit_compile), [], weights, [], output_weighted_metrics[0], [])
             return
         self._compile(_optimizer_of(optimizer), None, [], bool(run_eagerly), bool(jit_compile), losses, weights,
-                      output_metrics)
-        self._metrics_names = ["loss"] + [f"{n}_loss" for n in names] + [
-            f"{n}_{m.name}" for n, ms in zip(names, output_metrics) for m in ms]
+                      output_metrics, [], output_weighted_metrics)
 
     def _flat(self, value, count, names, what):
         """x or y as the list of tensors the C++ model takes: one value for a model of one
@@ -259,9 +259,11 @@ class _Training:
         all replicas together."""
         return getattr(self, "_distribute_strategy", None)
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, callbacks=None, return_dict=False):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=0, sample_weight=None, callbacks=None,
+                 return_dict=False):
         """The loss and metrics over the data; a list [loss, metric, ...] in compile's order,
-        or a dict with return_dict."""
+        or a dict with return_dict. sample_weight (per example, with arrays; a Dataset gives
+        (x, y, sample_weight) elements) weighs the loss and the weighted metrics."""
         dataset = _dataset_parts(x)
         if dataset is None:
             if x is None or y is None:
@@ -269,7 +271,8 @@ class _Training:
             x, y = self._flat_xy(x, y)
         sys.stdout.flush()
         logs = self._evaluate(x if dataset is None else None, y if dataset is None else None, dataset,
-                              32 if batch_size is None else batch_size, int(verbose), list(callbacks or []))
+                              32 if batch_size is None else batch_size, int(verbose), list(callbacks or []),
+                              sample_weight)
         return logs if return_dict else self._ordered(logs)
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None):
@@ -312,13 +315,6 @@ class _Training:
         """
         logs = self._on_batch(False, x, y, sample_weight)
         return logs if return_dict else self._ordered(logs)
-
-    @property
-    def metrics_names(self):
-        """The names evaluate and train_on_batch report, in order: "loss", then the metrics'
-        (with several outputs: each output's loss, then each output's metrics)."""
-        names = getattr(self, "_metrics_names", None)
-        return names if names is not None else ["loss"] + [m.name for m in self.metrics]
 
     def _ordered(self, logs):
         values = [logs[name] for name in self.metrics_names]
@@ -489,13 +485,6 @@ def _adopt_compile_settings(model, loaded):
     if settings is None:
         return
     model._compile(*settings)
-    _, _, metrics, _, _, _, _, output_metrics = settings
-    if output_metrics and model._output_count > 1:
-        names = model.output_names
-        model._metrics_names = ["loss"] + [f"{n}_loss" for n in names] + [
-            f"{n}_{m.name}" for n, ms in zip(names, output_metrics) for m in ms]
-    else:
-        model._metrics_names = ["loss"] + [m.name for m in metrics]
 
 
 def load_model(filepath, custom_objects=None, compile=True):

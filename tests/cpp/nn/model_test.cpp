@@ -64,6 +64,50 @@ TEST(Model, EvaluatePredictAndSingleBatches) {
   EXPECT_LE(model->test_on_batch(x, y).at("loss"), before);
 }
 
+// As Keras: compiled metrics ignore sample weights, weighted_metrics see them; a weighted
+// metric named as an unweighted one is logged as "weighted_<name>".
+TEST(Model, OnlyWeightedMetricsSeeSampleWeights) {
+  auto [x, y] = linear_data(6);
+  auto model = linear_model(false);
+  model->compile({.optimizer = std::make_shared<optim::SGD>(0.1),
+                  .loss = std::make_shared<losses::MeanSquaredError>(),
+                  .metrics = {std::make_shared<metrics::MeanSquaredError>()},
+                  .weighted_metrics = {std::make_shared<metrics::MeanSquaredError>(),
+                                       std::make_shared<metrics::MeanAbsoluteError>()}});
+  std::vector<std::string> names;
+  for (const auto& [name, metric] : model->logged_metrics()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"loss", "mean_squared_error", "weighted_mean_squared_error",
+                                             "mean_absolute_error"}));
+  const Tensor weights = constant({1.0f, 0.0f, 2.0f, 0.5f, 0.0f, 3.0f});
+  const std::vector<double> p = model->predict(x).to_vector<double>(), t = y.to_vector<double>(),
+                            w = weights.to_vector<double>();
+  double squares = 0, weighted_squares = 0, weighted_absolute = 0, weight_sum = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    squares += (p[i] - t[i]) * (p[i] - t[i]);
+    weighted_squares += w[i] * (p[i] - t[i]) * (p[i] - t[i]);
+    weighted_absolute += w[i] * std::abs(p[i] - t[i]);
+    weight_sum += w[i];
+  }
+  for (bool eager : {false, true}) {
+    SCOPED_TRACE(eager ? "eager" : "function");
+    const Logs logs = model->test_on_batch(x, y, weights);
+    EXPECT_NEAR(logs.at("mean_squared_error"), squares / p.size(), 1e-5);
+    EXPECT_NEAR(logs.at("weighted_mean_squared_error"), weighted_squares / weight_sum, 1e-5);
+    EXPECT_NEAR(logs.at("mean_absolute_error"), weighted_absolute / weight_sum, 1e-5);
+    model->compile({.optimizer = std::make_shared<optim::SGD>(0.1),
+                    .loss = std::make_shared<losses::MeanSquaredError>(),
+                    .metrics = {std::make_shared<metrics::MeanSquaredError>()},
+                    .run_eagerly = true,
+                    .weighted_metrics = {std::make_shared<metrics::MeanSquaredError>(),
+                                         std::make_shared<metrics::MeanAbsoluteError>()}});
+  }
+  EXPECT_ERROR(model->compile({.optimizer = std::make_shared<optim::SGD>(0.1),
+                               .loss = std::make_shared<losses::MeanSquaredError>(),
+                               .metrics = {std::make_shared<metrics::MeanSquaredError>(),
+                                           std::make_shared<metrics::MeanSquaredError>()}}),
+               InvalidArgumentError, "two metrics are named 'mean_squared_error'");
+}
+
 TEST(Model, ValidationSplitMetricsAndHistory) {
   auto [x, y] = linear_data(50);
   random::set_seed(7);
