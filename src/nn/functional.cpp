@@ -300,7 +300,12 @@ std::vector<Tensor> Functional::call_inputs(const std::vector<Tensor>& inputs, b
            " outputs where its symbolic call gave ", call.outputs.size());
   }
   std::vector<Tensor> outputs;
-  for (auto [from, index] : results_) outputs.push_back(values[from][index]);
+  std::vector<std::optional<Tensor>> output_masks;
+  for (auto [from, index] : results_) {
+    outputs.push_back(values[from][index]);
+    output_masks.push_back(index == 0 ? masks[from] : std::nullopt);
+  }
+  set_output_masks(std::move(output_masks));
   return outputs;
 }
 

@@ -20,6 +20,7 @@
 #include "eagerflow/ops/scalar.h"
 #include "eagerflow/runtime/context.h"
 #include "eagerflow/utils/progbar.h"
+#include "nn/sample_weight.h"
 #include "nn/validation_split.h"
 
 namespace ef::nn {
@@ -199,8 +200,26 @@ Tensor Model::compute_loss(const Tensor& y_true, const Tensor& y_pred,
   return compute_loss(std::vector<Tensor>{y_true}, std::vector<Tensor>{y_pred}, sample_weight);
 }
 
+namespace {
+
+// The mask of output `i` when it weighs its per-step values (Note [masks]): a mask
+// [batch, steps] of an output [batch, steps, units], whose per-step losses it matches.
+std::optional<Tensor> per_step_mask(const std::vector<std::optional<Tensor>>& masks, size_t i,
+                                    const Tensor& y_pred) {
+  if (i >= masks.size() || !masks[i] || masks[i]->rank() + 1 != y_pred.rank()) return std::nullopt;
+  return masks[i];
+}
+
+// The dtype of a loss or metric's weights: its values' (half predictions give float32).
+DType weight_dtype(const Tensor& y_pred) {
+  return y_pred.dtype() == DType::Float64 ? DType::Float64 : DType::Float32;
+}
+
+}  // namespace
+
 Tensor Model::compute_loss(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
-                           const std::optional<Tensor>& sample_weight, std::vector<Tensor>* output_losses) {
+                           const std::optional<Tensor>& sample_weight, std::vector<Tensor>* output_losses,
+                           const std::vector<std::optional<Tensor>>& masks) {
   const CompileOptions& o = compiled("compute_loss").options;
   if (y_true.size() != y_pred.size() || y_pred.empty())
     fail("Model.compute_loss: ", y_true.size(), " targets for ", y_pred.size(), " outputs");
@@ -209,7 +228,12 @@ Tensor Model::compute_loss(const std::vector<Tensor>& y_true, const std::vector<
   Tensor total;
   for (size_t i = 0; i < y_pred.size(); ++i) {
     const losses::Loss& loss = o.output_losses.empty() ? *o.loss : *o.output_losses[i];
-    const Tensor value = loss(y_true[i], y_pred[i], sample_weight);
+    const std::optional<Tensor> mask = per_step_mask(masks, i, y_pred[i]);
+    const Tensor value =
+        loss(y_true[i], y_pred[i],
+             mask ? detail::masked_sample_weight(*mask, sample_weight, weight_dtype(y_pred[i]),
+                                                 loss.reduction() == losses::Reduction::kSumOverBatchSize)
+                  : sample_weight);
     if (output_losses) output_losses->push_back(value);
     const Tensor term = o.loss_weights.empty() ? value : value * o.loss_weights[i];
     total = i == 0 ? term : total + term;
@@ -258,7 +282,7 @@ void track_loss(metrics::Mean& tracker, const Tensor& loss, const Tensor& y_pred
 }  // namespace
 
 void Model::update_metrics(const data::Element& batch, const Tensor& y_pred, const Tensor& loss) {
-  update_all_metrics(split_batch(batch, "update_metrics"), {y_pred}, loss, {});
+  update_all_metrics(split_batch(batch, "update_metrics"), {y_pred}, loss, {}, {});
 }
 
 Model::BatchParts Model::split_batch(const data::Element& batch, const char* step) const {
@@ -279,50 +303,72 @@ Model::BatchParts Model::split_batch(const data::Element& batch, const char* ste
   return parts;
 }
 
-std::vector<Tensor> Model::forward(const std::vector<Tensor>& x, bool training) {
-  if (x.size() == 1 && output_count() == 1) return {(*this)(x[0], training)};
-  std::vector<Tensor> outputs = call_all(x, training);
-  if (outputs.size() != output_count())
-    fail("model '", name(), "' gave ", outputs.size(), " outputs where it has ", output_count());
+std::vector<Tensor> Model::forward(const std::vector<Tensor>& x, bool training,
+                                   std::vector<std::optional<Tensor>>* masks) {
+  output_masks_.clear();
+  std::vector<Tensor> outputs;
+  if (x.size() == 1 && output_count() == 1) {
+    outputs = {(*this)(x[0], training)};
+  } else {
+    outputs = call_all(x, training);
+    if (outputs.size() != output_count())
+      fail("model '", name(), "' gave ", outputs.size(), " outputs where it has ", output_count());
+  }
+  if (masks) {
+    *masks = std::move(output_masks_);
+    masks->resize(outputs.size());
+  }
+  output_masks_.clear();  // a traced step's masks belong to its trace
   return outputs;
 }
 
 void Model::update_all_metrics(const BatchParts& parts, const std::vector<Tensor>& y_pred, const Tensor& loss,
-                               const std::vector<Tensor>& output_losses) {
+                               const std::vector<Tensor>& output_losses,
+                               const std::vector<std::optional<Tensor>>& masks) {
   Compiled& c = compiled("update_metrics");
   track_loss(*c.loss_tracker, loss, y_pred[0]);
   for (size_t i = 0; i < c.output_loss_trackers.size() && i < output_losses.size(); ++i)
     track_loss(*c.output_loss_trackers[i], output_losses[i], y_pred[i]);
+  // As Keras: an output's mask weighs all its metrics, the sample weights the weighted ones.
+  auto weights_of = [&](size_t output, bool weighted) -> std::optional<Tensor> {
+    const std::optional<Tensor> sample_weight = weighted ? parts.sample_weight : std::nullopt;
+    const std::optional<Tensor> mask = per_step_mask(masks, output, y_pred[output]);
+    if (!mask) return sample_weight;
+    return detail::masked_sample_weight(*mask, sample_weight, weight_dtype(y_pred[output]),
+                                        /*averaged=*/false);
+  };
   for (const auto& m : c.metrics)
-    m.metric->update(parts.y[m.output], y_pred[m.output], m.weighted ? parts.sample_weight : std::nullopt,
+    m.metric->update(parts.y[m.output], y_pred[m.output], weights_of(m.output, m.weighted),
                      CallSite::current());
 }
 
 std::map<std::string, Tensor> Model::train_step(const data::Element& batch) {
   const BatchParts parts = split_batch(batch, "train_step");
   std::vector<Tensor> y_pred, output_losses, grads;
+  std::vector<std::optional<Tensor>> masks;
   Tensor loss;
   std::vector<Variable> variables;
   optim::Optimizer& optimizer = *compiled("train_step").options.optimizer;
   {
     GradientTape tape;
-    y_pred = forward(parts.x, /*training=*/true);
-    loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses);
+    y_pred = forward(parts.x, /*training=*/true, &masks);
+    loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses, masks);
     variables = trainable_variables();
     // Identities unless the optimizer scales the loss (Note [dynamic loss scaling]).
     grads = optimizer.get_unscaled_gradients(tape.gradient(optimizer.get_scaled_loss(loss), variables));
   }
   optimizer.apply_gradients(grads, variables);
-  update_all_metrics(parts, y_pred, loss, output_losses);
+  update_all_metrics(parts, y_pred, loss, output_losses, masks);
   return metric_results();
 }
 
 std::map<std::string, Tensor> Model::test_step(const data::Element& batch) {
   const BatchParts parts = split_batch(batch, "test_step");
-  const std::vector<Tensor> y_pred = forward(parts.x, /*training=*/false);
+  std::vector<std::optional<Tensor>> masks;
+  const std::vector<Tensor> y_pred = forward(parts.x, /*training=*/false, &masks);
   std::vector<Tensor> output_losses;
-  const Tensor loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses);
-  update_all_metrics(parts, y_pred, loss, output_losses);
+  const Tensor loss = compute_loss(parts.y, y_pred, parts.sample_weight, &output_losses, masks);
+  update_all_metrics(parts, y_pred, loss, output_losses, masks);
   return metric_results();
 }
 

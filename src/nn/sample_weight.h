@@ -1,8 +1,14 @@
-// What losses (losses.cpp) and running means (metrics.cpp) share: sample weights lined
-// up with the values they weight, as Keras' squeeze_or_expand_dimensions does.
+// What losses (losses.cpp), running means (metrics.cpp) and Model's steps share: sample
+// weights lined up with the values they weight, as Keras' squeeze_or_expand_dimensions
+// does, and combined with an output's mask.
 #pragma once
 
+#include <optional>
+
 #include "eagerflow/ops/array.h"
+#include "eagerflow/ops/math.h"
+#include "eagerflow/ops/operators.h"
+#include "eagerflow/ops/reduction.h"
 
 namespace ef::nn::detail {
 
@@ -17,6 +23,24 @@ inline Tensor aligned_sample_weight(Tensor weight, const Tensor& values) {
   if (weight.rank() == values.rank() + 1 && weight.shape()[weight.rank() - 1] == 1)
     return squeeze(weight, {-1});
   while (weight.rank() < values.rank()) weight = expand_dims(weight, -1);
+  return weight;
+}
+
+// Keras' weights for the per-step values of an output that carries a mask [batch,
+// steps] (Note [masks] in layer.h): the mask, times the sample weights when given. For
+// a loss that averages its values, the mask is divided by its mean (Keras'
+// apply_valid_mask), so that the average is over the real steps only; a batch with no
+// real step weighs everything 0.
+inline Tensor masked_sample_weight(const Tensor& mask, const std::optional<Tensor>& sample_weight,
+                                   DType dtype, bool averaged) {
+  Tensor weight = cast(mask, dtype);
+  if (averaged) {
+    weight = weight / maximum(reduce_mean(weight), dtype == DType::Float64 ? 1e-300 : 1e-30);
+  }
+  if (sample_weight)
+    weight =
+        weight * aligned_sample_weight(
+                     sample_weight->dtype() == dtype ? *sample_weight : cast(*sample_weight, dtype), weight);
   return weight;
 }
 

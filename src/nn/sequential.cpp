@@ -36,6 +36,7 @@ Tensor Sequential::call(const Tensor& inputs, bool training) {
     x = mask ? only_output(layer->call_all({x}, mask, training)) : (*layer)(x, training);
     mask = layer->compute_mask({layer_input}, mask);
   }
+  set_output_masks({mask});
   return x;
 }
 

@@ -258,3 +258,32 @@ def test_multi_head_attention_takes_the_masks_of_its_inputs():
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
     for b in range(2):
         np.testing.assert_allclose(got_pooled.numpy()[b], want[b][real[b]].mean(axis=0), rtol=1e-5, atol=1e-6)
+
+
+def test_masks_weigh_the_loss_and_metrics_of_sequence_outputs():
+    # Keras: a per-step output carrying a mask has its padded steps left out of the loss
+    # (averaged over the real steps) and of every metric; sample weights multiply in.
+    rng = np.random.default_rng(3)
+    lengths = np.array([5, 2, 4, 1])
+    tokens = rng.integers(1, 9, size=(4, 5)) * (np.arange(5)[None, :] < lengths[:, None])
+    tags = rng.integers(0, 3, size=(4, 5))
+    real = (tokens != 0).astype(np.float64)
+    ef.random.set_seed(2)
+    inputs = keras.Input(shape=(5,), dtype="int64")
+    h = keras.layers.LSTM(6, return_sequences=True)(keras.layers.Embedding(9, 4, mask_zero=True)(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(3)(h))
+    model.compile(optimizer=keras.optimizers.SGD(0.0),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], weighted_metrics=["accuracy"])
+    logits = model.predict(tokens).numpy().astype(np.float64)
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(log_p, tags[..., None], -1)[..., 0]
+    correct = (logits.argmax(-1) == tags).astype(np.float64)
+    w = np.array([1.0, 2.0, 0.5, 4.0])[:, None]
+    logs = model.evaluate(tokens, tags, sample_weight=w[:, 0].astype(np.float32), return_dict=True)
+    assert logs["loss"] == pytest.approx((nll * real * w).sum() / real.sum(), rel=1e-5)
+    assert logs["accuracy"] == pytest.approx((correct * real).sum() / real.sum(), rel=1e-6)
+    assert logs["weighted_accuracy"] == pytest.approx((correct * real * w).sum() / (real * w).sum(), rel=1e-6)
+    # fit's step (a function) gives the same loss; a model trained on it ignores padding.
+    history = model.fit(tokens, tags, batch_size=4, shuffle=False, verbose=0).history
+    assert history["loss"][0] == pytest.approx((nll * real).sum() / real.sum(), rel=1e-5)

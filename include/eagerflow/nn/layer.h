@@ -56,7 +56,9 @@ class Layer : public Module {
   // its first input's mask (call_masked) and gives its outputs' (compute_mask).
   // Recurrent layers skip masked steps and GlobalAveragePooling1D leaves them out of
   // its average; layers that work step by step (Dense, Dropout, ...) pass the mask on
-  // (supports_masking); any other layer ends it.
+  // (supports_masking); any other layer ends it. A model's output that still carries a
+  // mask has it weigh its per-step losses and metrics in fit and evaluate (Keras'
+  // masked losses: the loss averages over the real steps only).
   virtual bool supports_masking() const { return false; }
   // The mask of this layer's first output for `inputs` carrying `mask`.
   virtual std::optional<Tensor> compute_mask(const std::vector<Tensor>& inputs,

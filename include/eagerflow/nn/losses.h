@@ -70,6 +70,7 @@ class Loss {
                     const std::optional<Tensor>& sample_weight = std::nullopt,
                     CallSite where = CallSite::current()) const;
   const std::string& name() const { return name_; }
+  Reduction reduction() const { return options_.reduction; }
   // Keras' class name ("MeanSquaredError"), under which loss_from_config makes the loss
   // again from get_config() (from_logits, reduction; Huber: delta); empty for a loss
   // that cannot be made again (a Python function's).

@@ -151,10 +151,17 @@ class Model : public Layer {
   // The compiled loss of one batch: the loss plus the model's regularization (none yet).
   Tensor compute_loss(const Tensor& y_true, const Tensor& y_pred, const std::optional<Tensor>& sample_weight);
   // The same for several outputs: the weighted sum, and each output's loss in
-  // `output_losses` when given.
+  // `output_losses` when given. An output's mask (`masks`, Note [masks]) weighs its
+  // per-step losses as Keras does: masked steps count for nothing, and an averaging loss
+  // averages over the real steps only.
   Tensor compute_loss(const std::vector<Tensor>& y_true, const std::vector<Tensor>& y_pred,
                       const std::optional<Tensor>& sample_weight,
-                      std::vector<Tensor>* output_losses = nullptr);
+                      std::vector<Tensor>* output_losses = nullptr,
+                      const std::vector<std::optional<Tensor>>& masks = {});
+  // The mask of each output of the model's latest call (Note [masks]; none where an
+  // output has none, and none for a subclassed model): fit's and evaluate's steps weigh
+  // an output's loss and metrics by it, as Keras does.
+  const std::vector<std::optional<Tensor>>& output_masks() const { return output_masks_; }
   // The compiled metrics: reset, and their current results (with "loss").
   void reset_metrics();
   std::map<std::string, Tensor> metric_results() const;
@@ -174,6 +181,8 @@ class Model : public Layer {
   virtual std::map<std::string, Tensor> train_step(const data::Element& batch);
   // One evaluation step: forward (training off), loss, metrics.
   virtual std::map<std::string, Tensor> test_step(const data::Element& batch);
+  // Kept by a call of a Sequential or functional model for output_masks().
+  void set_output_masks(std::vector<std::optional<Tensor>> masks) { output_masks_ = std::move(masks); }
 
  private:
   // A step traced as a function (Note [fit runs a function]) and the names of its
@@ -206,10 +215,13 @@ class Model : public Layer {
     std::optional<Tensor> sample_weight;
   };
   BatchParts split_batch(const data::Element& batch, const char* step) const;
-  // The forward pass on a batch's inputs: every output.
-  std::vector<Tensor> forward(const std::vector<Tensor>& x, bool training);
+  // The forward pass on a batch's inputs: every output, and in `masks` (when given)
+  // each output's mask.
+  std::vector<Tensor> forward(const std::vector<Tensor>& x, bool training,
+                              std::vector<std::optional<Tensor>>* masks = nullptr);
   void update_all_metrics(const BatchParts& parts, const std::vector<Tensor>& y_pred, const Tensor& loss,
-                          const std::vector<Tensor>& output_losses);
+                          const std::vector<Tensor>& output_losses,
+                          const std::vector<std::optional<Tensor>>& masks);
   std::map<std::string, Tensor> run_step(bool training, const data::Element& batch);
   Logs on_batch(bool training, const Tensor& x, const Tensor& y, const std::optional<Tensor>& sample_weight,
                 CallSite where);
@@ -217,6 +229,7 @@ class Model : public Layer {
                       const std::vector<std::shared_ptr<callbacks::Callback>>& callbacks, bool notify);
   Compiled& compiled(const char* what);
   std::optional<Compiled> compiled_;
+  std::vector<std::optional<Tensor>> output_masks_;
 };
 
 }  // namespace ef::nn

@@ -21,7 +21,8 @@ def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802  (K
         raise TypeError("Input: shape is required (the shape of one example, without the batch dimension)")
     if batch_size is not None:
         raise ValueError("Input: batch_size is not supported; eagerflow's inputs take batches of any size")
-    return _core.keras._input(shape, _core.float32 if dtype is None else dtype, name)
+    # A name ("int64") or NumPy dtype as Keras takes them.
+    return _core.keras._input(shape, _core.float32 if dtype is None else _core.as_dtype(dtype), name)
 
 
 class Lambda(_core.Layer):

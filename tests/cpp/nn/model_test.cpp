@@ -108,6 +108,53 @@ TEST(Model, OnlyWeightedMetricsSeeSampleWeights) {
                InvalidArgumentError, "two metrics are named 'mean_squared_error'");
 }
 
+// As Keras: an output's mask (Note [masks]) weighs its per-step losses and metrics, so
+// padded steps count for nothing and the loss averages the real steps only.
+TEST(Model, OutputMasksWeighTheLossAndMetrics) {
+  // [3 sequences, 4 steps, 2 features]; all-zero steps are padding (5 real steps of 12).
+  const Tensor x = reshape(constant({1.f, 2.f, 0.5f, -1.f, 0.f, 0.f, 0.f, 0.f,  //
+                                     0.f, 0.f, 3.f,  1.f,  0.f, 0.f, 0.f, 0.f,  //
+                                     2.f, 2.f, -1.f, 1.f,  1.f, 0.f, 0.f, 0.f}),
+                           {3, 4, 2});
+  const Tensor y =
+      reshape(constant({0.5f, 1.f, 9.f, 9.f, 9.f, 2.f, 9.f, 9.f, 1.f, -1.f, 0.f, 9.f}), {3, 4, 1});
+  const std::vector<double> mask = {1, 1, 0, 0, 0, 1, 0, 0, 1, 1, 1, 0};
+  const std::vector<double> sample_weight = {1.0, 3.0, 0.5};
+  random::set_seed(4);
+  auto model = std::make_shared<Sequential>();
+  model->add(Masking());
+  model->add(Dense(1));
+  model->compile({.optimizer = std::make_shared<optim::SGD>(0.0),
+                  .loss = std::make_shared<losses::MeanSquaredError>(),
+                  .metrics = {std::make_shared<metrics::MeanAbsoluteError>()},
+                  .weighted_metrics = {std::make_shared<metrics::MeanSquaredError>()}});
+  const std::vector<double> p = model->predict(x).to_vector<double>(), t = y.to_vector<double>();
+  double squares = 0, absolute = 0, real = 0, weighted_squares = 0, weights = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double e = p[i] - t[i], w = sample_weight[i / 4];
+    squares += mask[i] * e * e;
+    absolute += mask[i] * std::abs(e);
+    real += mask[i];
+    weighted_squares += mask[i] * w * e * e;
+    weights += mask[i] * w;
+  }
+  const Logs plain = model->test_on_batch(x, y);
+  EXPECT_NEAR(plain.at("loss"), squares / real, 1e-5);
+  EXPECT_NEAR(plain.at("mean_absolute_error"), absolute / real, 1e-5);
+  EXPECT_NEAR(plain.at("mean_squared_error"), squares / real, 1e-5);
+  const Logs weighted = model->test_on_batch(x, y, constant({1.0f, 3.0f, 0.5f}));
+  EXPECT_NEAR(weighted.at("loss"), weighted_squares / real, 1e-5);  // Keras: over the real steps
+  EXPECT_NEAR(weighted.at("mean_absolute_error"), absolute / real, 1e-5);
+  EXPECT_NEAR(weighted.at("mean_squared_error"), weighted_squares / weights, 1e-5);
+  // The training step (a function) computes the same loss, and its gradient ignores padding.
+  EXPECT_NEAR(model->train_on_batch(x, y).at("loss"), squares / real, 1e-5);
+  const std::vector<std::optional<Tensor>>& masks = model->output_masks();
+  ASSERT_EQ(masks.size(), 0u);  // the steps' masks belong to their traces
+  (*model)(x);
+  ASSERT_EQ(model->output_masks().size(), 1u);
+  expect_values(cast(*model->output_masks()[0], DType::Float64), mask, 0);
+}
+
 TEST(Model, ValidationSplitMetricsAndHistory) {
   auto [x, y] = linear_data(50);
   random::set_seed(7);
