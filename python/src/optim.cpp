@@ -63,7 +63,10 @@ py::object apply_gradients(optim::Optimizer& opt, py::iterable grads_and_vars) {
   return train.defined() ? py::cast(train) : py::none();
 }
 
-#define EFPY_CLIPPING_ARGS "clipnorm"_a = py::none(), "global_clipnorm"_a = py::none(), "clipvalue"_a = py::none()
+// Keyword-only: Keras puts weight_decay (which these optimizers do not take) before them,
+// so a Keras call passing it by position would otherwise set clipnorm.
+#define EFPY_CLIPPING_ARGS \
+  py::kw_only(), "clipnorm"_a = py::none(), "global_clipnorm"_a = py::none(), "clipvalue"_a = py::none()
 
 }  // namespace
 
@@ -264,7 +267,8 @@ array([0.9, 1.9], dtype=float32)
            R"doc(Applies one update step to the variables from their gradients.
 
 Gradients are clipped first when the optimizer was made with clipnorm,
-global_clipnorm or clipvalue.
+global_clipnorm or clipvalue (keyword arguments; at most one of them, as in
+Keras; 0 means no clipping).
 
 Args:
   grads_and_vars: An iterable of (gradient, Variable) pairs, e.g.

@@ -46,9 +46,20 @@ void check_not_graph_mode(const std::string& optimizer) {
 
 Optimizer::Optimizer(std::string name, LearningRate learning_rate, Clipping clipping)
     : name_(std::move(name)), learning_rate_(std::move(learning_rate)), clipping_(clipping) {
-  for (auto [what, value] : {std::pair{"clipnorm", clipping.clipnorm}, std::pair{"global_clipnorm", clipping.global_clipnorm},
-                             std::pair{"clipvalue", clipping.clipvalue}})
+  int options = 0;
+  for (auto [what, value] :
+       {std::pair{"clipnorm", clipping.clipnorm}, std::pair{"global_clipnorm", clipping.global_clipnorm},
+        std::pair{"clipvalue", clipping.clipvalue}}) {
     if (value && !(*value >= 0)) fail(name_, ": ", what, " must be >= 0, got ", *value);
+    options += value.has_value();
+  }
+  // Keras 3 refuses more than one. Older Kerases took some together but disagreed
+  // on what that means (OptimizerV2: by value, then by norm; TF 2.11's optimizer:
+  // only the first set), so any fixed rule here would silently differ from one.
+  if (options > 1)
+    fail(name_, ": only one of clipnorm, global_clipnorm and clipvalue can be set (as in Keras), got ",
+         clipping.clipnorm ? "clipnorm " : "", clipping.global_clipnorm ? "global_clipnorm " : "",
+         clipping.clipvalue ? "clipvalue" : "");
 }
 
 Operation Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
@@ -90,14 +101,17 @@ Operation Optimizer::apply_gradients(const std::vector<Tensor>& gradients,
 
 void Optimizer::apply_checked(const std::vector<Tensor>& gradients, const std::vector<Variable>& variables) {
   std::vector<Tensor> grads = gradients;
-  if (clipping_.global_clipnorm) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
+  // A clipping option of 0 is off, as in Keras (clipping to norm 0 would zero the
+  // gradients, and turn an all-zero one into NaN: 0 / max(0, 0)).
+  const auto on = [](const std::optional<double>& option) { return option && *option > 0; };
+  if (on(clipping_.global_clipnorm)) grads = clip_by_global_norm(grads, *clipping_.global_clipnorm).first;
   Variable iterations = iterations_variable();
   const StepScalar lr = learning_rate_now(iterations);
   for (size_t i = 0; i < grads.size(); ++i) {
     Tensor g = grads[i];
     if (!g.defined()) continue;
-    if (clipping_.clipnorm) g = clip_by_norm(g, *clipping_.clipnorm);
-    if (clipping_.clipvalue) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
+    if (on(clipping_.clipnorm)) g = clip_by_norm(g, *clipping_.clipnorm);
+    if (on(clipping_.clipvalue)) g = clip_by_value(g, -*clipping_.clipvalue, *clipping_.clipvalue);
     PerVariable& state = state_of(variables[i]);
     update(variables[i], g, lr, advanced(steps_of(variables[i], state)));
   }

@@ -13,6 +13,12 @@ void check_range(const std::string& optimizer, const char* what, double value, d
   if (!(value >= lo && value <= hi)) fail(optimizer, ": ", what, " must be in [", lo, ", ", hi, "], got ", value);
 }
 
+// A moment's decay: 1 would keep the moment at 0 and divide by a bias correction of 0
+// (every update NaN), so it is refused, as in PyTorch.
+void check_decay(const std::string& optimizer, const char* what, double value) {
+  if (!(value >= 0 && value < 1)) fail(optimizer, ": ", what, " must be in [0, 1), got ", value);
+}
+
 }  // namespace
 
 SGD::SGD(LearningRate learning_rate, double momentum, bool nesterov, Clipping clipping)
@@ -43,8 +49,8 @@ Adam::Adam(std::string name, LearningRate learning_rate, double beta_1, double b
            Clipping clipping)
     : Optimizer(std::move(name), std::move(learning_rate), clipping),
       beta_1_(beta_1), beta_2_(beta_2), epsilon_(epsilon), amsgrad_(amsgrad) {
-  check_range(this->name(), "beta_1", beta_1, 0, 1);
-  check_range(this->name(), "beta_2", beta_2, 0, 1);
+  check_decay(this->name(), "beta_1", beta_1);
+  check_decay(this->name(), "beta_2", beta_2);
   check_range(this->name(), "epsilon", epsilon, 0, INFINITY);
 }
 

@@ -135,6 +135,23 @@ def test_clipping():
     np.testing.assert_allclose(w.numpy(), [-0.6, -0.8])
 
 
+def test_clipping_options_are_keyword_only_exclusive_and_zero_is_off():
+    # Keras' SGD(0.1, 0.9, False, 1e-4) passes weight_decay=1e-4; here it was clipnorm=1e-4.
+    with pytest.raises(TypeError):
+        ef.optimizers.SGD(0.1, 0.9, False, 1e-4)
+    with pytest.raises(TypeError):
+        ef.optimizers.Adam(0.1, 0.9, 0.999, 1e-7, False, 0.01)
+    # Keras 3 refuses two; TensorFlow 2 clipped by value before norm, eagerflow the other way.
+    with pytest.raises(ef.errors.InvalidArgumentError, match="only one of clipnorm"):
+        ef.optimizers.SGD(1.0, clipnorm=1.0, clipvalue=1.0)
+    for option in ("clipnorm", "global_clipnorm", "clipvalue"):  # 0 is off, as in Keras
+        w = ef.Variable([0.0, 0.0])
+        opt = ef.optimizers.SGD(1.0, **{option: 0.0})
+        opt.apply_gradients([(ef.constant([0.0, 0.0]), w)])  # clipnorm=0 made this NaN
+        opt.apply_gradients([(ef.constant([3.0, 4.0]), w)])
+        np.testing.assert_array_equal(w.numpy(), [-3.0, -4.0])
+
+
 def test_clip_by_global_norm_returns_the_norm_in_the_tensors_dtype():
     # TensorFlow: global_norm has the tensors' dtype; the scale is still computed from the
     # float64 norm, so each clipped value is within float32 rounding of the exact one.

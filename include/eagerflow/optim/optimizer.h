@@ -39,7 +39,8 @@
 
 namespace ef::optim {
 
-// Gradient clipping applied by apply_gradients before the update (Keras' options).
+// Gradient clipping applied by apply_gradients before the update (Keras' options): at
+// most one may be set (InvalidArgumentError otherwise, as Keras), and 0 means off.
 struct Clipping {
   std::optional<double> clipnorm;         // each gradient to this L2 norm
   std::optional<double> global_clipnorm;  // all gradients together to this L2 norm

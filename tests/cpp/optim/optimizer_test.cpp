@@ -107,6 +107,26 @@ TEST(Optimizers, ClippingBeforeTheUpdate) {
   EXPECT_ERROR(clip_by_norm(constant(1.0), -1.0), InvalidArgumentError, "clip_norm must be >= 0");
 }
 
+// Keras: at most one clipping option, and 0 is off. Before, clipnorm and clipvalue
+// together were applied in neither TensorFlow 2's order nor Keras 3's (which refuses
+// them), and clipnorm = 0 turned an all-zero gradient into NaN weights.
+TEST(Optimizers, ClippingOptionsAreExclusiveAndZeroIsOff) {
+  optim::Clipping both = clip_norm(1.0);
+  both.clipvalue = 1.0;
+  EXPECT_ERROR(optim::SGD(1.0, 0.0, false, both), InvalidArgumentError,
+               "only one of clipnorm, global_clipnorm and clipvalue can be set");
+  for (const optim::Clipping& off : {clip_norm(0), clip_global(0), clip_value(0)}) {
+    Variable w(constant({0.0, 0.0}), "w");
+    optim::SGD sgd(1.0, 0.0, false, off);
+    sgd.apply_gradients({constant({0.0, 0.0})}, {w});
+    sgd.apply_gradients({constant({3.0, 4.0})}, {w});
+    expect_values(w.value(), {-3.0, -4.0});
+  }
+  // A moment decay of 1 divides by a zero bias correction: refused, as in PyTorch.
+  EXPECT_ERROR(optim::Adam(0.1, 1.0), InvalidArgumentError, "beta_1 must be in [0, 1), got 1");
+  EXPECT_ERROR(optim::AdamW(0.1, 0.0, 0.9, 1.0), InvalidArgumentError, "beta_2 must be in [0, 1), got 1");
+}
+
 TEST(Optimizers, LearningRateSchedules) {
   optim::ExponentialDecay exponential{0.1, 10, 0.5};
   EXPECT_DOUBLE_EQ(exponential(0), 0.1);
