@@ -84,9 +84,7 @@ class BatchNode final : public DatasetNode {
     return std::make_unique<BatchIterator>(input_->make_iterator(), batch_size_, drop_remainder_);
   }
   int64_t cardinality() const override {
-    const int64_t n = input_->cardinality();
-    if (n < 0) return n;
-    return n / batch_size_ + (!drop_remainder_ && n % batch_size_ != 0);
+    return batched_cardinality(input_->cardinality(), batch_size_, drop_remainder_);
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "eagerflow/data/dataset.h"
+#include "eagerflow/data/pipeline_threads.h"
 #include "eagerflow/runtime/context.h"
 
 namespace ef::data::detail {
@@ -59,11 +60,44 @@ NodePtr make_map_node(NodePtr input, MapFn fn, int num_threads);
 NodePtr make_repeat_node(NodePtr input, int64_t count);
 NodePtr make_take_node(NodePtr input, int64_t count);
 NodePtr make_prefetch_node(NodePtr input, int64_t buffer_size);
+NodePtr make_tensors_node(Element element);
+NodePtr make_generator_node(GeneratorFn generator);
+NodePtr make_zip_node(std::vector<NodePtr> inputs);
+NodePtr make_enumerate_node(NodePtr input, int64_t start);
+NodePtr make_filter_node(NodePtr input, PredicateFn predicate);
+NodePtr make_skip_node(NodePtr input, int64_t count);
+NodePtr make_shard_node(NodePtr input, int64_t num_shards, int64_t index);
+NodePtr make_concatenate_node(NodePtr first, NodePtr second);
+NodePtr make_unbatch_node(NodePtr input);
+// padded_shapes and padding_values: empty for the defaults (validated by Dataset).
+NodePtr make_padded_batch_node(NodePtr input, int64_t batch_size, std::vector<Shape> padded_shapes,
+                               std::vector<TensorOrScalar> padding_values, bool drop_remainder);
+NodePtr make_cache_node(NodePtr input);
+NodePtr make_interleave_node(NodePtr input, DatasetFn fn, int64_t cycle_length, int64_t block_length);
+
+// A Dataset's node, for the nodes that hold other datasets (zip, flat_map, ...).
+struct DatasetAccess {
+  static const NodePtr& node(const Dataset& dataset) { return dataset.node_; }
+};
 
 // Marks the calling thread as one a pipeline started (prefetch, parallel map), and asks
 // whether it is one (Note [iterators destroyed on pipeline threads] in dataset.cpp).
 void mark_pipeline_thread();
 bool on_pipeline_thread();
+
+// Runs the wait hooks around its lifetime, on a consumer about to wait for its pass's
+// threads (Note [waiting on pipeline threads] in eagerflow/data/pipeline_threads.h).
+class WaitScope {
+ public:
+  WaitScope();
+  ~WaitScope();
+  WaitScope(const WaitScope&) = delete;
+  WaitScope& operator=(const WaitScope&) = delete;
+
+ private:
+  void* state_ = nullptr;
+  void (*after_)(void*) = nullptr;
+};
 
 // Pipeline work is data loading, not model computation: it always runs eagerly and no
 // gradient tape records it (as tf.data's functions run outside the caller's tape).
@@ -84,5 +118,12 @@ class PipelineScope {
  private:
   Context saved_;
 };
+
+// The cardinality of `input` batched by batch_size (batch and padded_batch): unknown and
+// infinite stay so; a smaller last batch counts unless dropped.
+inline int64_t batched_cardinality(int64_t input, int64_t batch_size, bool drop_remainder) {
+  if (input < 0) return input;
+  return input / batch_size + (!drop_remainder && input % batch_size != 0);
+}
 
 }  // namespace ef::data::detail

@@ -49,10 +49,12 @@ class ParallelMapIterator final : public IteratorImpl {
       queue_.clear();
     }
     work_ready_.notify_all();
+    WaitScope waiting;                         // Note [waiting on pipeline threads]
     for (std::thread& t : workers_) t.join();  // a worker finishes the call it is in
   }
 
   bool next(Element& out) override {
+    WaitScope waiting;  // Note [waiting on pipeline threads]
     if (workers_.empty())
       for (int i = 0; i < num_threads_; ++i) workers_.emplace_back([this] { work(); });
     while (!input_done_ && static_cast<int>(in_flight_.size()) < num_threads_) {

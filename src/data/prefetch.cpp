@@ -24,10 +24,14 @@ class PrefetchIterator final : public IteratorImpl {
       cancelled_ = true;
     }
     not_full_.notify_all();
-    if (producer_.joinable()) producer_.join();
+    if (producer_.joinable()) {
+      WaitScope waiting;  // Note [waiting on pipeline threads]
+      producer_.join();
+    }
   }
 
   bool next(Element& out) override {
+    WaitScope waiting;  // Note [waiting on pipeline threads]
     if (!producer_.joinable() && !finished_) producer_ = std::thread([this] { produce(); });
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !queue_.empty() || finished_; });

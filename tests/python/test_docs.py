@@ -23,6 +23,7 @@ def test_guide_examples_run(guide, capsys):
                   "TensorShape([2, 4, 8])"],
         "checkpoints": ["2 ckpt-3", "True"],
         "performance": ["matmul"],
+        "data": ["4 TensorShape([4, 28, 28])", "[[1, 2, 3], [1, 0, 0]] [3, 1]\n[[1, 2]] [2]"],
     }.get(guide.stem, [])
     for text in expected:
         assert text in out, f"{guide.name} should print {text!r}; it printed:\n{out}"

@@ -20,6 +20,14 @@
 // from from_tensor_slices (optionally through shuffle, take, repeat) gathers them into
 // the batch with one copy per component, without making per-row tensors.
 //
+// Beyond those: sources from_tensors, zip and from_generator; element-wise filter,
+// skip, shard, enumerate, concatenate; unbatch and padded_batch; cache (in memory);
+// flat_map and interleave (one dataset per element, mixed in TensorFlow's order); and
+// reduce, which folds a whole pass into one element. Each follows tf.data's semantics
+// and cardinality rules. Without static element shapes (a map function is opaque),
+// checks that tf.data makes when a pipeline is built (matching dtypes in concatenate,
+// padded shapes of the right rank) happen when the offending element is reached.
+//
 // Threads: map(fn, n > 1) calls fn on worker threads, prefetch runs its input on a
 // background thread. Each of those threads has its own (eager, tape-free) context
 // (Note [thread-local context] in runtime/context.h); errors thrown there reach the
@@ -35,6 +43,7 @@
 
 #include "eagerflow/core/error.h"
 #include "eagerflow/core/tensor.h"
+#include "eagerflow/ops/scalar.h"
 
 namespace ef::data {
 
@@ -42,6 +51,16 @@ namespace ef::data {
 using Element = std::vector<Tensor>;
 // A map function: one element in, one element out.
 using MapFn = std::function<Element(const Element&)>;
+// A filter predicate: one element in, a scalar bool tensor out (true: keep it).
+using PredicateFn = std::function<Tensor(const Element&)>;
+class Dataset;
+// flat_map's and interleave's function: one element in, a dataset out.
+using DatasetFn = std::function<Dataset(const Element&)>;
+// reduce's function: (state, element) in, the new state out.
+using ReduceFn = std::function<Element(const Element& state, const Element& element)>;
+// from_generator's source: called once per pass, it returns that pass's next-element
+// function, which returns std::nullopt at the end of the pass.
+using GeneratorFn = std::function<std::function<std::optional<Element>()>()>;
 
 // cardinality() values that are not counts (TensorFlow's constants).
 inline constexpr int64_t kInfiniteCardinality = -1;
@@ -53,6 +72,7 @@ inline constexpr int64_t kAutotune = -1;
 namespace detail {
 class DatasetNode;
 class IteratorImpl;
+struct DatasetAccess;
 }  // namespace detail
 
 // One pass over a Dataset. Move-only; destroying it early stops its background
@@ -94,6 +114,17 @@ class Dataset {
   // Throws InvalidArgumentError for no tensors, a scalar, a symbolic tensor, or first
   // dimensions that differ (naming every shape).
   static Dataset from_tensor_slices(const std::vector<Tensor>& tensors, CallSite where = CallSite::current());
+  // One element: the tensors themselves (any rank, scalars included). Throws
+  // InvalidArgumentError for no tensors, an undefined or a symbolic tensor.
+  static Dataset from_tensors(const std::vector<Tensor>& tensors, CallSite where = CallSite::current());
+  // Element i is the components of element i of every dataset, in order (flattened:
+  // zip of {a, b} and {c} gives {a, b, c}). Ends with the shortest dataset. No datasets
+  // throws InvalidArgumentError.
+  static Dataset zip(const std::vector<Dataset>& datasets, CallSite where = CallSite::current());
+  // The elements a generator yields: each pass calls `generator` for a fresh
+  // next-element function (see GeneratorFn). Cardinality unknown. Elements are used as
+  // returned; an undefined component throws when reached.
+  static Dataset from_generator(GeneratorFn generator, CallSite where = CallSite::current());
 
   // Randomly shuffles elements with a buffer of `buffer_size` (TensorFlow's algorithm:
   // fill the buffer, then emit a random buffer entry and refill its slot). The order
@@ -119,6 +150,60 @@ class Dataset {
   // small buffer). buffer_size = 0 or < -1 throws InvalidArgumentError.
   Dataset prefetch(int64_t buffer_size = kAutotune, CallSite where = CallSite::current()) const;
 
+  // The elements for which `predicate` returns true. The predicate must return a
+  // scalar bool tensor; anything else throws InvalidArgumentError when reached.
+  Dataset filter(PredicateFn predicate, CallSite where = CallSite::current()) const;
+  // All but the first `count` elements (count = -1: none). count < -1 throws.
+  Dataset skip(int64_t count, CallSite where = CallSite::current()) const;
+  // Every num_shards-th element, starting with element `index` (one worker's share).
+  // num_shards < 1, or index outside [0, num_shards), throws InvalidArgumentError.
+  Dataset shard(int64_t num_shards, int64_t index, CallSite where = CallSite::current()) const;
+  // Each element preceded by its position as an int64 scalar: {start + i, components...}.
+  Dataset enumerate(int64_t start = 0, CallSite where = CallSite::current()) const;
+  // This dataset's elements, then `other`'s. An element of `other` whose number of
+  // components or dtypes differ from this dataset's first element throws
+  // InvalidArgumentError when reached (shapes may differ, as in tf.data).
+  Dataset concatenate(const Dataset& other, CallSite where = CallSite::current()) const;
+
+  // Splits every element along its first axis: an element whose components are
+  // [n, ...] becomes n elements. A scalar component, or components whose first
+  // dimensions differ, throw InvalidArgumentError when reached.
+  Dataset unbatch(CallSite where = CallSite::current()) const;
+  // Like batch, padding components to a common shape first. padded_shapes[c] gives
+  // component c's padded shape, its rank that of the component; a dimension of
+  // kUnknownDim (-1) pads to the longest in the batch, others to exactly that size (a
+  // longer element throws). No padded_shapes: every dimension pads to the longest.
+  // padding_values[c] fills component c (default 0): a number takes the component's
+  // dtype (one that does not fit exactly throws), a tensor must be a scalar of the
+  // component's dtype; a single value serves every component. batch_size < 1, a
+  // dimension below -1 or an empty list throws at once; a count that does not match the
+  // components, a rank or dtype mismatch, when the batch is made.
+  Dataset padded_batch(int64_t batch_size, std::optional<std::vector<Shape>> padded_shapes = std::nullopt,
+                       std::optional<std::vector<TensorOrScalar>> padding_values = std::nullopt,
+                       bool drop_remainder = false, CallSite where = CallSite::current()) const;
+
+  // Keeps the elements in memory: the first pass that reaches the end fills the cache
+  // and later passes read it (so a shuffle before cache shuffles once). A pass stopped
+  // before the end leaves no cache behind; passes running while none is complete read
+  // the input themselves.
+  Dataset cache(CallSite where = CallSite::current()) const;
+  // fn maps each element to a dataset; their elements are concatenated in order.
+  // Cardinality unknown.
+  Dataset flat_map(DatasetFn fn, CallSite where = CallSite::current()) const;
+  // fn maps each element to a dataset; cycle_length of those are open at once, and
+  // block_length consecutive elements are taken from each in turn (TensorFlow's order:
+  // a dataset that ends is replaced by the next input element's when the cycle comes
+  // back to its place). cycle_length = kAutotune: the number of threads. cycle_length or
+  // block_length < 1 throws InvalidArgumentError. Cardinality unknown.
+  Dataset interleave(DatasetFn fn, int64_t cycle_length = kAutotune, int64_t block_length = 1,
+                     CallSite where = CallSite::current()) const;
+
+  // Folds one pass into a state: state = fn(state, element) for every element, starting
+  // from initial_state, and returns the last state. fn runs eagerly without recording on
+  // a tape (pipeline work). A state with another number of components or other dtypes
+  // than initial_state throws InvalidArgumentError (shapes may change).
+  Element reduce(Element initial_state, ReduceFn fn, CallSite where = CallSite::current()) const;
+
   // Number of elements, kInfiniteCardinality, or kUnknownCardinality.
   int64_t cardinality() const;
 
@@ -128,6 +213,7 @@ class Dataset {
   std::default_sentinel_t end() const { return {}; }
 
  private:
+  friend struct detail::DatasetAccess;
   explicit Dataset(std::shared_ptr<const detail::DatasetNode> node) : node_(std::move(node)) {}
   std::shared_ptr<const detail::DatasetNode> node_;
 };

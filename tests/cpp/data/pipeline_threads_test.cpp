@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "data/data_test_util.h"
+#include "eagerflow/data/pipeline_threads.h"
 
 namespace ef::testing {
 namespace {
@@ -134,6 +135,30 @@ TEST(DatasetPrefetchTest, ParallelMapUnderPrefetchAndBatch) {
   for (int64_t v : values(numbers(64).shuffle(64, 2))) expected.push_back(v * v);
   // Each pass reshuffles: compare with the same pass number of a fresh pipeline.
   EXPECT_EQ(got, expected);
+}
+
+// Note [waiting on pipeline threads]: the hooks bracket every wait of a consumer for its
+// pass's threads (here also the prefetch thread's waits for the parallel map below it).
+std::atomic<int> g_open_waits{0}, g_waits{0};
+
+TEST(DatasetPrefetchTest, WaitHooksBracketEveryWaitForPipelineThreads) {
+  data::set_wait_hooks({[]() -> void* {
+                          ++g_open_waits;
+                          ++g_waits;
+                          return &g_open_waits;
+                        },
+                        [](void* state) { --*static_cast<std::atomic<int>*>(state); }});
+  EXPECT_EQ(values(numbers(20).map(square, 3).prefetch(2)), squares(20));
+  {
+    data::Iterator abandoned = numbers(100).repeat().map(square, 2).prefetch(4).make_iterator();
+    abandoned.get_next();
+  }
+  data::set_wait_hooks({});
+  EXPECT_GT(g_waits.load(), 20);  // each element from prefetch, each from the parallel map, the joins
+  EXPECT_EQ(g_open_waits.load(), 0);
+  const int before = g_waits.load();
+  EXPECT_EQ(values(numbers(3).prefetch(1)), iota_vector(3));  // no hooks installed
+  EXPECT_EQ(g_waits.load(), before);
 }
 
 }  // namespace
