@@ -22,6 +22,12 @@ optim::LearningRate learning_rate_of(py::handle lr) {
   if (py::isinstance<optim::InverseTimeDecay>(lr)) return lr.cast<optim::InverseTimeDecay>();
   if (py::isinstance<optim::CosineDecayRestarts>(lr)) return lr.cast<optim::CosineDecayRestarts>();
   if (PyFloat_Check(lr.ptr()) || PyLong_Check(lr.ptr())) return lr.cast<double>();
+  // NumPy scalars and 0-d tensors, as Keras takes them: their value. (A Variable is
+  // refused below rather than frozen at its value: assigning it later would change nothing.)
+  if (py::isinstance(lr, py::module_::import("numpy").attr("number")))
+    return py::float_(py::reinterpret_borrow<py::object>(lr)).cast<double>();
+  if (py::isinstance<ef::Tensor>(lr) && lr.cast<ef::Tensor>().rank() == 0)
+    return py::float_(py::reinterpret_borrow<py::object>(lr)).cast<double>();
   if (PyCallable_Check(lr.ptr())) {
     // Called with a Python int eagerly, and with the int64 step tensor inside a graph or
     // function (TensorFlow's LearningRateSchedule), where it must use ops on it.

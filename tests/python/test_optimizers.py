@@ -293,3 +293,14 @@ def test_schedules_inside_a_traced_training_step(name):
         step()
     assert step.trace_count == 1
     assert float(v.numpy()[0]) == pytest.approx(-sum(schedule(i) for i in range(12)), rel=1e-6)
+
+
+def test_learning_rate_takes_numpy_scalars_and_scalar_tensors():
+    # Keras takes them; each gives the same steps as the Python float.
+    for lr in (np.float32(0.5), np.float64(0.5), ef.constant(0.5), np.int64(1)):
+        w = ef.Variable(np.array([1.0, 2.0]))
+        ef.optimizers.SGD(lr).apply_gradients([(np.array([1.0, 1.0]), w)])
+        np.testing.assert_allclose(w.numpy(), np.array([1.0, 2.0]) - float(lr))
+    for bad in (ef.Variable(0.5), np.array([0.1, 0.2]), ef.constant([0.1])):
+        with pytest.raises(TypeError, match="learning_rate must be"):
+            ef.optimizers.SGD(bad)
