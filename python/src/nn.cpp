@@ -593,6 +593,7 @@ void bind_nn(py::module_& m) {
   bind_losses(keras);
   bind_metrics(keras);
   bind_model(keras);  // after losses and metrics, before Sequential (a Model)
+  bind_callbacks(keras);
   bind_functional(keras);
   bind_layers(keras);
   bind_simple_layers(keras);

@@ -17,6 +17,8 @@ namespace efpy {
 // strings, lists of ints and nested dicts.
 ef::nn::Config config_of(const py::dict& dict, const std::string& who);
 py::dict dict_of_config(const ef::nn::Config& config);
+// Keras logs (name -> number) as a dict.
+py::dict dict_of(const ef::nn::Logs& logs);
 
 template <class Base>
 class PyLayerOf : public Base {
@@ -133,6 +135,7 @@ void def_batch_normalization_init(Class& cls, const char* default_name) {
 ef::nn::Activation activation_of(py::handle obj, const char* layer, const char* arg = "activation");
 
 void bind_model(py::module_& keras);       // keras_model.cpp
+void bind_callbacks(py::module_& keras);   // keras_callbacks.cpp: ef.keras.callbacks
 void bind_functional(py::module_& keras);  // keras_functional.cpp
 // Layer.__call__: `inputs` one tensor-like, a list of tensors, or KerasTensors
 // (keras_functional.cpp); `layer` is self's Python object; `mask` None or the first
