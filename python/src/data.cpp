@@ -30,22 +30,6 @@ py::tuple to_tuple(const data::Element& e) {
   return t;
 }
 
-// A Python callable of a tuple of tensors, returning a sequence of tensor-likes.
-data::MapFn map_fn_of(py::function fn) {
-  // Dropped on whatever thread releases the last copy: take the GIL to release it.
-  std::shared_ptr<py::function> f(new py::function(std::move(fn)), [](py::function* p) {
-    py::gil_scoped_acquire gil;
-    delete p;
-  });
-  return [f](const data::Element& in) {
-    py::gil_scoped_acquire gil;
-    py::object result = (*f)(to_tuple(in));
-    data::Element out;
-    for (py::handle item : owned_items(result)) out.push_back(to_tensor(item));
-    return out;
-  };
-}
-
 // A Python callable held by pipeline nodes: dropped on whatever thread releases the
 // last copy, so take the GIL to release it.
 std::shared_ptr<py::function> held(py::function fn) {
@@ -53,6 +37,21 @@ std::shared_ptr<py::function> held(py::function fn) {
     py::gil_scoped_acquire gil;
     delete p;
   });
+}
+
+// The components of a sequence of tensor-likes.
+data::Element element_of(py::handle items) {
+  data::Element out;
+  for (py::handle item : owned_items(items)) out.push_back(to_tensor(item));
+  return out;
+}
+
+// A Python callable of a tuple of tensors, returning a sequence of tensor-likes.
+data::MapFn map_fn_of(py::function fn) {
+  return [f = held(std::move(fn))](const data::Element& in) {
+    py::gil_scoped_acquire gil;
+    return element_of((*f)(to_tuple(in)));
+  };
 }
 
 // A Python callable of a tuple of tensors returning a tensor-like (filter's predicate).
@@ -69,13 +68,6 @@ data::DatasetFn dataset_fn_of(py::function fn) {
     py::gil_scoped_acquire gil;
     return (*f)(to_tuple(in)).cast<data::Dataset>();
   };
-}
-
-// The components of a sequence of tensor-likes.
-data::Element element_of(py::handle items) {
-  data::Element out;
-  for (py::handle item : owned_items(items)) out.push_back(to_tensor(item));
-  return out;
 }
 
 // from_generator's source: `start()` begins a pass and returns its next function, which
@@ -163,9 +155,7 @@ void bind_data(py::module_& m) {
   py::class_<data::Dataset>(d, "_Dataset")
       .def_static("from_tensor_slices",
                   [](py::sequence tensors) {
-                    std::vector<ef::Tensor> ts;
-                    for (py::handle t : owned_items(tensors)) ts.push_back(to_tensor(t));
-                    return data::Dataset::from_tensor_slices(ts, kPython);
+                    return data::Dataset::from_tensor_slices(element_of(tensors), kPython);
                   })
       .def("shuffle", [](const data::Dataset& ds, int64_t buffer_size, std::optional<int64_t> seed,
                          bool reshuffle) { return ds.shuffle(buffer_size, seed, reshuffle, kPython); })
@@ -175,12 +165,9 @@ void bind_data(py::module_& m) {
       .def("repeat", [](const data::Dataset& ds, int64_t count) { return ds.repeat(count, kPython); })
       .def("take", [](const data::Dataset& ds, int64_t count) { return ds.take(count, kPython); })
       .def("prefetch", [](const data::Dataset& ds, int64_t n) { return ds.prefetch(n, kPython); })
-      .def_static("from_tensors",
-                  [](py::sequence tensors) {
-                    std::vector<ef::Tensor> ts;
-                    for (py::handle t : owned_items(tensors)) ts.push_back(to_tensor(t));
-                    return data::Dataset::from_tensors(ts, kPython);
-                  })
+      .def_static(
+          "from_tensors",
+          [](py::sequence tensors) { return data::Dataset::from_tensors(element_of(tensors), kPython); })
       .def_static(
           "zip",
           [](const std::vector<data::Dataset>& datasets) { return data::Dataset::zip(datasets, kPython); })
