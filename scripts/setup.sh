@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev                # oneDNN: float32 conv2d kernels (optional at build time)
   zlib1g-dev                 # gzip-compressed IDX files
   libpng-dev libjpeg62-turbo-dev  # ef.io.decode_png / decode_jpeg / encode_png
+  libkissfft-dev             # ef.signal's FFTs (its header-only C++ template)
   dataset-fashion-mnist      # the examples' data (IDX files in /usr/share/datasets)
   nlohmann-json3-dev         # checkpoint headers
   libprotobuf-dev protobuf-compiler  # TensorBoard event files

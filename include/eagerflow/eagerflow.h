@@ -70,6 +70,7 @@
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/random.h"
 #include "eagerflow/ops/reduction.h"
+#include "eagerflow/ops/signal.h"
 #include "eagerflow/optim/clipping.h"
 #include "eagerflow/optim/lbfgs.h"
 #include "eagerflow/optim/optimizers.h"

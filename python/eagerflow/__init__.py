@@ -11,14 +11,14 @@ and metrics in ef.keras; ef.Module for models written by subclassing.
 from eagerflow import _core
 from eagerflow import (  # noqa: F401
     autograph, config, data, datasets, errors, io, keras, linalg, math, nn, optimizers, profiler, random,
-    image, onnx, saved_model, summary, train,
+    image, onnx, saved_model, signal, summary, train,
 )
 from eagerflow import distribute  # noqa: F401  (ef.distribute: collectives on MPI)
 from eagerflow.config import device  # noqa: F401
 from eagerflow.module import Module  # noqa: F401
 from eagerflow._core import (  # noqa: F401
     DType, Tensor, Variable, as_dtype, bfloat16, bool, float16, float32, float64, int32, int64,
-    int8, uint8, int16, uint16, uint32,
+    int8, uint8, int16, uint16, uint32, complex64, complex128, complex,
     # creation
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like,
     from_dlpack,

@@ -7,6 +7,8 @@ from eagerflow._core import (  # noqa: F401
     reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_std, reduce_sum,
     reduce_variance, round, rsqrt, sigmoid, sigmoid_grad, sign, sin, sinh, softplus, sqrt, square,
     squared_difference, subtract, tan, tanh, top_k,
+    # complex numbers
+    angle, conj, imag, real,
     # special functions
     acosh, asinh, atan2, atanh, bessel_i0e, bessel_i1e, cumulative_logsumexp, digamma, erfc, erfinv, lgamma,
     log_sigmoid, nan_to_num, polygamma, truncatediv, truncatemod, xdivy, xlog1py, xlogy,

@@ -18,6 +18,7 @@ void bind_dlpack(py::module_& m, py::class_<ef::Tensor>& tensor);
 void bind_math_ops(py::module_& m);
 void bind_unary_ops(py::module_& m);       // unary elementwise ops (unary_ops.cpp)
 void bind_special_ops(py::module_& m);     // special functions (special_ops.cpp)
+void bind_signal_ops(py::module_& m);      // complex numbers and ef.signal (signal_ops.cpp)
 void bind_activation_ops(py::module_& m);  // activations (activation_ops.cpp)
 void bind_array_ops(py::module_& m);
 void bind_indexing_ops(py::module_& m);   // gather, scatter, where, one_hot, sorting (indexing_ops.cpp)

@@ -37,6 +37,10 @@ const char* numpy_name(ef::DType dtype) {
       return "uint16";
     case ef::DType::UInt32:
       return "uint32";
+    case ef::DType::Complex64:
+      return "complex64";
+    case ef::DType::Complex128:
+      return "complex128";
   }
   return nullptr;
 }
@@ -54,6 +58,7 @@ std::optional<ef::DType> dtype_from_numpy(const py::dtype& dt) {
   if (kind == 'f')
     return size == 8 ? ef::DType::Float64 : size == 2 ? ef::DType::Float16 : ef::DType::Float32;
   if (kind == 'b') return ef::DType::Bool;
+  if (kind == 'c' && size <= 16) return size == 16 ? ef::DType::Complex128 : ef::DType::Complex64;
   if (kind == 'i')
     return size == 1   ? ef::DType::Int8
            : size == 2 ? ef::DType::Int16
@@ -180,6 +185,9 @@ ef::Tensor from_python(py::handle obj, std::optional<ef::DType> dtype) {
                               std::to_string(hi) + ")");
     }
     array = array.attr("astype")(needed == ef::DType::Int32 ? "int32" : "int64");
+  } else if (kind == 'c') {
+    // Python's complex numbers are complex128, as in TensorFlow.
+    array = array.attr("astype")(dtype == ef::DType::Complex64 ? "complex64" : "complex128");
   } else if (kind != 'b') {
     const std::string type = py::str(py::type::of(obj).attr("__name__"));
     if (type == "KerasTensor")
@@ -253,7 +261,9 @@ ef::Tensor to_tensor_like(py::handle obj, ef::DType like) {
       PyFloat_Check(o) || PyLong_Check(o) || PyBool_Check(o) || PyList_Check(o) || PyTuple_Check(o);
   ef::Tensor t = to_tensor(obj);
   if (!python_value || t.dtype() == like || t.dtype() == ef::DType::Bool || like == ef::DType::Bool) return t;
-  if (ef::is_floating(t.dtype()) && !ef::is_floating(like)) return t;  // 1.5 for an integer: the op says no
+  // 1.5 for an integer: the op says no; a number next to a complex tensor takes its dtype.
+  if (ef::is_floating(t.dtype()) && !ef::is_floating(like) && !ef::is_complex(like)) return t;
+  if (ef::is_complex(t.dtype()) && !ef::is_complex(like)) return t;  // 1j next to a float: the op says no
   return to_tensor(obj, like);
 }
 
@@ -269,6 +279,8 @@ ef::TensorOrScalar to_operand(py::handle obj, std::optional<ef::DType> like) {
     return ef::TensorOrScalar(static_cast<int64_t>(v));
   }
   if (like && (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()))) return ef::TensorOrScalar(to_tensor(obj, like));
+  if (like && ef::is_complex(*like) && PyComplex_Check(obj.ptr()))  // 1j next to a complex64 tensor
+    return ef::TensorOrScalar(to_tensor(obj, like));
   return ef::TensorOrScalar(to_tensor(obj));
 }
 

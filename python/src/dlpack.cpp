@@ -32,6 +32,10 @@ DLDataType dl_dtype(ef::DType dtype) {
       return {kDLUInt, 16, 1};
     case ef::DType::UInt32:
       return {kDLUInt, 32, 1};
+    case ef::DType::Complex64:
+      return {kDLComplex, 64, 1};
+    case ef::DType::Complex128:
+      return {kDLComplex, 128, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -50,12 +54,14 @@ ef::DType from_dl_dtype(DLDataType t) {
     if (t.code == kDLInt && t.bits == 16) return ef::DType::Int16;
     if (t.code == kDLUInt && t.bits == 16) return ef::DType::UInt16;
     if (t.code == kDLUInt && t.bits == 32) return ef::DType::UInt32;
+    if (t.code == kDLComplex && t.bits == 64) return ef::DType::Complex64;
+    if (t.code == kDLComplex && t.bits == 128) return ef::DType::Complex128;
   }
   throw ef::InvalidArgumentError(
       "from_dlpack: unsupported DLPack dtype (code " + std::to_string(t.code) + ", " +
       std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) +
       " lanes); eagerflow has float32, float64, float16, bfloat16, int8, uint8, int16, uint16, int32, "
-      "uint32, int64 and bool");
+      "uint32, int64, bool, complex64 and complex128");
 }
 
 // What an exported DLManagedTensor owns: the tensor (keeping its memory alive) and

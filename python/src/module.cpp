@@ -71,6 +71,7 @@ PYBIND11_MODULE(_core, m) {
   efpy::bind_math_ops(m);
   efpy::bind_unary_ops(m);
   efpy::bind_special_ops(m);
+  efpy::bind_signal_ops(m);
   efpy::bind_activation_ops(m);
   efpy::bind_array_ops(m);
   efpy::bind_indexing_ops(m);

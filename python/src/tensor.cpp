@@ -23,6 +23,9 @@ namespace {
 // dtype.min and dtype.max, as TensorFlow's DType has them.
 py::object dtype_limit(ef::DType d, bool upper) {
   if (d == ef::DType::Bool) return py::bool_(upper);
+  if (ef::is_complex(d))  // TensorFlow: the limits of the parts
+    return py::float_(upper ? ef::finite_range(ef::real_dtype(d)).second
+                            : ef::finite_range(ef::real_dtype(d)).first);
   if (ef::is_floating(d)) return py::float_(upper ? ef::finite_range(d).second : ef::finite_range(d).first);
   return py::int_(upper ? ef::integer_range(d).second : ef::integer_range(d).first);
 }
@@ -111,6 +114,13 @@ and Python types into a DType.
       .value("int16", ef::DType::Int16)
       .value("uint16", ef::DType::UInt16)
       .value("uint32", ef::DType::UInt32)
+      .value("complex64", ef::DType::Complex64)
+      .value("complex128", ef::DType::Complex128)
+      .def_property_readonly(
+          "is_complex", [](ef::DType d) { return ef::is_complex(d); }, "True for complex64 and complex128.")
+      .def_property_readonly(
+          "real_dtype", [](ef::DType d) { return ef::real_dtype(d); },
+          "The dtype of a complex dtype's parts (float32 for complex64); a real dtype itself.")
       .def_property_readonly(
           "name", [](ef::DType d) { return std::string(ef::name(d)); }, "The dtype's name, e.g. \"float32\".")
       .def_property_readonly(

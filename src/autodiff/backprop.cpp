@@ -123,7 +123,8 @@ std::vector<Tensor> backprop(std::vector<TapeEntry>& entries, std::span<const Te
     needs.assign(entry.inputs.size(), false);
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const Tensor& in = entry.inputs[i];
-      needs[i] = is_floating(in.dtype()) && in.impl()->id && reaches_source.count(in.impl()->id);
+      needs[i] =
+          detail::is_differentiable(in.dtype()) && in.impl()->id && reaches_source.count(in.impl()->id);
     }
     if (entry.custom_gradient) {
       input_grads = (*entry.custom_gradient)(output_grads);

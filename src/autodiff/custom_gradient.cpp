@@ -86,8 +86,9 @@ std::vector<Tensor> call_jvp(const WithGradients& result, const std::vector<Tens
                                "tangents; pass the variable's value as an input instead");
   std::vector<Tensor> input_tangents;
   for (size_t i = 0; i < inputs.size(); ++i)
-    input_tangents.push_back(
-        tangents[i].defined() || !is_floating(inputs[i].dtype()) ? tangents[i] : zeros_like(inputs[i]));
+    input_tangents.push_back(tangents[i].defined() || !detail::is_differentiable(inputs[i].dtype())
+                                 ? tangents[i]
+                                 : zeros_like(inputs[i]));
   std::vector<Tensor> out = result.jvp(input_tangents);
   if (out.size() != result.outputs.size())
     fail("custom_gradient: the jvp function returned ", out.size(), " tangents; expected one per output (",

@@ -59,7 +59,7 @@ class VisibleAccumulators {
 void check_tangent(const Tensor& primal, const Tensor& tangent, const char* what) {
   if (!primal.defined()) fail(what, ": the primal is an undefined tensor");
   if (!tangent.defined()) fail(what, ": the tangent is an undefined tensor");
-  if (!is_floating(primal.dtype()))
+  if (!detail::is_differentiable(primal.dtype()))
     fail(what, ": only float tensors have tangents; the primal has dtype ", primal.dtype(), " (shape ",
          primal.shape(), ")");
   if (tangent.dtype() != primal.dtype() || tangent.shape() != primal.shape())
@@ -76,7 +76,7 @@ void store_output_tangents(ForwardAccumulator::Impl& acc, std::string_view who,
                         " outputs");
   for (size_t k = 0; k < outputs.size(); ++k) {
     Tensor& t = tangents[k];
-    if (!t.defined() || !is_floating(outputs[k].dtype())) continue;
+    if (!t.defined() || !detail::is_differentiable(outputs[k].dtype())) continue;
     const bool shapes_known = outputs[k].shape().is_fully_defined() && t.shape().is_fully_defined();
     if (t.dtype() != outputs[k].dtype() || (shapes_known && t.shape() != outputs[k].shape()))
       fail<InternalError>(who, ": the jvp rule returned a tangent of dtype ", t.dtype(), " and shape ",
@@ -87,7 +87,8 @@ void store_output_tangents(ForwardAccumulator::Impl& acc, std::string_view who,
 }
 
 bool any_float(std::span<const Tensor> outputs) {
-  return std::any_of(outputs.begin(), outputs.end(), [](const Tensor& t) { return is_floating(t.dtype()); });
+  return std::any_of(outputs.begin(), outputs.end(),
+                     [](const Tensor& t) { return detail::is_differentiable(t.dtype()); });
 }
 
 }  // namespace
@@ -160,7 +161,7 @@ std::vector<Tensor> transposed_gradient(
   GradientTape tape;
   std::vector<Tensor> seeds(outputs.size()), watched;
   for (size_t j = 0; j < outputs.size(); ++j) {
-    if (!is_floating(outputs[j].dtype())) continue;
+    if (!detail::is_differentiable(outputs[j].dtype())) continue;
     seeds[j] = zeros_like(outputs[j]);
     tape.watch(seeds[j]);
     watched.push_back(seeds[j]);
@@ -228,7 +229,7 @@ void ForwardAccumulator::watch(const Tensor& primal, const Tensor& tangent) {
 }
 
 void ForwardAccumulator::watch(const Variable& variable, const Tensor& tangent) {
-  if (!is_floating(variable.dtype()))
+  if (!detail::is_differentiable(variable.dtype()))
     fail("ForwardAccumulator.watch: only float variables have tangents; variable '", variable.name(),
          "' has dtype ", variable.dtype());
   if (!tangent.defined() || tangent.dtype() != variable.dtype() || tangent.shape() != variable.shape())
@@ -241,7 +242,7 @@ void ForwardAccumulator::watch(const Variable& variable, const Tensor& tangent) 
 Tensor ForwardAccumulator::jvp(const Tensor& t, UnconnectedGradients unconnected) const {
   if (!t.defined()) fail("ForwardAccumulator.jvp: the tensor is undefined");
   if (const Tensor* tangent = impl_->find(t)) return *tangent;
-  if (unconnected == UnconnectedGradients::Zero && is_floating(t.dtype())) return zeros_like(t);
+  if (unconnected == UnconnectedGradients::Zero && detail::is_differentiable(t.dtype())) return zeros_like(t);
   return Tensor();
 }
 

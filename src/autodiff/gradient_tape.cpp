@@ -32,7 +32,7 @@ struct GradientTape::Impl {
   std::unordered_map<const void*, std::vector<Tensor>> reads;  // values read, per variable
 
   void on_read(const Variable& v, const Tensor& value) {
-    if (!is_floating(value.dtype())) return;
+    if (!detail::is_differentiable(value.dtype())) return;
     bool wanted = explicitly_watched.count(v.key()) || (watch_accessed_variables && v.trainable());
     if (!wanted) return;
     auto& seen = reads[v.key()];
@@ -99,7 +99,7 @@ class TapeStack : public OpRecorder {
       if (!any_watched) continue;
       bool any_float = false;
       for (const Tensor& out : outputs) {
-        if (!is_floating(out.dtype())) continue;
+        if (!detail::is_differentiable(out.dtype())) continue;
         tape->watched.insert(detail::tensor_id(out));
         any_float = true;
       }
@@ -115,7 +115,7 @@ TapeStack& tape_stack() {
 
 void check_source(const Tensor& source, size_t index, const char* what) {
   if (!source.defined()) fail(what, ": source ", index, " is an undefined tensor");
-  if (!is_floating(source.dtype()))
+  if (!detail::is_differentiable(source.dtype()))
     fail(what, ": source ", index, " has dtype ", source.dtype(),
          "; gradients flow only through float32 and float64 tensors (cast it first)");
 }
@@ -154,7 +154,7 @@ detail::VariableReadLog::~VariableReadLog() {
 }
 
 void detail::VariableReadLog::add(const Variable& variable, const Tensor& value) {
-  if (!variable.trainable() || !is_floating(value.dtype())) return;
+  if (!variable.trainable() || !detail::is_differentiable(value.dtype())) return;
   for (const Variable& seen : variables)
     if (seen.same_as(variable)) return;
   variables.push_back(variable);
@@ -214,14 +214,16 @@ void GradientTape::resume() {
 
 void GradientTape::watch(const Tensor& t) {
   if (!t.defined()) fail("watch: the tensor is undefined");
-  if (!is_floating(t.dtype()))
-    fail("watch: only float tensors can be watched; got dtype ", t.dtype(), " (shape ", t.shape(), ")");
+  if (!detail::is_differentiable(t.dtype()))
+    fail("watch: only float and complex tensors can be watched; got dtype ", t.dtype(), " (shape ", t.shape(),
+         ")");
   impl_->watched.insert(detail::tensor_id(t));
 }
 
 void GradientTape::watch(const Variable& v) {
-  if (!is_floating(v.dtype()))
-    fail("watch: only float variables can be watched; variable '", v.name(), "' has dtype ", v.dtype());
+  if (!detail::is_differentiable(v.dtype()))
+    fail("watch: only float and complex variables can be watched; variable '", v.name(), "' has dtype ",
+         v.dtype());
   impl_->explicitly_watched.insert(v.key());
   impl_->on_read(v, v.value());
 }
@@ -293,7 +295,7 @@ std::vector<Tensor> GradientTape::tensor_gradients(std::span<const Tensor> targe
     if (seed.defined() && seed.shape() != targets[i].shape())
       fail("gradient: output_gradient has shape ", seed.shape(), " but the target has shape ",
            targets[i].shape());
-    if (!is_floating(targets[i].dtype())) continue;  // no gradient flows from integers
+    if (!detail::is_differentiable(targets[i].dtype())) continue;  // no gradient flows from integers
     float_targets.push_back(targets[i]);
     seeds.push_back(seed.defined() ? seed : ones_like(targets[i]));
   }

@@ -71,7 +71,7 @@ std::vector<Tensor> recomputed_gradients(const Recomputation& r, const std::vect
                                   " outputs when run again, ", output_grads.size(), " the first time");
   std::vector<Tensor> targets, seeds;
   for (size_t i = 0; i < outputs.size(); ++i)
-    if (output_grads[i].defined() && is_floating(outputs[i].dtype())) {
+    if (output_grads[i].defined() && detail::is_differentiable(outputs[i].dtype())) {
       targets.push_back(outputs[i]);
       seeds.push_back(output_grads[i]);
     }

@@ -13,6 +13,10 @@
 
 namespace ef::detail {
 
+// The dtypes gradients and tangents flow through: the float dtypes and the complex
+// ones (Note [complex dtypes] in core/dtype.h); integers and bool stop them.
+constexpr bool is_differentiable(DType t) { return is_floating(t) || is_complex(t); }
+
 // A tensor's identity on tapes, assigned on first use (Note [tape recording]).
 int64_t tensor_id(const Tensor& t);
 

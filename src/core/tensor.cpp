@@ -69,6 +69,12 @@ void fail_storage_only_in_kernel(DType t) {
                       " first (Notes [half-precision dtypes] and [small integer dtypes] in eagerflow/core)");
 }
 
+void fail_complex_in_kernel(DType t) {
+  fail<UnimplementedError>(
+      "this computation has no ", t, " version: complex tensors support the ops of Note ",
+      "[complex dtypes] (eagerflow/core/dtype.h); take real() and imag() for the others");
+}
+
 Tensor empty_tensor(DType dtype, const Shape& shape, Device device, std::string_view op) {
   validate_shape(shape, op, "shape", size_of(dtype));
   auto impl = make_ref<TensorImpl>();

@@ -5,6 +5,7 @@
 // padded to a common width; large tensors are summarized with "..." like NumPy.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -152,7 +153,22 @@ class Printer {
   void format_all() {
     DType dt = t_.dtype();
     const TensorImpl& impl = *t_.impl();
-    if (is_floating(dt)) {
+    if (is_complex(dt)) {  // NumPy's "1.5-2.j": each part formatted as a float column
+      std::vector<double> re, im_abs;
+      std::vector<bool> negative;
+      for (int64_t i : flat_) {
+        const std::complex<double> z =
+            dt == DType::Complex64 ? std::complex<double>(detail::read_element<std::complex<float>>(impl, i))
+                                   : detail::read_element<std::complex<double>>(impl, i);
+        re.push_back(z.real());
+        im_abs.push_back(std::fabs(z.imag()));
+        negative.push_back(std::signbit(z.imag()) && !std::isnan(z.imag()));
+      }
+      const DType part = real_dtype(dt);
+      const std::vector<std::string> re_text = format_floats(re, part), im_text = format_floats(im_abs, part);
+      for (size_t k = 0; k < re_text.size(); ++k)
+        text_.push_back(re_text[k] + (negative[k] ? "-" : "+") + im_text[k] + "j");
+    } else if (is_floating(dt)) {
       std::vector<double> v;
       for (int64_t i : flat_)
         v.push_back(dispatch_storage_dtype(dt, [&](auto tag) {

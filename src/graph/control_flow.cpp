@@ -261,7 +261,7 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
           const std::shared_ptr<GraphState> here = current_graph_slot()->shared_from_this();
           std::vector<Tensor> ys, ys_seeds, sources;
           for (size_t k = 0; k < outs.size(); ++k)
-            if (is_floating(outs[k].dtype())) {
+            if (detail::is_differentiable(outs[k].dtype())) {
               ys.push_back(here->output(here->value_of(outs[k], "cond")));
               ys_seeds.push_back(seeds[k]);
             }

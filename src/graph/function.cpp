@@ -58,7 +58,8 @@ std::vector<Variable> ConcreteFunctionState::trainable_variables_read() const {
   // variable's gradient must reach this call's gradient, which refuses it.
   std::vector<Variable> variables;
   visit_nested_nodes(*graph, forward_nodes, [&](const Node& n) {
-    if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() || !is_floating(n.variable->dtype()))
+    if (n.kind != NodeKind::kReadVariable || !n.variable->trainable() ||
+        !detail::is_differentiable(n.variable->dtype()))
       return;
     if (std::none_of(variables.begin(), variables.end(),
                      [&](const Variable& v) { return v.same_as(*n.variable); }))
@@ -84,7 +85,7 @@ void ConcreteFunctionState::build_gradient() {
   // Only float outputs carry gradients.
   std::vector<Tensor> float_ys, float_seeds;
   for (size_t k = 0; k < ys.size(); ++k)
-    if (is_floating(ys[k].dtype())) {
+    if (detail::is_differentiable(ys[k].dtype())) {
       float_ys.push_back(ys[k]);
       float_seeds.push_back(seeds[k]);
     }

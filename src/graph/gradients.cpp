@@ -95,7 +95,7 @@ std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>
       if (!grad_ys.empty() && grad_ys[i].defined() && grad_ys[i].dtype() != ys[i].dtype())
         fail("gradients: grad_ys[", i, "] has dtype ", grad_ys[i].dtype(), " but ys[", i, "] has ",
              ys[i].dtype());
-      if (!is_floating(ys[i].dtype())) continue;
+      if (!detail::is_differentiable(ys[i].dtype())) continue;
       targets.push_back(ys[i]);
       seeds.push_back(!grad_ys.empty() && grad_ys[i].defined() ? grad_ys[i] : ones_like(ys[i]));
     }

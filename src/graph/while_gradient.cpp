@@ -26,6 +26,7 @@
 // not match the forward run: that is refused with UnimplementedError. Integer loop
 // variables and captures get no gradient, and the condition's captures get none either
 // (the condition only decides how often the body runs).
+#include "autodiff/tape_internal.h"
 #include "eagerflow/graph/control_flow.h"
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/creation.h"
@@ -87,9 +88,9 @@ std::vector<Tensor> while_gradient(const std::shared_ptr<GraphState>& g, int ind
 
   std::vector<size_t> float_vars, float_captures;
   for (size_t k = 0; k < m; ++k)
-    if (is_floating(inputs[k].dtype())) float_vars.push_back(k);
+    if (detail::is_differentiable(inputs[k].dtype())) float_vars.push_back(k);
   for (size_t c = 0; c < body_captures.size(); ++c)
-    if (is_floating(body_captures[c].dtype())) float_captures.push_back(c);
+    if (detail::is_differentiable(body_captures[c].dtype())) float_captures.push_back(c);
   std::vector<Tensor> result(inputs.size());
   if (float_vars.empty()) return result;  // no float outputs: nothing flows back
 

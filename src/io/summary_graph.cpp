@@ -39,6 +39,10 @@ ef_tensorboard::DataType data_type(DType dtype) {
       return ef_tensorboard::DT_UINT16;
     case DType::UInt32:
       return ef_tensorboard::DT_UINT32;
+    case DType::Complex64:
+      return ef_tensorboard::DT_COMPLEX64;
+    case DType::Complex128:
+      return ef_tensorboard::DT_COMPLEX128;
   }
   return ef_tensorboard::DT_INVALID;
 }

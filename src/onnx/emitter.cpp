@@ -34,6 +34,10 @@ int32_t onnx_type(DType dtype) {
       return pb::TensorProto::UINT16;
     case DType::UInt32:
       return pb::TensorProto::UINT32;
+    case DType::Complex64:
+      return pb::TensorProto::COMPLEX64;
+    case DType::Complex128:
+      return pb::TensorProto::COMPLEX128;
   }
   fail<InternalError>("onnx export: unknown dtype ", static_cast<int>(dtype));
 }

@@ -140,7 +140,7 @@ void computed_on_host(const OpCall& call, std::span<Tensor> outputs) {
 // Runs a composite op's body, adding the user's call site to an error it raises (before
 // or between the ops it runs), as dispatch does for primitive ops.
 template <class Body>
-Tensor with_call_site(CallSite where, Body&& body) {
+auto with_call_site(CallSite where, Body&& body) {
   try {
     return body();
   } catch (Error& e) {

@@ -45,6 +45,14 @@ T exact_value(const TensorOrScalar& n, DType dtype, std::string_view op) {
 Tensor scalar_tensor(const TensorOrScalar& number, DType dtype, std::string_view op) {
   if (number.is_tensor()) return number.tensor();
   Tensor t = detail::empty_tensor(dtype, Shape{}, kCPU, op);
+  if (is_complex(dtype)) {  // a real number next to a complex tensor: its real part
+    const double v = number.is_integral() ? static_cast<double>(number.int_value()) : number.value();
+    if (dtype == DType::Complex64)
+      *static_cast<std::complex<float>*>(t.impl()->storage->data()) = {static_cast<float>(v), 0.0f};
+    else
+      *static_cast<std::complex<double>*>(t.impl()->storage->data()) = {v, 0.0};
+    return t;
+  }
   dispatch_storage_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *static_cast<T*>(t.impl()->storage->data()) = exact_value<T>(number, dtype, op);

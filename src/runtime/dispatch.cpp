@@ -37,6 +37,30 @@ bool check_inputs(const OpCall& call, bool building) {
   return mixed;
 }
 
+// Note [complex dtypes] (core/dtype.h): only ops that declare complex support see
+// complex tensors, and only on the CPU for now.
+void check_complex(const OpCall& call, const OutputMetas* metas) {
+  auto refuse = [&](std::string_view what, size_t i, DType dtype, const Shape& shape) {
+    fail<UnimplementedError>(
+        call.op.name, ": ", what, " ", i, " is ", dtype, " (shape ", shape,
+        "), and this op has no complex version; take ef::real and ef::imag and compute on those");
+  };
+  if (!metas) {
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      const Tensor& t = call.inputs[i];
+      if (!is_complex(t.dtype())) continue;
+      if (!call.op.traits.complex) refuse("input", i, t.dtype(), t.shape());
+      if (t.device().type != DeviceType::CPU)
+        fail<UnimplementedError>(call.op.name, ": input ", i, " is ", t.dtype(), " on ", t.device(),
+                                 ": complex tensors are computed on the CPU only so far");
+    }
+    return;
+  }
+  for (size_t i = 0; i < metas->size(); ++i)
+    if (is_complex((*metas)[i].dtype) && !call.op.traits.complex)
+      refuse("output", i, (*metas)[i].dtype, (*metas)[i].shape);
+}
+
 // The inputs of a call whose inputs are on several devices, with the 0-d host tensors
 // (Python numbers, constants) copied to the device of the others, as TensorFlow and
 // PyTorch let scalars follow. Any other mix of devices is an error naming both.
@@ -157,8 +181,17 @@ void dispatch(const OpCall& given, SizeOutputs&& size_outputs, const Tensor* don
     moved = with_host_scalars_moved(call);
     call.inputs = moved;
   }
+  for (const Tensor& t : call.inputs)
+    if (is_complex(t.dtype())) [[unlikely]] {
+      check_complex(call, nullptr);
+      break;
+    }
   OutputMetas metas;
   call.op.infer(call, metas);
+  if (!call.op.traits.complex)
+    for (size_t i = 0; i < metas.size(); ++i)
+      if (is_complex(metas[i].dtype)) [[unlikely]]
+        check_complex(call, &metas);
   std::span<Tensor> outputs = size_outputs(metas.size());
   if (ctx.builder) {
     std::vector<Tensor> built = ctx.builder->build(call, metas);

@@ -16,7 +16,7 @@ def test_guide_examples_run(guide, capsys):
     out = capsys.readouterr().out
     expected = {
         "getting_started": ["[[ 8. 11.]\n [16. 23.]]", "TensorShape([2, 2])", "58.0", "large", "0.9"],
-        "autodiff": ["[[66. 88.]]", "12.0 12.0", "1.0", "[6. 0.]"],
+        "autodiff": ["[[66. 88.]]", "12.0 12.0", "1.0", "[6. 0.]", "[12. 20. 20. 28.]"],
         "eager": ["InvalidArgumentError"],
         "functions": ["1\n"],
         "keras": ["True", "TensorShape([2, 3])", "['label_accuracy', 'label_loss', 'loss', 'score_loss']",

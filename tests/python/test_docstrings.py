@@ -11,7 +11,8 @@ import eagerflow as ef
 MODULES = ["ef", "ef.math", "ef.nn", "ef.linalg", "ef.random", "ef.keras", "ef.keras.layers", "ef.keras.losses",
            "ef.keras.metrics", "ef.keras.optimizers", "ef.keras.initializers", "ef.keras.callbacks", "ef.keras.utils",
            "ef.keras.mixed_precision", "ef.keras.models", "ef.data", "ef.train", "ef.optimizers", "ef.io",
-           "ef.config", "ef.summary", "ef.profiler", "ef.errors", "ef.datasets", "ef.saved_model", "ef.onnx", "ef.image", "ef.autodiff"]
+           "ef.config", "ef.summary", "ef.profiler", "ef.errors", "ef.datasets", "ef.saved_model", "ef.onnx", "ef.image", "ef.autodiff",
+           "ef.signal"]
 
 
 def _public():

@@ -8,9 +8,9 @@ import torch
 
 import eagerflow as ef
 
-ALL_DTYPES = [ef.float32, ef.float64, ef.int32, ef.int64, ef.bool]
+ALL_DTYPES = [ef.float32, ef.float64, ef.int32, ef.int64, ef.bool, ef.complex64, ef.complex128]
 NUMPY_OF = {ef.float32: np.float32, ef.float64: np.float64, ef.int32: np.int32,
-            ef.int64: np.int64, ef.bool: np.bool_}
+            ef.int64: np.int64, ef.bool: np.bool_, ef.complex64: np.complex64, ef.complex128: np.complex128}
 
 
 # ---- conversion ----
@@ -56,7 +56,7 @@ def test_unconvertible_values_raise_type_error():
     with pytest.raises(TypeError):
         ef.constant("text")
     with pytest.raises(TypeError):
-        ef.constant(np.zeros(2, np.complex64))
+        ef.constant(np.zeros(2, "datetime64[s]"))
 
 
 # ---- NumPy and DLPack ----

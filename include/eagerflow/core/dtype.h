@@ -2,6 +2,7 @@
 // `dispatch_dtype`, the one switch that turns a runtime dtype into a C++ type.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -29,11 +30,14 @@ enum class DType : uint8_t {
   Int16,
   UInt16,
   UInt32,
+  Complex64,   // two float32: real, imaginary (std::complex<float>)
+  Complex128,  // two float64
 };
 
-inline constexpr DType kAllDTypes[] = {DType::Float32, DType::Float64, DType::Int32,    DType::Int64,
-                                       DType::Bool,    DType::Float16, DType::BFloat16, DType::Int8,
-                                       DType::UInt8,   DType::Int16,   DType::UInt16,   DType::UInt32};
+inline constexpr DType kAllDTypes[] = {DType::Float32,   DType::Float64,   DType::Int32,    DType::Int64,
+                                       DType::Bool,      DType::Float16,   DType::BFloat16, DType::Int8,
+                                       DType::UInt8,     DType::Int16,     DType::UInt16,   DType::UInt32,
+                                       DType::Complex64, DType::Complex128};
 
 constexpr size_t size_of(DType t) {
   switch (t) {
@@ -56,6 +60,10 @@ constexpr size_t size_of(DType t) {
       return 2;
     case DType::UInt32:
       return 4;
+    case DType::Complex64:
+      return 8;
+    case DType::Complex128:
+      return 16;
   }
   return 0;
 }
@@ -81,6 +89,10 @@ constexpr std::string_view name(DType t) {
       return "uint16";
     case DType::UInt32:
       return "uint32";
+    case DType::Complex64:
+      return "complex64";
+    case DType::Complex128:
+      return "complex128";
   }
   return "unknown";
 }
@@ -97,7 +109,26 @@ constexpr bool is_small_integer(DType t) {
 }
 constexpr bool is_integer(DType t) { return t == DType::Int32 || t == DType::Int64 || is_small_integer(t); }
 constexpr bool is_unsigned(DType t) { return t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32; }
-constexpr bool is_numeric(DType t) { return t != DType::Bool; }
+constexpr bool is_complex(DType t) { return t == DType::Complex64 || t == DType::Complex128; }
+// Real dtypes that compute: everything but bool and the complex dtypes.
+constexpr bool is_numeric(DType t) { return t != DType::Bool && !is_complex(t); }
+// The real dtype of a complex dtype's parts (complex64: float32), and back.
+constexpr DType real_dtype(DType t) {
+  return t == DType::Complex64 ? DType::Float32 : t == DType::Complex128 ? DType::Float64 : t;
+}
+constexpr DType complex_dtype(DType real) {
+  return real == DType::Float64 ? DType::Complex128 : DType::Complex64;
+}
+
+// Note [complex dtypes]: complex64 and complex128 tensors are stored as std::complex
+// pairs, but only the ops that say so (OpTraits::complex) accept them: the ones that
+// move elements without computing (reshape, transpose, slicing, concat, gather, ...),
+// complex/real/imag, abs of a complex, the FFTs and cast. The dispatcher refuses every
+// other op with an UnimplementedError naming it, so no real kernel ever reads complex
+// bytes. Complex arithmetic (add, multiply, matmul, reduce_sum, conj, angle, ...) is
+// composed from real/imag/complex in the ops' public functions, which makes every
+// gradient follow from those three: the gradient of a real loss with respect to z is
+// dL/dRe(z) + i dL/dIm(z), TensorFlow's and PyTorch's convention.
 
 // Note [small integer dtypes]: like the half dtypes (Note [half-precision dtypes] in
 // half.h), the narrow integer dtypes have storage but no kernels of their own. The
@@ -159,6 +190,14 @@ template <>
 struct DTypeOf<uint32_t> {
   static constexpr DType value = DType::UInt32;
 };
+template <>
+struct DTypeOf<std::complex<float>> {
+  static constexpr DType value = DType::Complex64;
+};
+template <>
+struct DTypeOf<std::complex<double>> {
+  static constexpr DType value = DType::Complex128;
+};
 template <class T> inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 // v rounded to the nearest value of floating dtype t (inf beyond its range), as a double.
@@ -190,6 +229,9 @@ namespace detail {
 // Thrown when a kernel is reached with a storage-only dtype, which the dispatcher
 // widens to compute_dtype(t) before any kernel runs.
 [[noreturn]] void fail_storage_only_in_kernel(DType t);
+// Thrown when complex values reach code that computes in real numbers only: an
+// UnimplementedError (Note [complex dtypes]).
+[[noreturn]] void fail_complex_in_kernel(DType t);
 }  // namespace detail
 
 // Calls fn(TypeTag<T>{}) with T the C++ type of `t`, for the dtypes kernels compute in.
@@ -212,6 +254,9 @@ decltype(auto) dispatch_dtype(DType t, Fn&& fn) {
     case DType::UInt16:
     case DType::UInt32:
       break;
+    case DType::Complex64:
+    case DType::Complex128:
+      detail::fail_complex_in_kernel(t);
   }
   detail::fail_storage_only_in_kernel(t);
 }

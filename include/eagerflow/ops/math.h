@@ -129,7 +129,20 @@ Tensor clip_by_value(const Tensor& x, const TensorOrScalar& clip_min, const Tens
 Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
                   std::optional<double> neginf = std::nullopt, CallSite where = CallSite::current());
 
-// Converts to `dtype`: floats to integers truncate toward zero; to bool is x != 0.
+// ---- Complex numbers (complex64, complex128; Note [complex dtypes] in core/dtype.h) ----
+// real + i imag, from two float32 (complex64) or float64 (complex128) tensors, broadcast.
+Tensor complex(const Tensor& real, const Tensor& imag, CallSite where = CallSite::current());
+// The real and imaginary parts (float32 or float64). A real x is its own real part and
+// has imaginary part 0.
+Tensor real(const Tensor& x, CallSite where = CallSite::current());
+Tensor imag(const Tensor& x, CallSite where = CallSite::current());
+// The complex conjugate re - i im; a real x unchanged. Composite.
+Tensor conj(const Tensor& x, CallSite where = CallSite::current());
+// The argument atan2(imag, real) in [-pi, pi]; for a real x, pi where x < 0, else 0. Composite.
+Tensor angle(const Tensor& x, CallSite where = CallSite::current());
+
+// Converts to `dtype`: floats to integers truncate toward zero; to bool is x != 0; a
+// complex number to a real dtype keeps its real part.
 Tensor cast(const Tensor& x, DType dtype, CallSite where = CallSite::current());
 
 }  // namespace ef

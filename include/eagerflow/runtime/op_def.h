@@ -196,6 +196,9 @@ struct OpTraits {
   // the same element of the output, and nothing else. The graph executor uses it to
   // reuse a dead input's buffer (Note [in-place reuse] in src/graph/executor.cpp).
   bool in_place = false;
+  // Accepts complex64/complex128 inputs and outputs (on the CPU); the dispatcher refuses
+  // complex tensors to every other op (Note [complex dtypes] in core/dtype.h).
+  bool complex = false;
 };
 
 // Note [elementwise blocks]: an elementwise op computed by one scalar functor also

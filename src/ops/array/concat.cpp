@@ -84,6 +84,7 @@ const OpDef& kConcat = define_op({
     .gradient = concat_grad,
     .jvp = detail::jvp_linear<>,
     .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
+    .traits = {.complex = true},
 });
 
 // ---- unstack(x, axis) ----
@@ -139,7 +140,7 @@ const OpDef& kUnstack = define_op({
     .gradient = unstack_grad,
     .jvp = detail::jvp_linear<>,
     .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 0); },
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- split(x, num_or_size_splits, axis) ----
@@ -232,7 +233,7 @@ const OpDef& kSplit = define_op({
     .gradient = split_grad,
     .jvp = detail::jvp_linear<>,
     .batch = [](const BatchCall& call) { return detail::batch_shifting_axis(call, 2); },
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 }  // namespace

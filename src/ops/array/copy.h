@@ -35,11 +35,17 @@ template <> struct Word<8> { using type = uint64_t; };
 // Calls fn(TypeTag<W>) with W an unsigned type of the element size of `dtype`.
 template <class Fn>
 void dispatch_word(DType dtype, Fn&& fn) {
+  struct Word16 {
+    uint64_t low, high;
+  };
   switch (size_of(dtype)) {
     case 1: fn(TypeTag<uint8_t>{}); return;
     case 2: fn(TypeTag<uint16_t>{}); return;
     case 4: fn(TypeTag<uint32_t>{}); return;
     case 8: fn(TypeTag<uint64_t>{}); return;
+    case 16:
+      fn(TypeTag<Word16>{});
+      return;  // complex128
   }
   fail<InternalError>("copy: unsupported element size ", size_of(dtype));
 }

@@ -268,6 +268,7 @@ const OpDef& kGather = define_op({
     .gradient = gather_grad,
     .jvp = detail::jvp_linear<value_bit(0)>,
     .batch = batch_gather,
+    .traits = {.complex = true},
 });
 
 // ---- gather_nd(params, indices, batch_dims) ----
@@ -383,6 +384,7 @@ const OpDef& kGatherNd = define_op({
     .gradient = gather_nd_grad,
     .jvp = detail::jvp_linear<value_bit(0)>,
     .batch = batch_gather_nd,
+    .traits = {.complex = true},
 });
 
 // ---- scatter_nd(indices, updates, shape) ----

@@ -373,6 +373,7 @@ const OpDef& kTile = define_op({
     .gradient = tile_grad,
     .jvp = detail::jvp_linear<>,
     .batch = batch_tile,
+    .traits = {.complex = true},
 });
 
 // The number as an attr for `dtype`: int64 for integers and bool (exact), else double.

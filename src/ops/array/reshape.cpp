@@ -151,7 +151,7 @@ const OpDef& kReshape = define_op({
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
     .batch = batch_reshape,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- expand_dims(x, axis) ----
@@ -207,7 +207,7 @@ const OpDef& kExpandDims = define_op({
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
     .batch = batch_expand_dims,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- squeeze(x, axis) ----
@@ -289,7 +289,7 @@ const OpDef& kSqueeze = define_op({
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
     .batch = batch_squeeze,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- identity(x) ----
@@ -312,7 +312,7 @@ const OpDef& kIdentity = define_op({
     .gradient = identity_grad,
     .gradient_uses = kGradientReadsNoValues,  // shapes only (Note [gradient uses])
     .jvp = detail::jvp_linear<>,
-    .traits = {.elementwise = true, .view = true},
+    .traits = {.elementwise = true, .view = true, .complex = true},
 });
 
 }  // namespace

@@ -78,6 +78,7 @@ const OpDef& kShape = define_op({
     .kernels = {shape_cpu, detail::computed_on_host<shape_cpu>},
     .not_differentiable = "its output holds integer sizes",
     .batch = batch_shape_op,
+    .traits = {.complex = true},
 });
 
 const OpDef& kSize = define_op({
@@ -87,6 +88,7 @@ const OpDef& kSize = define_op({
     .kernels = {size_cpu, detail::computed_on_host<size_cpu>},
     .not_differentiable = "its output holds an integer count",
     .batch = batch_shape_op,
+    .traits = {.complex = true},
 });
 
 // ---- ensure_shape_match(x, like): x, once its shape is checked against like's ----
@@ -155,7 +157,7 @@ const OpDef& kEnsureShapeMatch = define_op({
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<value_bit(0)>,
     .batch = batch_ensure_shape_match,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 }  // namespace

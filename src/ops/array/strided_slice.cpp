@@ -256,7 +256,7 @@ const OpDef& kStridedSlice = define_op({
     .gradient = strided_slice_gradient,
     .jvp = detail::jvp_linear<>,
     .batch = batch_strided_slice,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 const OpDef& kStridedSliceGrad = define_op({
@@ -269,6 +269,7 @@ const OpDef& kStridedSliceGrad = define_op({
     .gradient_uses = kGradientReadsNoValues,
     .jvp = detail::jvp_linear<value_bit(1)>,
     .batch = batch_strided_slice,
+    .traits = {.complex = true},
 });
 
 const OpDef& strided_slice_op() { return kStridedSlice; }
@@ -355,7 +356,7 @@ const OpDef& kSlice = define_op({
     .gradient = slice_grad,
     .jvp = detail::jvp_linear<>,
     .batch = batch_slice,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 }  // namespace

@@ -28,7 +28,7 @@ const OpDef& kContiguous = define_op({
     .kernels = {copy_kernel, copy_kernel},
     .gradient = contiguous_grad,
     .jvp = detail::jvp_linear<>,
-    .traits = {.elementwise = true},
+    .traits = {.elementwise = true, .complex = true},
 });
 
 }  // namespace

@@ -71,7 +71,7 @@ const OpDef& kTranspose = define_op({
     .gradient = transpose_grad,
     .jvp = detail::jvp_linear<>,
     .batch = batch_transpose,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- broadcast_to(x, shape) ----
@@ -129,7 +129,7 @@ const OpDef& kBroadcastTo = define_op({
     .gradient = broadcast_to_grad,
     .jvp = detail::jvp_linear<>,
     .batch = batch_broadcast_to,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 // ---- reverse(x, axis) ----
@@ -189,7 +189,7 @@ const OpDef& kReverse = define_op({
     .gradient = reverse_grad,
     .jvp = detail::jvp_linear<>,
     .batch = batch_reverse,
-    .traits = {.view = true},
+    .traits = {.view = true, .complex = true},
 });
 
 }  // namespace

@@ -25,7 +25,7 @@ void select_cpu(const OpCall& call, std::span<Tensor> outputs) {
   Tensor& out = outputs[0];
   auto layout = cpu::make_layout<4>(out.shape(), {call.inputs[0].impl(), call.inputs[1].impl(), call.inputs[2].impl()});
   const bool* cond = cpu::typed_data<bool>(call.inputs[0]);
-  dispatch_dtype(out.dtype(), [&](auto tag) {
+  detail::dispatch_word(out.dtype(), [&](auto tag) {  // it only picks elements: any dtype by its width
     using T = typename decltype(tag)::type;
     const T* x = cpu::typed_data<T>(call.inputs[1]);
     const T* y = cpu::typed_data<T>(call.inputs[2]);
@@ -60,7 +60,7 @@ const OpDef& kSelect = define_op({
     .kernels = {select_cpu, cuda::elementwise_kernel},
     .gradient = select_grad,
     .jvp = detail::jvp_linear<value_bit(1) | value_bit(2)>,
-    .traits = {.elementwise = true},
+    .traits = {.elementwise = true, .complex = true},
 });
 
 // ---- where(condition): coordinates of the non-zero elements ----

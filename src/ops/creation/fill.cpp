@@ -13,6 +13,7 @@ enum FillAttr { kShape, kValue, kDType };
 // The fill value is kept as int64 for integer dtypes (exact beyond 2^53), else double.
 AttrValue fill_value_attr(const TensorOrScalar& value, DType dtype, std::string_view op) {
   Tensor t = scalar_tensor(value, dtype, op);  // validates that the number fits the dtype
+  if (is_complex(dtype)) return value.is_integral() ? static_cast<double>(value.int_value()) : value.value();
   if (is_floating(dtype)) return t.item<double>();
   return t.item<int64_t>();
 }
@@ -23,14 +24,21 @@ T attr_value_as(const AttrValue& v) {
   return static_cast<T>(std::get<double>(v));
 }
 
+template <class T>
+void fill_with(Tensor& out, T v) {
+  T* p = cpu::typed_output<T>(out);
+  parallel_for(out.num_elements(), cpu::kCheapElementNs,
+               [&](int64_t b, int64_t e) { std::fill(p + b, p + e, v); });
+}
+
 void fill_buffer(Tensor& out, const AttrValue& value) {
+  if (out.dtype() == DType::Complex64)
+    return fill_with(out, std::complex<float>(attr_value_as<float>(value)));
+  if (out.dtype() == DType::Complex128)
+    return fill_with(out, std::complex<double>(attr_value_as<double>(value)));
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T v = attr_value_as<T>(value);
-    T* p = cpu::typed_output<T>(out);
-    parallel_for(out.num_elements(), cpu::kCheapElementNs, [&](int64_t b, int64_t e) {
-      std::fill(p + b, p + e, v);
-    });
+    fill_with(out, attr_value_as<T>(value));
   });
 }
 
@@ -48,6 +56,7 @@ const OpDef& kFill = define_op({
     .infer = infer_fill,
     .kernels = {fill_cpu, fill_cuda},
     .not_differentiable = "creates a tensor from attributes; it has no tensor inputs",
+    .traits = {.complex = true},
 });
 
 // fill_like(x): same shape and dtype as x, every element `value`. Works on symbolic
@@ -70,6 +79,7 @@ const OpDef& kFillLike = define_op({
     .kernels = {fill_like_cpu, fill_like_cuda},
     .not_differentiable = "its output does not depend on the values of its input",
     .batch = detail::batch_leading_dims,
+    .traits = {.complex = true},
 });
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "eagerflow/ops/linalg.h"
 #include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
+#include "ops/math/complex.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -282,6 +283,9 @@ const OpDef& kMatMul = define_op({
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b, CallSite where) {
+  if (a.defined() && b.defined() && (is_complex(a.dtype()) || is_complex(b.dtype())))
+    return detail::with_call_site(where,
+                                  [&] { return detail::complex_matmul(a, b, transpose_a, transpose_b); });
   return run_op(kMatMul, {a, b}, {transpose_a, transpose_b}, where);
 }
 

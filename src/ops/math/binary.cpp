@@ -11,6 +11,7 @@
 #include "eagerflow/ops/array.h"
 #include "eagerflow/ops/math.h"
 #include "ops/jvp_helpers.h"
+#include "ops/math/complex.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -248,8 +249,11 @@ const OpDef& kLogicalXor = define_op(not_differentiable(binary_op<LogicalXorFn, 
 
 // Resolves numbers to tensors of the other operand's dtype, then dispatches.
 Tensor call_binary(const OpDef& op, const TensorOrScalar& x, const TensorOrScalar& y, CallSite where) {
-  if (x.is_tensor() && y.is_tensor()) return run_op(op, {x.tensor(), y.tensor()}, {}, where);
+  if (x.is_tensor() && y.is_tensor() && !detail::involves_complex(x, y))
+    return run_op(op, {x.tensor(), y.tensor()}, {}, where);
   try {
+    if (detail::involves_complex(x, y))
+      if (std::optional<Tensor> result = detail::complex_binary(op.name, x, y)) return *result;
     auto [a, b] = resolve_operands(x, y, op.name);
     return run_op(op, {a, b}, {}, where);
   } catch (Error& e) {

@@ -8,6 +8,7 @@
 #include "backends/cuda/kernels.h"
 #include "eagerflow/ops/math.h"
 #include "ops/jvp_helpers.h"
+#include "ops/math/complex.h"
 #include "ops/op_helpers.h"
 
 namespace ef {
@@ -92,6 +93,8 @@ const OpDef& kCast = define_op({
 
 Tensor cast(const Tensor& x, DType dtype, CallSite where) {
   if (x.defined() && x.dtype() == dtype) return x;
+  if (x.defined() && (is_complex(x.dtype()) || is_complex(dtype)))
+    return detail::with_call_site(where, [&] { return detail::complex_cast(x, dtype); });
   return run_op(kCast, {x}, {dtype}, where);
 }
 

@@ -7,6 +7,7 @@
 #include "backends/cpu/elementwise_functors.h"
 #include "eagerflow/ops/math.h"
 #include "ops/jvp_helpers.h"
+#include "ops/math/complex.h"
 #include "ops/math/fused_eval.h"
 #include "ops/op_helpers.h"
 
@@ -126,8 +127,17 @@ const OpDef& kLogicalNot = define_op(unary_without_gradient<LogicalNotFn, kBoolT
 
 }  // namespace
 
+// A complex x takes the op's complex form where it has one (Note [complex dtypes]).
+Tensor call_unary(const OpDef& op, const Tensor& x, CallSite where) {
+  if (x.defined() && is_complex(x.dtype())) [[unlikely]]
+    if (std::optional<Tensor> result =
+            detail::with_call_site(where, [&] { return detail::complex_unary(op.name, x); }))
+      return *result;
+  return run_op(op, {x}, {}, where);
+}
+
 #define EF_UNARY_OP(function, def) \
-  Tensor function(const Tensor& x, CallSite where) { return run_op(def, {x}, {}, where); }
+  Tensor function(const Tensor& x, CallSite where) { return call_unary(def, x, where); }
 EF_UNARY_OP(negative, kNegative)
 EF_UNARY_OP(abs, kAbs)
 EF_UNARY_OP(sign, kSign)

@@ -6,6 +6,7 @@
 #include "eagerflow/ops/math.h"
 #include "eagerflow/ops/operators.h"
 #include "eagerflow/ops/reduction.h"
+#include "ops/math/complex.h"
 #include "ops/reduction/axes_util.h"
 
 namespace ef {
@@ -48,6 +49,7 @@ Tensor reduced_count(const Tensor& x, const Axes& axis, bool keepdims, CallSite 
 
 Tensor reduce_mean(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
   return with_call_site(where, [&] {
+    if (x.defined() && is_complex(x.dtype())) return detail::complex_reduce("reduce_mean", x, axis, keepdims);
     if (x.defined() && x.dtype() == DType::Bool)
       fail("reduce_mean: argument 'input_tensor' has dtype bool, which this op does not support (cast it first)");
     // Half dtypes: the sum is taken and divided in float32, then rounded once (as NumPy

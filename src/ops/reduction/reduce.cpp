@@ -13,6 +13,7 @@
 #include "eagerflow/ops/reduction.h"
 #include "ops/batch_helpers.h"
 #include "ops/jvp_helpers.h"
+#include "ops/math/complex.h"
 #include "ops/op_helpers.h"
 #include "ops/reduction/axes_util.h"
 #include "ops/reduction/sum_reducer.h"
@@ -357,6 +358,9 @@ Tensor run_reduction(const OpDef& op, const Tensor& x, const Axes& axis, bool ke
 }  // namespace
 
 Tensor reduce_sum(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {
+  if (x.defined() && is_complex(x.dtype()))
+    return detail::with_call_site(where,
+                                  [&] { return detail::complex_reduce("reduce_sum", x, axis, keepdims); });
   return run_reduction(kReduceSum, x, axis, keepdims, where);
 }
 Tensor reduce_prod(const Tensor& x, const Axes& axis, bool keepdims, CallSite where) {

@@ -132,6 +132,7 @@ TEST_F(Cuda, DescribesTheDevice) {
 
 TEST_F(Cuda, CopiesRoundTripEveryDtypeAndLayout) {
   for (DType t : kAllDTypes) {
+    if (is_complex(t)) continue;  // computed on the CPU only so far (Note [complex dtypes])
     Tensor x = cast(random_of(DType::Float64, {3, 5, 4}, 1), t);
     Tensor g = x.gpu();
     EXPECT_EQ(g.device(), kGPU);

@@ -24,7 +24,7 @@ TEST(ArrayGather, Axis0AndAxis1) {
   for (DType t : kAllDTypes) {
     Tensor r = gather(cast(iota({3}), t), constant({2, 1}));
     expect_meta(r, {2}, t);
-    expect_values(r, {t == DType::Bool ? 1.0 : 2.0, 1});
+    expect_values(real(r), {t == DType::Bool ? 1.0 : 2.0, 1});  // real: r itself, or a complex r's real part
   }
 }
 
@@ -146,7 +146,7 @@ TEST(ArrayWhere, Select) {
   for (DType t : kAllDTypes) {
     Tensor w = where(constant(true), cast(constant(1), t), cast(constant(0), t));
     expect_meta(w, {}, t);
-    expect_values(w, {1});
+    expect_values(real(w), {1});
   }
   Tensor big_c = greater(iota({100, 1000}), 50000.f);
   Tensor big = where(big_c, iota({100, 1000}), 0.f);

@@ -79,7 +79,7 @@ TEST(ArrayStridedSlice, EveryDTypeEmptyScalar) {
     Tensor x = cast(iota({4}), t);
     Tensor s = strided_slice(x, {1}, {3});
     expect_meta(s, {2}, t);
-    expect_values(s, {1, t == DType::Bool ? 1.0 : 2.0});
+    expect_values(real(s), {1, t == DType::Bool ? 1.0 : 2.0});  // real: s itself, or a complex s's real part
   }
   expect_meta(strided_slice(zeros({0, 3}), {0, 1}, {0, 3}), {0, 2}, DType::Float32);
   // A scalar only takes new axes and ellipses.

@@ -51,7 +51,8 @@ TEST(ArraySort, Values) {
   expect_values(sort(transpose(x)), {0, 3, 1, 5, -4, 2});
   expect_values(sort(constant({true, false, true})), {0, 1, 1});
   expect_meta(sort(zeros({2, 0})), {2, 0}, DType::Float32);
-  for (DType t : kAllDTypes) expect_meta(sort(cast(x, t)), {2, 3}, t);
+  for (DType t : kAllDTypes)
+    if (!is_complex(t)) expect_meta(sort(cast(x, t)), {2, 3}, t);  // complex numbers have no order
   EXPECT_ERROR(sort(x, 2), InvalidArgumentError, "sort", "axis");
   EXPECT_ERROR(sort(x, -1, "UP"), InvalidArgumentError, "sort", "UP");
   EXPECT_ERROR(sort(constant(1)), InvalidArgumentError, "sort", "scalar");
