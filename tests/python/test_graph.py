@@ -1,4 +1,7 @@
 """Graph mode (ef.Graph, ef.placeholder, ef.Session, ef.gradients) and ef.function."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -230,6 +233,53 @@ def test_each_instance_of_a_class_gets_its_own_function_for_a_method():
     assert float(a(ef.constant(2.0))) == 6.0
     assert float(b(ef.constant(1.0))) == 3.0  # its own first trace: it may create its variable
     assert a.scale is not b.scale
+
+
+def test_arguments_named_by_their_address_are_kept_while_their_traces_are():
+    """A Variable argument is part of the signature by identity, and so is any object
+    whose repr shows its address (a function, a plain object). A new object at a freed
+    one's address reused that object's trace: 199 of 200 fresh Variables read the first
+    one's value, and fn(x) ran the first lambda for every later one."""
+    @ef.function
+    def read(v):
+        return v.read_value() * 2.0
+
+    for k in range(50):
+        assert float(read(ef.Variable(float(k)))) == 2.0 * k  # the Variable goes right after the call
+
+    @ef.function
+    def apply(x, fn):
+        return fn(x)
+
+    class Config:
+        def __init__(self, factor):
+            self.factor = factor
+
+    @ef.function
+    def scale(x, config):
+        return x * config.factor
+
+    for k in range(20):
+        assert float(apply(ef.constant(1.0), lambda x: x * float(k))) == k
+        assert float(scale(ef.constant(1.0), Config(float(k)))) == k
+
+    # A method's instance is no such argument: its Function goes with it.
+    class Scaled:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @ef.function
+        def __call__(self, x):
+            return x * self.factor
+
+    alive = []
+    for k in range(5):
+        s = Scaled(float(k))
+        assert float(s(ef.constant(1.0))) == k
+        alive.append(weakref.ref(s))
+        del s
+    gc.collect()
+    assert not any(r() for r in alive)
 
 
 @pytest.mark.parametrize("keepdims", [True, False])
