@@ -107,6 +107,35 @@ def test_function_variables_by_reference_and_tape_gradients():
     assert int(counter.numpy()) == 2
 
 
+def test_gradients_through_the_value_an_assignment_returns_match_eager():
+    """Eagerly `v.assign(value)` returns `value` itself, so a tape differentiates
+    through it; in a function the assignment node stopped gradients: d/dx of
+    v.assign(2 x) * x at x = 3 was 6 (only the factor x) instead of 4 x = 12."""
+    def body(x, v, kind):
+        return getattr(v, kind)(x * 2.0) * x
+
+    def tape_inside(x, v, kind):
+        with ef.GradientTape() as tape:
+            tape.watch(x)
+            y = body(x, v, kind)
+        return tape.gradient(y, x)
+
+    for kind, expected in [("assign", 12.0), ("assign_add", 14.0)]:  # (v + 2 x) x: v + 4 x
+        results = []
+        for traced in (False, True):
+            v = ef.Variable(2.0, trainable=False)
+            f = ef.function(lambda x: body(x, v, kind)) if traced else (lambda x: body(x, v, kind))
+            x = ef.constant(3.0)
+            with ef.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            results.append(float(tape.gradient(y, x)))
+            v = ef.Variable(2.0, trainable=False)
+            inside = ef.function(lambda x: tape_inside(x, v, kind)) if traced else (lambda x: tape_inside(x, v, kind))
+            results.append(float(inside(x)))
+        assert results == [expected] * 4, kind
+
+
 def test_function_second_order():
     f = ef.function(lambda x: x * x * x)
     x = ef.constant(2.0)
