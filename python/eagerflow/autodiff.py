@@ -338,7 +338,9 @@ def linearize(f, *primals):
 
     Raises:
       InvalidArgumentError: a primal or an output is not a float tensor.
-      UnimplementedError: f uses an op without a forward-mode rule.
+      UnimplementedError: f uses an op without a forward-mode rule, or the JVP would
+        need a random op, a state change or a read of a variable f assigns (the JVP
+        stays at the point: variables keep the values f read, f's assignments run once).
     """
     structure = []
 

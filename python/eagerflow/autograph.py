@@ -32,7 +32,9 @@ unconverted.
 import ast
 import functools
 import inspect
+import sys
 import textwrap
+import types
 
 from eagerflow import _core, errors
 
@@ -291,22 +293,34 @@ def convert(func):
     converter.visit(definition)
     if converter.counter == 0:
         return func
+    # The converted function runs with the original's own globals and closure cells, so
+    # that it sees later changes of both (a retrace after a global changed) and its
+    # `global` and `nonlocal` statements change the original's variables. It is compiled
+    # inside a factory whose locals are the original's free variables and the helpers,
+    # which makes them free variables of the converted code; its cells are then the
+    # original's (new ones for the helpers).
+    helpers = {f"{_PREFIX}module": sys.modules[__name__], f"{_PREFIX}get": _get}
+    free = list(target.__code__.co_freevars)
+    name = definition.name
+    definition.name = f"{_PREFIX}converted"  # its own name keeps meaning what it meant
+    no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    factory = ast.FunctionDef(
+        name=f"{_PREFIX}factory", args=no_args,
+        body=[ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+              for n in free + list(helpers)] + [definition],
+        decorator_list=[], returns=None, type_comment=None)
+    tree.body = [factory]
     ast.fix_missing_locations(tree)
-    # The converted function sees the original's globals and the current values of its
-    # closure variables.
-    namespace = dict(target.__globals__)
-    if target.__closure__:
-        for name, cell in zip(target.__code__.co_freevars, target.__closure__):
-            try:
-                namespace[name] = cell.cell_contents
-            except ValueError:
-                pass
-    import sys
-    namespace[f"{_PREFIX}module"] = sys.modules[__name__]
-    namespace[f"{_PREFIX}get"] = _get
     code = compile(tree, filename=f"<autograph {inspect.getsourcefile(target)}>", mode="exec")
-    exec(code, namespace)
-    converted = namespace[definition.name]
+
+    def nested(code, wanted):
+        return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == wanted)
+
+    inner = nested(nested(code, factory.name), definition.name).replace(co_name=name)
+    cells = dict(zip(free, target.__closure__ or ()))
+    closure = tuple(cells[n] if n in cells else types.CellType(helpers[n]) for n in inner.co_freevars)
+    converted = types.FunctionType(inner, target.__globals__, name, target.__defaults__, closure)
+    converted.__kwdefaults__ = target.__kwdefaults__
     converted = functools.wraps(target)(converted)
     if bound_self is not None:
         converted = converted.__get__(bound_self)

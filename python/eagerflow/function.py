@@ -55,15 +55,28 @@ class TensorSpec:
         return hash((self.shape, str(self.dtype), self.name))
 
 
-def _split(value, tensors, key):
+# Arguments whose repr is their value: their key needs no object kept alive.
+_VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range, np.generic,
+                _core.DType)
+
+
+def _split(value, tensors, key, pin):
     """Replaces tensors in a nested argument by their index in `tensors`; describes the
-    rest in `key` (part of the signature)."""
+    rest in `key` (part of the signature).
+
+    A key that names an object by its address (a Variable's id, the default repr of a
+    function or any other object) stays valid only while that object lives: a new object
+    at the same address would get an old trace, made for the old object. So `pin(piece,
+    value)` keeps every such argument, by its key, for as long as the Function keeps its
+    traces."""
     if isinstance(value, (_core.Tensor, np.ndarray)):
         tensors.append(value if isinstance(value, _core.Tensor) else _core.constant(value))
         key.append("T")
         return _Slot(len(tensors) - 1)
     if isinstance(value, _core.Variable):
-        key.append(f"V{id(value)}")
+        piece = f"V{id(value)}"
+        key.append(piece)
+        pin(piece, value)
         return value
     if isinstance(value, (list, tuple)):
         key.append(f"{type(value).__name__}{len(value)}(")
@@ -74,7 +87,7 @@ def _split(value, tensors, key):
                 key.append("T")
                 items.append(_Slot(len(tensors) - 1))
             else:
-                items.append(_split(v, tensors, key))
+                items.append(_split(v, tensors, key, pin))
         key.append(")")
         return items if type(value) is list else type(value)(items)
     if isinstance(value, dict):
@@ -82,10 +95,13 @@ def _split(value, tensors, key):
         out = {}
         for k in sorted(value, key=repr):
             key.append(repr(k) + ":")
-            out[k] = _split(value[k], tensors, key)
+            out[k] = _split(value[k], tensors, key, pin)
         key.append(")")
         return out
-    key.append(f"{type(value).__name__}:{value!r}")
+    piece = f"{type(value).__name__}:{value!r}"
+    key.append(piece)
+    if not isinstance(value, _VALUE_TYPES):
+        pin(piece, value)
     return value
 
 
@@ -155,6 +171,8 @@ class Function:
         self._jit_compile = jit_compile
         self._core = _core._Function(self.__name__, self.input_signature, jit_compile)
         self._structures = {}  # output structure per trace key
+        self._pinned = {}  # key piece -> the argument it names (see _split)
+        self._instance = None  # for a method's per-instance Function: a weak reference to it
         self._per_instance = {}  # id(instance) -> (weak reference, Function) for methods
         functools.update_wrapper(self, python_function)
 
@@ -169,12 +187,17 @@ class Function:
             return leaves
         return body
 
+    def _pin(self, piece, value):
+        # A method's instance is not kept: this Function goes when it goes (__get__).
+        if self._instance is None or value is not self._instance():
+            self._pinned[piece] = value
+
     def _trace_key(self, key, tensors):
         return key + "|" + _core._signature_key(tensors) if self.input_signature is None else key + "|sig"
 
     def __call__(self, *args, **kwargs):
         tensors, key = [], []
-        template = _split((args, kwargs), tensors, key)
+        template = _split((args, kwargs), tensors, key, self._pin)
         key = "".join(key)
         trace_key = self._trace_key(key, tensors)
         flat = self._core.call(tensors, key, self._body(template, trace_key))
@@ -211,7 +234,7 @@ class Function:
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(self.input_signature)
         args = tuple(as_placeholder_spec(a) for a in args)
-        template = _split((args, kwargs), tensors, key)
+        template = _split((args, kwargs), tensors, key, self._pin)
         key = "".join(key)
         if not specs:
             specs = [TensorSpec(tuple(t.shape), t.dtype) for t in tensors]
@@ -246,6 +269,7 @@ class Function:
                 return functools.partial(self.__call__, instance)
             bound = Function(self.python_function, self.input_signature, self.__name__, self._autograph,
                              self._jit_compile)
+            bound._instance = reference
             entry = self._per_instance[id(instance)] = (reference, bound)
         return functools.partial(entry[1].__call__, instance)
 

@@ -238,6 +238,16 @@ std::vector<Tensor> replay(const SubGraph& sub, std::span<const Tensor> args, st
   return out;
 }
 
+const Node* unrepeatable_node(const SubGraph& sub) {
+  for (const Node& n : sub.graph->nodes) {
+    if (n.control)  // the innermost one: control flow holding one is stateful too
+      for (const SubGraph* inner : {&n.control->first, &n.control->second})
+        if (const Node* found = unrepeatable_node(*inner)) return found;
+    if (n.stateful() || n.random_runs) return &n;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
     const std::shared_ptr<GraphState>& graph, int index) {
   return std::make_shared<const std::function<std::vector<Tensor>(std::span<const Tensor>)>>(
@@ -245,6 +255,16 @@ std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)
         if (graph->node(index).kind == NodeKind::kWhile) return while_gradient(graph, index, output_grads);
         const Node& n = graph->node(index);
         const ControlFlow& c = *n.control;
+        // The gradient replays the branch that ran: an assignment would happen again and a
+        // random op would draw other numbers than the forward run used.
+        for (const SubGraph* sub : {&c.first, &c.second})
+          if (const Node* unrepeatable = unrepeatable_node(*sub))
+            fail<UnimplementedError>(
+                "cond: the gradient of '", n.name, "' would run its ", sub == &c.first ? "true" : "false",
+                " branch's stateful node '", unrepeatable->name,
+                "' (a variable assignment, stateful op or random op) a second time, giving other values than "
+                "the forward run; draw random numbers before the cond and pass them in, and assign variables "
+                "outside it");
         std::vector<Tensor> in;
         for (const ValueRef& r : n.inputs) in.push_back(graph->output(r));
         const ControlFlowInputs split = split_control_inputs(n, in);

@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "autodiff/tape_internal.h"
 #include "eagerflow/ops/array.h"
@@ -107,7 +108,65 @@ void ConcreteFunctionState::build_gradient() {
             tg->kept.push_back({in.node, static_cast<int>(k)});
         }
       }
+  find_pinned(*tg);
   gradient = std::move(tg);
+}
+
+// Note [recomputed forward values]: walks back from the gradient values to the forward
+// nodes a recomputation runs, stopping at fed values (placeholders and pinned nodes).
+void ConcreteFunctionState::find_pinned(TraceGradient& tg) const {
+  // Whether a variable may have been assigned before each forward node.
+  std::vector<char> read_after_assign(static_cast<size_t>(forward_nodes), 0);
+  std::unordered_set<const void*> assigned;
+  for (int i = 0; i < forward_nodes; ++i) {
+    const Node& n = graph->node(i);
+    if (n.kind == NodeKind::kReadVariable)
+      read_after_assign[static_cast<size_t>(i)] = assigned.count(n.variable->key());
+    auto note_assignment = [&](const Node& m) {
+      if (m.kind == NodeKind::kAssignVariable) assigned.insert(m.variable->key());
+    };
+    note_assignment(n);
+    if (n.control)
+      for (const SubGraph* sub : {&n.control->first, &n.control->second})
+        visit_nested_nodes(*sub->graph, static_cast<int>(sub->graph->nodes.size()), note_assignment);
+  }
+  std::vector<char> seen(graph->nodes.size(), 0);
+  std::vector<int> stack;
+  for (const std::vector<ValueRef>* grads : {&tg.input_grads, &tg.variable_grads})
+    for (const ValueRef& r : *grads)
+      if (r.node >= 0) stack.push_back(r.node);
+  auto refuse = [&](const Node& n, std::string_view what) {
+    if (tg.unrepeatable.empty()) tg.unrepeatable = "its " + std::string(what) + " '" + n.name + "'";
+  };
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<size_t>(i)]) continue;
+    seen[static_cast<size_t>(i)] = 1;
+    const Node& n = graph->node(i);
+    if (n.kind == NodeKind::kPlaceholder) continue;
+    if (i < forward_nodes) {
+      if (n.kind == NodeKind::kReadVariable) {
+        if (read_after_assign[static_cast<size_t>(i)])
+          refuse(n, "read of a variable it assigned before");
+        else
+          tg.pinned.push_back({i, 0});
+        continue;
+      }
+      if (n.random_runs) {
+        for (size_t k = 0; k < n.outputs.size(); ++k) tg.pinned.push_back({i, static_cast<int>(k)});
+        continue;
+      }
+      if (n.stateful()) refuse(n, "stateful node (a variable assignment or stateful op)");
+      if (n.control)
+        for (const SubGraph* sub : {&n.control->first, &n.control->second})
+          if (const Node* inner = unrepeatable_node(*sub))
+            refuse(*inner,
+                   "stateful node (a variable assignment, stateful op or random op) inside control flow");
+    }
+    for (const ValueRef& in : n.inputs) stack.push_back(in.node);
+    stack.insert(stack.end(), n.control_inputs.begin(), n.control_inputs.end());
+  }
 }
 
 const OptimizedGraph& ConcreteFunctionState::optimized_graph() {
@@ -142,6 +201,7 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
   if (tg) {
     for (const Variable& v : tg->variables) recorded_inputs.push_back(v.value());  // tapes watch the reads
     fetches.insert(fetches.end(), tg->kept.begin(), tg->kept.end());
+    fetches.insert(fetches.end(), tg->pinned.begin(), tg->pinned.end());
   }
   std::vector<Tensor> values;
   {
@@ -161,26 +221,42 @@ std::vector<Tensor> ConcreteFunctionState::call(const std::vector<Tensor>& args)
                                }));
     return results;
   }
-  std::vector<Feed> kept;
+  std::vector<Feed> kept, pinned;
   for (size_t i = 0; i < tg->kept.size(); ++i) kept.push_back({tg->kept[i], values[outputs.size() + i]});
+  for (size_t i = 0; i < tg->pinned.size(); ++i)
+    pinned.push_back({tg->pinned[i], values[outputs.size() + tg->kept.size() + i]});
 
   auto gradient = std::make_shared<const CustomGradientFn>(
-      [self = shared_from_this(), args, results, kept = std::move(kept)](std::span<const Tensor> output_grads) {
+      [self = shared_from_this(), args, results, kept = std::move(kept),
+       pinned = std::move(pinned)](std::span<const Tensor> output_grads) {
         const TraceGradient& tg = *self->gradient;
         std::vector<Feed> feeds = input_feeds(self->input_refs, args);
         for (size_t k = 0; k < tg.output_grads.size(); ++k)
           feeds.push_back({tg.output_grads[k], output_grads[k].defined() ? output_grads[k] : zeros_like(results[k])});
         // With a tape recording the gradient (higher order), recompute the forward values
         // so that they are connected to the inputs on that tape; otherwise reuse them.
-        if (!tapes_recording()) feeds.insert(feeds.end(), kept.begin(), kept.end());
+        if (!tapes_recording()) {
+          feeds.insert(feeds.end(), kept.begin(), kept.end());
+        } else {
+          if (!tg.unrepeatable.empty())
+            fail<UnimplementedError>(
+                self->name, ": a gradient recorded by a tape (a higher-order gradient) computes ",
+                "the function's forward values again, which would run ", tg.unrepeatable,
+                " a second time; compute higher-order gradients of such a function eagerly, "
+                "or with the tapes inside the function");
+          feeds.insert(feeds.end(), pinned.begin(), pinned.end());
+        }
         std::vector<ValueRef> wanted;
-        for (const ValueRef& r : tg.input_grads) if (r.node >= 0) wanted.push_back(r);
-        for (const ValueRef& r : tg.variable_grads) if (r.node >= 0) wanted.push_back(r);
+        for (const ValueRef& r : tg.input_grads)
+          if (r.node >= 0) wanted.push_back(r);
+        for (const ValueRef& r : tg.variable_grads)
+          if (r.node >= 0) wanted.push_back(r);
         std::vector<Tensor> computed = execute(*self->graph, wanted, {}, feeds, self->name);
         std::vector<Tensor> grads;
         size_t next = 0;
         for (const ValueRef& r : tg.input_grads) grads.push_back(r.node >= 0 ? computed[next++] : Tensor());
-        for (const ValueRef& r : tg.variable_grads) grads.push_back(r.node >= 0 ? computed[next++] : Tensor());
+        for (const ValueRef& r : tg.variable_grads)
+          grads.push_back(r.node >= 0 ? computed[next++] : Tensor());
         return grads;
       });
   record_custom_gradient(recorded_inputs, results, std::move(gradient));

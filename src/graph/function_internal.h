@@ -24,6 +24,14 @@ struct TraceGradient {
   std::vector<ValueRef> variable_grads;
   // Forward values the gradient nodes read, kept from the forward run.
   std::vector<ValueRef> kept;
+  // Note [recomputed forward values]: a gradient recorded by a tape (higher order)
+  // computes the forward values again, connected on that tape. Values a second run would
+  // not repeat are fed from the forward run instead (`pinned`: reads of variables the
+  // trace has not assigned yet, which are the values the tapes watched, and random ops);
+  // `unrepeatable` says why the recomputation would need one that cannot be fed (an
+  // assignment, a read after one, a stateful op), empty if none.
+  std::vector<ValueRef> pinned;
+  std::string unrepeatable;
 };
 
 struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionState> {
@@ -45,6 +53,8 @@ struct ConcreteFunctionState : std::enable_shared_from_this<ConcreteFunctionStat
 
   const TraceGradient& gradient_graph();
   void build_gradient();
+  // Fills tg.pinned and tg.unrepeatable (Note [recomputed forward values]).
+  void find_pinned(TraceGradient& tg) const;
   // The trainable float variables the trace reads, each once, in first-read order.
   std::vector<Variable> trainable_variables_read() const;
   const OptimizedGraph& optimized_graph();

@@ -76,10 +76,16 @@ std::vector<Tensor> detail::symbolic_gradients(const std::shared_ptr<GraphState>
       const detail::Node& n = g->nodes[i];
       const bool differentiable_op = n.kind == detail::NodeKind::kOp && n.op->not_differentiable.empty();
       const bool control = n.kind == detail::NodeKind::kCond || n.kind == detail::NodeKind::kWhile;
-      if (!differentiable_op && !control) continue;
+      // An assignment outputs the value it assigns, which eagerly is that very tensor:
+      // gradients pass through it as through identity.
+      const bool assignment = n.kind == detail::NodeKind::kAssignVariable;
+      if (!differentiable_op && !control && !assignment) continue;
       detail::TapeEntry e;
       if (control) {
         e.custom_gradient = detail::control_flow_gradient(g, static_cast<int>(i));
+      } else if (assignment) {
+        static const OpDef& identity = find_op("identity");
+        e.op = &identity;
       } else {
         e.op = n.op;
         if (n.attrs.size()) e.attrs = std::make_shared<const Attrs>(n.attrs);

@@ -166,7 +166,18 @@ class GraphBuilder final : public OpBuilder {
     const int index = graph_->add_node(std::move(n), "assign_" + base_name(variable));
     graph_->last_assign[variable.key()] = index;
     graph_->reads_since_assign[variable.key()].clear();
-    return graph_->output({index, 0});
+    const Tensor out = graph_->output({index, 0});
+    // Eagerly an assignment returns the tensor it assigned, with its history: a tape
+    // recording the trace sees the output as identity of that value (and gradients()
+    // differentiates the node so too).
+    if (OpRecorder* recorder = Context::current().recorder) {
+      static const OpDef& identity = find_op("identity");
+      const Attrs none;
+      const Tensor in[] = {next};
+      const Tensor result[] = {out};
+      recorder->record(OpCall{identity, std::span<const Tensor>(in), none}, result);
+    }
+    return out;
   }
 
   bool variable_created(const Variable& variable, const Tensor& initial) override {

@@ -223,6 +223,13 @@ std::vector<Tensor> symbolic_gradients(const std::shared_ptr<GraphState>& graph,
 std::shared_ptr<const std::function<std::vector<Tensor>(std::span<const Tensor>)>> control_flow_gradient(
     const std::shared_ptr<GraphState>& graph, int node);
 
+// The first node of `sub`, or of control flow nested in it (innermost first), that a
+// second run would not repeat faithfully: a stateful node (an assignment would happen
+// twice) or a random op that draws new numbers on every run (Note [random ops in
+// graphs]). Null if none. Gradients that replay or rerun forward computations (cond and
+// while_loop gradients, a function's higher-order gradient) refuse such nodes.
+const Node* unrepeatable_node(const SubGraph& sub);
+
 // The node computing while node `index`'s loop with stacks: the node itself if it
 // accumulates, else an accumulating copy added to `graph` (Note [while_loop gradients]).
 int accumulating_copy(const std::shared_ptr<GraphState>& graph, int index);

@@ -34,30 +34,16 @@
 #include "graph/graph_internal.h"
 
 namespace ef::detail {
-namespace {
-
-// The first stateful node of `sub` or of control flow nested in it (null if none).
-const Node* stateful_node(const SubGraph& sub) {
-  for (const Node& n : sub.graph->nodes) {
-    if (n.control)  // the innermost one: control flow holding one is stateful too
-      for (const SubGraph* inner : {&n.control->first, &n.control->second})
-        if (const Node* found = stateful_node(*inner)) return found;
-    if (n.stateful()) return &n;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 int accumulating_copy(const std::shared_ptr<GraphState>& g, int index) {
   const Node& n = g->node(index);
   if (n.control->accumulate) return index;
   for (const SubGraph* sub : {&n.control->first, &n.control->second})
-    if (const Node* stateful = stateful_node(*sub))
+    if (const Node* stateful = unrepeatable_node(*sub))
       fail<UnimplementedError>(
           "while_loop: the gradient of '", n.name, "' would run its ",
           sub == &n.control->first ? "condition" : "body", "'s stateful node '", stateful->name,
-          "' (a variable assignment or random op) a second time; differentiate a loop with "
+          "' (a variable assignment, stateful op or random op) a second time; differentiate a loop with "
           "stateful nodes eagerly, where the tape records every iteration");
   auto control = std::make_shared<ControlFlow>(*n.control);
   control->accumulate = true;

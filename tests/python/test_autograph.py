@@ -108,3 +108,56 @@ def test_autograph_can_be_switched_off():
     np.testing.assert_allclose(ef.function(g)(ef.constant(1.0)).numpy(), 2.0)
     with pytest.raises(ef.errors.FailedPreconditionError, match="cond"):
         ef.function(g, autograph=False)(ef.constant(1.0))
+
+
+SCALE = 2.0
+TRACES = 0
+
+
+def test_converted_functions_see_the_live_globals_and_closure_variables():
+    """The converted function ran against a copy of the module's globals and of its
+    closure variables taken at the first trace: a retrace after SCALE changed still
+    multiplied by 2, and `global` statements changed the copy (TRACES stayed 0)."""
+    global SCALE
+
+    @ef.function
+    def scaled(x):
+        global TRACES
+        TRACES += 1
+        if x[0] > 0:
+            x = x * SCALE
+        return x
+
+    start = TRACES
+    np.testing.assert_array_equal(scaled(ef.constant([1.0])).numpy(), [2.0])
+    SCALE = 3.0
+    try:
+        np.testing.assert_array_equal(scaled(ef.constant([1.0, 1.0])).numpy(), [3.0, 3.0])  # a new trace
+    finally:
+        SCALE = 2.0
+    assert TRACES == start + 2
+
+    factor = 2.0
+
+    @ef.function
+    def closed(x):
+        if x[0] > 0:
+            x = x * factor
+        return x
+
+    np.testing.assert_array_equal(closed(ef.constant([1.0])).numpy(), [2.0])
+    factor = 5.0
+    np.testing.assert_array_equal(closed(ef.constant([1.0, 1.0])).numpy(), [5.0, 5.0])
+
+    class Base:
+        def call(self, x):
+            return x + 1.0
+
+    class Derived(Base):
+        @ef.function
+        def call(self, x):
+            if x[0] > 0:
+                x = x * 2.0
+            return super().call(x)  # the __class__ cell is the original's
+
+    np.testing.assert_array_equal(Derived().call(ef.constant([1.0])).numpy(), [3.0])

@@ -1,4 +1,7 @@
 """Graph mode (ef.Graph, ef.placeholder, ef.Session, ef.gradients) and ef.function."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 import torch
@@ -102,6 +105,35 @@ def test_function_variables_by_reference_and_tape_gradients():
     w.assign([2.0, 2.0])
     np.testing.assert_allclose(loss(ef.constant([1.0, 1.0])).numpy(), 8)
     assert int(counter.numpy()) == 2
+
+
+def test_gradients_through_the_value_an_assignment_returns_match_eager():
+    """Eagerly `v.assign(value)` returns `value` itself, so a tape differentiates
+    through it; in a function the assignment node stopped gradients: d/dx of
+    v.assign(2 x) * x at x = 3 was 6 (only the factor x) instead of 4 x = 12."""
+    def body(x, v, kind):
+        return getattr(v, kind)(x * 2.0) * x
+
+    def tape_inside(x, v, kind):
+        with ef.GradientTape() as tape:
+            tape.watch(x)
+            y = body(x, v, kind)
+        return tape.gradient(y, x)
+
+    for kind, expected in [("assign", 12.0), ("assign_add", 14.0)]:  # (v + 2 x) x: v + 4 x
+        results = []
+        for traced in (False, True):
+            v = ef.Variable(2.0, trainable=False)
+            f = ef.function(lambda x: body(x, v, kind)) if traced else (lambda x: body(x, v, kind))
+            x = ef.constant(3.0)
+            with ef.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            results.append(float(tape.gradient(y, x)))
+            v = ef.Variable(2.0, trainable=False)
+            inside = ef.function(lambda x: tape_inside(x, v, kind)) if traced else (lambda x: tape_inside(x, v, kind))
+            results.append(float(inside(x)))
+        assert results == [expected] * 4, kind
 
 
 def test_function_second_order():
@@ -230,6 +262,53 @@ def test_each_instance_of_a_class_gets_its_own_function_for_a_method():
     assert float(a(ef.constant(2.0))) == 6.0
     assert float(b(ef.constant(1.0))) == 3.0  # its own first trace: it may create its variable
     assert a.scale is not b.scale
+
+
+def test_arguments_named_by_their_address_are_kept_while_their_traces_are():
+    """A Variable argument is part of the signature by identity, and so is any object
+    whose repr shows its address (a function, a plain object). A new object at a freed
+    one's address reused that object's trace: 199 of 200 fresh Variables read the first
+    one's value, and fn(x) ran the first lambda for every later one."""
+    @ef.function
+    def read(v):
+        return v.read_value() * 2.0
+
+    for k in range(50):
+        assert float(read(ef.Variable(float(k)))) == 2.0 * k  # the Variable goes right after the call
+
+    @ef.function
+    def apply(x, fn):
+        return fn(x)
+
+    class Config:
+        def __init__(self, factor):
+            self.factor = factor
+
+    @ef.function
+    def scale(x, config):
+        return x * config.factor
+
+    for k in range(20):
+        assert float(apply(ef.constant(1.0), lambda x: x * float(k))) == k
+        assert float(scale(ef.constant(1.0), Config(float(k)))) == k
+
+    # A method's instance is no such argument: its Function goes with it.
+    class Scaled:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @ef.function
+        def __call__(self, x):
+            return x * self.factor
+
+    alive = []
+    for k in range(5):
+        s = Scaled(float(k))
+        assert float(s(ef.constant(1.0))) == k
+        alive.append(weakref.ref(s))
+        del s
+    gc.collect()
+    assert not any(r() for r in alive)
 
 
 @pytest.mark.parametrize("keepdims", [True, False])

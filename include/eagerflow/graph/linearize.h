@@ -25,7 +25,9 @@ struct Linearized {
 
 // f's outputs at `primals` and its linearization there. Throws InvalidArgumentError for a
 // primal that is not a float tensor or an output that is not one, and UnimplementedError
-// when f uses an op without a forward-mode rule.
+// when f uses an op without a forward-mode rule, or when the JVP would need a random op,
+// a state change or a read of a variable f assigns (it stays at the point where
+// linearize ran f: variables it reads keep those values, and f's assignments run once).
 Linearized linearize(const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& f,
                      const std::vector<Tensor>& primals);
 

@@ -227,6 +227,53 @@ TEST(ControlFlow, GradientThroughAVariableReadAndAssignedInsideCondIsRefused) {
   EXPECT_EQ(tape2.gradient(read_only(constant(3.0)), w).item<double>(), 3.0);
 }
 
+TEST(ControlFlow, CondGradientsThatWouldReplayStatefulNodesAreRefused) {
+  // A cond's gradient replays the branch that ran. A random op there drew other numbers
+  // (dy/dx of x * uniform() was y/x of the previous call), and an assignment happened a
+  // second time (a counter went to 2 after one call, and the gradient read the value
+  // it assigned again).
+  auto noisy = function([](Tensor x) {
+    return cond(
+        x > 0.0, [&] { return x * random::uniform({}, 0, 1, DType::Float64); }, [&] { return x; });
+  });
+  const Tensor x = constant(3.0);
+  GradientTape tape;
+  tape.watch(x);
+  const Tensor y = noisy(x);
+  EXPECT_ERROR(tape.gradient(y, x), UnimplementedError, "cond", "true branch", "'random_uniform'",
+               "random op");
+
+  Variable counter(constant(0.0), "counter", /*trainable=*/false);
+  auto counting = function([&](Tensor x) {
+    return cond(
+        x > 0.0,
+        [&] {
+          counter.assign_add(constant(1.0));
+          return x * x;
+        },
+        [&] { return x; });
+  });
+  GradientTape tape2;
+  tape2.watch(x);
+  const Tensor z = counting(x);
+  EXPECT_ERROR(tape2.gradient(z, x), UnimplementedError, "cond", "'assign_counter'", "second time");
+  EXPECT_EQ(counter.value().item<double>(), 1.0);
+
+  // Stateless random ops repeat: their conds still differentiate.
+  auto fixed = function([](Tensor x) {
+    return cond(
+        x > 0.0,
+        [&] {
+          return x * random::stateless_uniform({}, {1, 2}, 0, 1, DType::Float64);
+        },
+        [&] { return x; });
+  });
+  GradientTape tape3;
+  tape3.watch(x);
+  const Tensor u = fixed(x);
+  EXPECT_NEAR(tape3.gradient(u, x).item<double>(), u.item<double>() / 3.0, 1e-12);
+}
+
 TEST(ControlFlow, Errors) {
   EXPECT_ERROR(cond(constant(1.f), [] { return constant(1.f); }, [] { return constant(2.f); }), InvalidArgumentError,
                "cond", "'pred'", "bool");

@@ -165,6 +165,52 @@ TEST(Function, TapesDifferentiateThroughCalls) {
   expect_values(d2, (-sin(x) * y + 6.0 * x).to_vector<double>(), 1e-12);
 }
 
+TEST(Function, HigherOrderGradientsUseTheForwardRunsValues) {
+  // Note [recomputed forward values]: a gradient that a tape records computes the
+  // forward values again. It read the variable after the call had assigned it (12
+  // became 18), and drew new random numbers.
+  Variable v(constant(2.0), "v");
+  auto assigning = function([&](Tensor x) {
+    Tensor y = x * x * v;
+    v.assign_add(constant(1.0));
+    return y;
+  });
+  auto noisy = function([](Tensor x) { return x * x * random::uniform({}, 0, 1, DType::Float64); });
+  const Tensor x = constant(3.0);
+  for (bool random : {false, true}) {
+    GradientTape outer;
+    outer.watch(x);
+    GradientTape inner;
+    inner.watch(x);
+    const Tensor y = random ? noisy(x) : assigning(x);
+    const Tensor g = inner.gradient(y, x);
+    const double factor = random ? y.item<double>() / 9.0 : 2.0;  // y = x^2 factor
+    EXPECT_NEAR(g.item<double>(), 6.0 * factor, 1e-12);
+    EXPECT_NEAR(outer.gradient(g, x).item<double>(), 2.0 * factor, 1e-12);
+  }
+  EXPECT_EQ(v.value().item<double>(), 3.0);
+  // The read happened before the assignment: the outer tape reaches the variable too.
+  GradientTape outer;
+  outer.watch(x);
+  GradientTape inner;
+  inner.watch(x);
+  const Tensor g = inner.gradient(assigning(x), x);
+  EXPECT_DOUBLE_EQ(g.item<double>(), 18.0);  // 2 x v, v = 3
+  EXPECT_DOUBLE_EQ(outer.gradient(g, v).item<double>(), 6.0);
+
+  // A recomputation that would assign again (or read what the call assigned) is refused;
+  // it assigned twice before (v went from 2 to 4 in one call).
+  Variable w(constant(2.0), "w");
+  auto assigned_value = function([&](Tensor x) { return x * x * w.assign_add(constant(1.0)); });
+  GradientTape outer2;
+  outer2.watch(x);
+  GradientTape inner2;
+  inner2.watch(x);
+  const Tensor y = assigned_value(x);
+  EXPECT_ERROR(inner2.gradient(y, x), UnimplementedError, "higher-order", "'assign_w'", "second time");
+  EXPECT_EQ(w.value().item<double>(), 3.0);
+}
+
 TEST(Function, TapesSeeVariablesReadInsideCalls) {
   Variable w(constant({1.0, -2.0}), "w");
   auto f = function([&](Tensor x) { return reduce_sum(w * w * x); });

@@ -26,6 +26,37 @@ TEST(Linearize, MatchesTheAccumulatorForEveryTangent) {
   }
 }
 
+TEST(Linearize, TheJvpStaysAtThePointLinearizeRanF) {
+  // Note [linearize at one point]: the JVP graph read the variable at each call (12
+  // became 60 after v = 10) and ran f's assignments again on every call.
+  Variable v(constant(2.0), "v");
+  Variable counter(constant(0.0), "counter", /*trainable=*/false);
+  auto f = [&](const std::vector<Tensor>& a) {
+    counter.assign_add(constant(1.0));
+    return std::vector<Tensor>{a[0] * a[0] * v};
+  };
+  Linearized l = linearize(f, {constant(3.0)});
+  v.assign(constant(10.0));
+  EXPECT_EQ(l.jvp({constant(1.0)})[0].item<double>(), 12.0);
+  EXPECT_EQ(l.jvp({constant(0.5)})[0].item<double>(), 6.0);
+  EXPECT_EQ(counter.value().item<double>(), 1.0);
+
+  // A random op would draw new numbers on each call: each would linearize another f.
+  auto noisy = [](const std::vector<Tensor>& a) {
+    return std::vector<Tensor>{a[0] * random::uniform({}, 0, 1, DType::Float64)};
+  };
+  EXPECT_ERROR(linearize(noisy, {constant(3.0)}), UnimplementedError, "linearize",
+               "random op 'random_uniform'");
+  // So would a read of a variable f assigns: it no longer holds what f read.
+  auto moving = [&](const std::vector<Tensor>& a) {
+    Tensor y = a[0] * v;
+    v.assign_add(constant(1.0));
+    return std::vector<Tensor>{y};
+  };
+  EXPECT_ERROR(linearize(moving, {constant(3.0)}), UnimplementedError, "linearize", "variable 'v'",
+               "also assigns");
+}
+
 TEST(Linearize, Errors) {
   EXPECT_ERROR(linearize(layer, {testing::i64({1}), rand64({4, 2}, 2)}), InvalidArgumentError, "primal 0",
                "int64");

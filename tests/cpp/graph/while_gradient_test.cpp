@@ -281,6 +281,20 @@ TEST(WhileGradient, Errors) {
   const Tensor u = nested(s);
   expect_values(u, {6});
   EXPECT_ERROR(tape3.gradient(u, s), UnimplementedError, "while_loop", "stateful node 'assign_counter");
+  // A random op in the body would draw other numbers in the copy: its gradient came out
+  // with the factors of another call (dy/dx of one call was y/x of the previous one).
+  auto noisy = function([](Tensor x) {
+    return while_loop([](const Vars& v) { return v[0] < 2; },
+                      [](const Vars& v) {
+                        return Vars{v[0] + 1, v[1] * random::uniform({}, 0, 1, DType::Float64)};
+                      },
+                      {constant(0), x})[1];
+  });
+  GradientTape tape4;
+  tape4.watch(s);
+  const Tensor w = noisy(s);
+  EXPECT_ERROR(tape4.gradient(w, s), UnimplementedError, "while_loop", "stateful node 'random_uniform",
+               "random op");
 }
 
 }  // namespace
