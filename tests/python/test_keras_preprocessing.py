@@ -86,6 +86,14 @@ def test_normalization_adapts_inverts_and_saves(tmp_path):
     model.save(tmp_path / "normalized.safetensors")
     loaded = keras.load_model(tmp_path / "normalized.safetensors")
     np.testing.assert_allclose(loaded.predict(data), model.predict(data), rtol=1e-6)
+    # Given statistics are in the config: a layer made from it alone normalizes the same
+    # (it used to drop them and normalize with mean 0 and variance 1).
+    given = keras.layers.Normalization(mean=data.mean(0), variance=data.var(0), invert=True)
+    again = keras.layers.Normalization.from_config(given.get_config())
+    np.testing.assert_allclose(again(out).numpy(), given(out).numpy(), rtol=1e-6)
+    scalar = keras.layers.Normalization(mean=2.0, variance=4.0).get_config()
+    assert (scalar["mean"], scalar["variance"]) == (2.0, 4.0)
+    assert "mean" not in norm.get_config()  # adapt's statistics are weights
     with pytest.raises(ValueError, match="both mean and variance"):
         keras.layers.Normalization(mean=1.0)
     with pytest.raises(ValueError, match="axis"):

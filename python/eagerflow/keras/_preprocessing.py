@@ -178,6 +178,12 @@ class Normalization(_core.Layer):
         return mean + x * stddev if self.invert else (x - mean) / stddev
 
     def get_config(self):
-        """axis and invert (the statistics are weights), with the base layer's keys."""
+        """axis, invert and the given mean and variance (as Keras: a layer made from the
+        config alone normalizes as this one; adapt's statistics are weights), with the
+        base layer's keys."""
+        import numpy as np
         axis = list(self.axis) if len(self.axis) != 1 else self.axis[0]
-        return {**super().get_config(), "axis": axis if self.axis else None, "invert": self.invert}
+        given = {} if self._given is None else {
+            "mean": np.asarray(self._given[0], np.float64).tolist(),
+            "variance": np.asarray(self._given[1], np.float64).tolist()}
+        return {**super().get_config(), "axis": axis if self.axis else None, "invert": self.invert, **given}
