@@ -261,10 +261,12 @@ Args:
       .def_property_readonly("thresholds", &metrics::ConfusionMetric::thresholds,
                              "The thresholds, in order.");
   auto thresholds_of = [](py::handle thresholds) {
-    if (thresholds.is_none()) return std::vector<double>{0.5};
+    if (thresholds.is_none()) return std::vector<double>{};  // Keras' default (0.5, -inf with top_k)
     if (PyFloat_Check(thresholds.ptr()) || PyLong_Check(thresholds.ptr()))
       return std::vector<double>{thresholds.cast<double>()};
-    return thresholds.cast<std::vector<double>>();
+    auto list = thresholds.cast<std::vector<double>>();
+    if (list.empty()) throw py::value_error("thresholds is empty; pass None for the default");
+    return list;
   };
   py::class_<metrics::Precision, metrics::ConfusionMetric, std::shared_ptr<metrics::Precision>>(
       sub, "Precision", R"doc(The fraction of positive predictions that are right: TP / (TP + FP).
@@ -278,7 +280,8 @@ result has one value per threshold. 0 while nothing was predicted positive.
 0.6666666865348816
 
 Args:
-  thresholds: A float or a list of floats in [0, 1] (default 0.5).
+  thresholds: A float or a list of floats in [0, 1] (default 0.5; with top_k,
+    -inf, so that each of the k highest predictions is positive).
   top_k: Only each example's k highest predictions can be positive.
   class_id: Score only this class (a column of the last axis).
   name: The metric's name (default "precision").
@@ -302,7 +305,8 @@ result has one value per threshold. 0 while no label was positive.
 0.6666666865348816
 
 Args:
-  thresholds: A float or a list of floats in [0, 1] (default 0.5).
+  thresholds: A float or a list of floats in [0, 1] (default 0.5; with top_k,
+    -inf, so that each of the k highest predictions is positive).
   top_k: Only each example's k highest predictions can be positive.
   class_id: Score only this class (a column of the last axis).
   name: The metric's name (default "recall").

@@ -105,7 +105,11 @@ Config TopKCategoricalAccuracy::get_config() const {
 }
 
 Config ConfusionMetric::confusion_config() const {
-  Config c = Metric::get_config().set("thresholds", numbers_config(thresholds_));
+  Config c = Metric::get_config();
+  if (default_thresholds_)
+    c.set("thresholds", ConfigValue(nullptr));
+  else
+    c.set("thresholds", numbers_config(thresholds_));
   c.set("top_k", top_k_ ? ConfigValue(*top_k_) : ConfigValue(nullptr));
   c.set("class_id", class_id_ ? ConfigValue(*class_id_) : ConfigValue(nullptr));
   return c;
@@ -129,7 +133,7 @@ std::shared_ptr<Metric> metric_from_config(const std::string& class_name, const 
   const std::string name = c.get<std::string>("name", who);
   auto thresholds = [&] {
     const std::shared_ptr<Config> list = c.nested("thresholds", who);
-    return list ? numbers_of(*list, who + " thresholds") : std::vector<double>{0.5};
+    return list ? numbers_of(*list, who + " thresholds") : std::vector<double>{};
   };
   using Make = std::function<std::shared_ptr<Metric>()>;
   const std::map<std::string, Make> makers = {

@@ -40,14 +40,17 @@ Tensor per_threshold(const Tensor& values, size_t thresholds) {
 ConfusionMetric::ConfusionMetric(std::string name, std::vector<double> thresholds,
                                  std::optional<int64_t> top_k, std::optional<int64_t> class_id)
     : Metric(std::move(name)),
-      true_positives_(counter(*this, "true_positives", thresholds.size())),
-      false_positives_(counter(*this, "false_positives", thresholds.size())),
-      true_negatives_(counter(*this, "true_negatives", thresholds.size())),
-      false_negatives_(counter(*this, "false_negatives", thresholds.size())),
+      true_positives_(counter(*this, "true_positives", std::max<size_t>(thresholds.size(), 1))),
+      false_positives_(counter(*this, "false_positives", std::max<size_t>(thresholds.size(), 1))),
+      true_negatives_(counter(*this, "true_negatives", std::max<size_t>(thresholds.size(), 1))),
+      false_negatives_(counter(*this, "false_negatives", std::max<size_t>(thresholds.size(), 1))),
       thresholds_(std::move(thresholds)),
+      default_thresholds_(thresholds_.empty()),
       top_k_(top_k),
       class_id_(class_id) {
-  if (thresholds_.empty()) fail("metric '", this->name(), "': thresholds is empty");
+  // Keras' default: 0.5, but -inf with top_k, so that each of the k highest predictions
+  // counts as positive whatever its score.
+  if (default_thresholds_) thresholds_ = {top_k_ ? -INFINITY : 0.5};
   for (double t : thresholds_)
     if (!(t >= -1e-6 && t <= 1 + 1e-6) && !std::isinf(t))
       fail("metric '", this->name(), "': thresholds must lie in [0, 1], got ", t);

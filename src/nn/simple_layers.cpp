@@ -100,6 +100,24 @@ std::shared_ptr<ELU> ELU::from_config(const Config& c) {
 
 Softmax::Softmax(int64_t axis, std::string name) : Layer(std::move(name)), axis_(axis) {}
 Tensor Softmax::call(const Tensor& x, bool) { return softmax(x, axis_); }
+std::vector<Tensor> Softmax::call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                         bool training) {
+  const Tensor& x = inputs.at(0);
+  if (mask.rank() != x.rank()) return call_inputs(inputs, training);
+  Shape common;
+  try {
+    common = broadcast_shapes(mask.shape(), x.shape(), name());
+  } catch (const InvalidArgumentError&) {
+  }
+  if (common != x.shape())
+    fail("layer '", name(), "': the mask of shape ", mask.shape(),
+         " does not broadcast to the inputs of shape ", x.shape());
+  // Keras' additive mask: -1e9 where the mask is false (-3e4 in float16, whose range ends
+  // at 65504); a row masked everywhere stays uniform, as in Keras.
+  const double large_negative = x.dtype() == DType::Float16 ? -3e4 : -1e9;
+  const Tensor keep = mask.dtype() == DType::Bool ? mask : not_equal(mask, 0);
+  return {softmax(where(keep, x, x + large_negative), axis_)};
+}
 Config Softmax::get_config() const { return Layer::get_config().set("axis", axis_); }
 std::shared_ptr<Softmax> Softmax::from_config(const Config& c) {
   const std::string who = "Softmax config";

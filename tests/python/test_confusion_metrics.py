@@ -53,11 +53,22 @@ def test_precision_and_recall(data):
 
 def test_top_k_and_class_id(data):
     y_true, y_pred, _ = data
-    top1 = keras.metrics.Precision(top_k=1)
-    top1.update_state(y_true, y_pred)
     kept = np.where(y_pred == y_pred.max(1, keepdims=True), y_pred, -np.inf)
-    tp, fp, _, _ = _counts(y_true, kept, [0.5])
+    # Keras: with top_k and no thresholds, each example's top k predictions are positive
+    # whatever their scores (the default threshold is -inf, not 0.5).
+    top1, recall_top1 = keras.metrics.Precision(top_k=1), keras.metrics.Recall(top_k=1)
+    for m in (top1, recall_top1):
+        m.update_state(y_true, y_pred)
+    tp, fp, _, fn = _counts(y_true, kept, [-np.inf])
     assert float(top1.result()) == pytest.approx(float(tp / (tp + fp)), rel=1e-6)
+    assert float(recall_top1.result()) == pytest.approx(float(tp / (tp + fn)), rel=1e-6)
+    # Given thresholds still apply to the top k.
+    top1_half = keras.metrics.Precision(thresholds=0.5, top_k=1)
+    top1_half.update_state(y_true, y_pred)
+    tp, fp, _, _ = _counts(y_true, kept, [0.5])
+    assert float(top1_half.result()) == pytest.approx(float(tp / (tp + fp)), rel=1e-6)
+    with pytest.raises(ValueError, match="thresholds is empty"):
+        keras.metrics.Precision(thresholds=[])
     second = keras.metrics.Recall(class_id=1)
     second.update_state(y_true, y_pred)
     tp, _, _, fn = _counts(y_true[:, 1], y_pred[:, 1], [0.5])

@@ -129,6 +129,26 @@ def test_masked_steps_repeat_or_zero_the_output():
     assert keras.layers.SimpleRNN(2).compute_mask(x, mask) is None
 
 
+def test_softmax_layer_applies_its_mask():
+    # Keras' Softmax(inputs, mask): masked entries get a -1e9 score (probability ~0); the
+    # mask used to be ignored, giving softmax([1, 2, 3, 4]) for mask [1, 1, 0, 1].
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 5)).astype(np.float32)
+    mask = rng.random((2, 3, 5)) < 0.6
+    mask[:, :, 0] = mask[:, 0, :] = True  # no row masked everywhere
+    for axis, m in ((-1, mask), (1, mask), (-1, mask[:1])):
+        got = keras.layers.Softmax(axis=axis)(x, mask=m).numpy()
+        want = torch.softmax(torch.tensor(np.where(np.broadcast_to(m, x.shape), x, x - 1e9)), axis).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        assert np.all(got[~np.broadcast_to(m, x.shape)] < 1e-6)
+    # A [batch, steps] mask of a sequence's steps passes through, as in Dense(...) -> Softmax.
+    steps = np.array([[True, True, False], [True, False, False]])
+    np.testing.assert_allclose(keras.layers.Softmax()(x, mask=steps).numpy(),
+                               torch.softmax(torch.tensor(x), -1).numpy(), rtol=1e-6)
+    with pytest.raises(ef.errors.InvalidArgumentError, match="does not broadcast"):
+        keras.layers.Softmax()(x, mask=np.ones((2, 4, 5), bool))
+
+
 def test_embedding_mask_zero_and_masked_average():
     ids = np.array([[3, 1, 0, 0], [2, 2, 2, 5]])
     model = keras.Sequential([keras.layers.Embedding(6, 3, mask_zero=True), keras.layers.GlobalAveragePooling1D()])

@@ -192,7 +192,8 @@ class ConfusionMetric : public Metric {
 
  protected:
   // top_k: only each example's k highest predictions can be positive; class_id: only
-  // that column of the last axis is scored.
+  // that column of the last axis is scored. Empty thresholds take Keras' default: 0.5, or
+  // -inf with top_k (every one of the k highest predictions is positive, whatever its score).
   ConfusionMetric(std::string name, std::vector<double> thresholds, std::optional<int64_t> top_k,
                   std::optional<int64_t> class_id);
   // name, thresholds, top_k and class_id, for the derived classes' get_config.
@@ -201,6 +202,7 @@ class ConfusionMetric : public Metric {
 
  private:
   std::vector<double> thresholds_;
+  bool default_thresholds_;  // thresholds were not given (get_config writes null)
   std::optional<int64_t> top_k_, class_id_;
 };
 
@@ -210,7 +212,7 @@ class Precision : public ConfusionMetric {
  public:
   std::string class_name() const override { return "Precision"; }
   Config get_config() const override;
-  explicit Precision(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
+  explicit Precision(std::vector<double> thresholds = {}, std::optional<int64_t> top_k = std::nullopt,
                      std::optional<int64_t> class_id = std::nullopt, std::string name = "precision");
   Tensor result() const override;
 };
@@ -220,7 +222,7 @@ class Recall : public ConfusionMetric {
  public:
   std::string class_name() const override { return "Recall"; }
   Config get_config() const override;
-  explicit Recall(std::vector<double> thresholds = {0.5}, std::optional<int64_t> top_k = std::nullopt,
+  explicit Recall(std::vector<double> thresholds = {}, std::optional<int64_t> top_k = std::nullopt,
                   std::optional<int64_t> class_id = std::nullopt, std::string name = "recall");
   Tensor result() const override;
 };

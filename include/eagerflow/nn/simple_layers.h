@@ -90,6 +90,11 @@ class Softmax : public Layer {
 
  protected:
   Tensor call(const Tensor& inputs, bool training) override;
+  // Keras' Softmax(inputs, mask): a mask of the inputs' rank (broadcasting to them) adds a
+  // large negative where it is false, so masked entries get ~0 probability. A [batch,
+  // steps] mask carried by lower-rank inputs' steps (Note [masks]) leaves them as they are.
+  std::vector<Tensor> call_masked(const std::vector<Tensor>& inputs, const Tensor& mask,
+                                  bool training) override;
 
  private:
   int64_t axis_;

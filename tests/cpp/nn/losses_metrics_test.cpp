@@ -219,5 +219,29 @@ TEST(ConfusionMetrics, PrecisionRecallAndAucByHand) {
   EXPECT_ERROR(precision.update_state(labels, reshape(scores, {5, 1})), InvalidArgumentError, "same shape");
 }
 
+// Keras: with top_k and no thresholds, each row's k highest scores are positive whatever
+// they are (the default threshold is -inf, not 0.5). Rows [0.3 0.1], [0.2 0.4] with labels
+// [1 0], [0 0]: top 1 gives TP 1 (0.3), FP 1 (0.4), so precision 1/2 (0.5 gave 0).
+TEST(ConfusionMetrics, TopKWithoutThresholdsCountsEveryTopPrediction) {
+  const Tensor labels = constant({{1.f, 0.f}, {0.f, 0.f}}), scores = constant({{0.3f, 0.1f}, {0.2f, 0.4f}});
+  metrics::Precision precision({}, 1);
+  precision.update_state(labels, scores);
+  EXPECT_NEAR(precision.result().item<float>(), 0.5, 1e-6);
+  const Config config = precision.get_config();
+  EXPECT_EQ(config.nested("thresholds", "test"), nullptr);
+  const std::shared_ptr<metrics::Metric> again = metrics::metric_from_config("Precision", config);
+  auto* reloaded = dynamic_cast<metrics::Precision*>(again.get());
+  ASSERT_NE(reloaded, nullptr);
+  reloaded->update_state(labels, scores);
+  EXPECT_NEAR(reloaded->result().item<float>(), 0.5, 1e-6);
+  // Given thresholds still apply: at 0.5 neither top score is positive.
+  metrics::Precision at_half({0.5}, 1);
+  at_half.update_state(labels, scores);
+  EXPECT_EQ(at_half.result().item<float>(), 0.f);
+  const std::shared_ptr<metrics::Metric> half_again =
+      metrics::metric_from_config("Precision", at_half.get_config());
+  EXPECT_NE(half_again->get_config().nested("thresholds", "test"), nullptr);
+}
+
 }  // namespace
 }  // namespace ef::nn
