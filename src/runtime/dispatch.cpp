@@ -12,31 +12,6 @@
 namespace ef {
 namespace {
 
-// Checks what every op needs of its inputs: defined, not symbolic outside graph
-// mode. Returns whether they are on more than one device (resolved by
-// with_host_scalars_moved).
-bool check_inputs(const OpCall& call, bool building) {
-  const Tensor* first = nullptr;
-  bool mixed = false;
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    const Tensor& t = call.inputs[i];
-    if (!t.defined()) fail(call.op.name, ": input ", i, " is an undefined tensor");
-    if (t.is_symbolic() && t.impl()->symbolic->released_by_tape())
-      fail<FailedPreconditionError>(
-          call.op.name, ": input ", i, " (dtype ", t.dtype(), ", shape ", t.shape(),
-          ") is a value that a gradient tape did not keep, because the gradient function of the op that "
-          "produced or read it declared that it does not read it; that op's gradient_uses is wrong "
-          "(Note [gradient uses] in op_def.h)");
-    if (!building && t.is_symbolic())
-      fail(call.op.name, ": input ", i,
-           " is a symbolic tensor (from graph mode) but the op is being executed eagerly");
-    if (!first) first = &t;
-    else
-      mixed |= t.device() != first->device();
-  }
-  return mixed;
-}
-
 // Note [complex dtypes] (core/dtype.h): only ops that declare complex support see
 // complex tensors, and only on the CPU for now.
 void check_complex(const OpCall& call, const OutputMetas* metas) {
@@ -59,6 +34,35 @@ void check_complex(const OpCall& call, const OutputMetas* metas) {
   for (size_t i = 0; i < metas->size(); ++i)
     if (is_complex((*metas)[i].dtype) && !call.op.traits.complex)
       refuse("output", i, (*metas)[i].dtype, (*metas)[i].shape);
+}
+
+// Checks what every op needs of its inputs: defined, not symbolic outside graph
+// mode, complex only where the op takes it. Returns whether they are on more than one device (resolved by
+// with_host_scalars_moved).
+bool check_inputs(const OpCall& call, bool building) {
+  const Tensor* first = nullptr;
+  bool mixed = false, complex = false;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& t = call.inputs[i];
+    if (!t.defined()) fail(call.op.name, ": input ", i, " is an undefined tensor");
+    complex |= is_complex(t.dtype());
+    if (t.is_symbolic() && t.impl()->symbolic->released_by_tape())
+      fail<FailedPreconditionError>(
+          call.op.name, ": input ", i, " (dtype ", t.dtype(), ", shape ", t.shape(),
+          ") is a value that a gradient tape did not keep, because the gradient function of the op that "
+          "produced or read it declared that it does not read it; that op's gradient_uses is wrong "
+          "(Note [gradient uses] in op_def.h)");
+    if (!building && t.is_symbolic())
+      fail(call.op.name, ": input ", i,
+           " is a symbolic tensor (from graph mode) but the op is being executed eagerly");
+    if (!first)
+      first = &t;
+    else
+      mixed |= t.device() != first->device();
+  }
+  if (complex) [[unlikely]]
+    check_complex(call, nullptr);
+  return mixed;
 }
 
 // The inputs of a call whose inputs are on several devices, with the 0-d host tensors
@@ -181,11 +185,6 @@ void dispatch(const OpCall& given, SizeOutputs&& size_outputs, const Tensor* don
     moved = with_host_scalars_moved(call);
     call.inputs = moved;
   }
-  for (const Tensor& t : call.inputs)
-    if (is_complex(t.dtype())) [[unlikely]] {
-      check_complex(call, nullptr);
-      break;
-    }
   OutputMetas metas;
   call.op.infer(call, metas);
   if (!call.op.traits.complex)

@@ -110,13 +110,16 @@ struct ComplexAbsFn {  // std::abs is hypot: no overflow for parts beyond sqrt(m
 Grads real_grad(const GradCall& c) { return {complex(c.output_grads[0], zeros_like(c.output_grads[0]))}; }
 Grads imag_grad(const GradCall& c) { return {complex(zeros_like(c.output_grads[0]), c.output_grads[0])}; }
 
-// d|z| = g z / |z|, and 0 at z = 0 (TensorFlow's and PyTorch's choice there).
+// v / r, and 0 where r is 0 (at z = 0: TensorFlow's and PyTorch's choice for |z|).
+Tensor divide_or_zero(const Tensor& v, const Tensor& r) {
+  const Tensor at_zero = equal(r, 0);
+  return where(at_zero, zeros_like(r), divide(v, where(at_zero, ones_like(r), r)));
+}
+
+// d|z| = g z / |z|.
 Grads complex_abs_grad(const GradCall& c) {
   const Tensor& z = c.forward.inputs[0];
-  const Tensor& r = c.outputs[0];
-  const Tensor at_zero = equal(r, 0);
-  const Tensor scale =
-      where(at_zero, zeros_like(r), divide(c.output_grads[0], where(at_zero, ones_like(r), r)));
+  const Tensor scale = divide_or_zero(c.output_grads[0], c.outputs[0]);
   return {complex(multiply(scale, real(z)), multiply(scale, imag(z)))};
 }
 
@@ -125,10 +128,8 @@ Grads complex_abs_grad(const GradCall& c) {
 Grads complex_abs_jvp(const JvpCall& c) {
   const Tensor& z = c.forward.inputs[0];
   const Tensor& t = c.input_tangents[0];
-  const Tensor& r = c.outputs[0];
-  const Tensor at_zero = equal(r, 0);
   const Tensor dot = add(multiply(real(z), real(t)), multiply(imag(z), imag(t)));
-  return {where(at_zero, zeros_like(r), divide(dot, where(at_zero, ones_like(r), r)))};
+  return {divide_or_zero(dot, c.outputs[0])};
 }
 
 OpDef complex_part(std::string_view name, KernelFn kernel, GradFn gradient, GradientUses uses, JvpFn jvp) {

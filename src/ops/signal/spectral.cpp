@@ -51,6 +51,15 @@ Tensor cosine_window(std::string_view op, int64_t length, bool periodic, DType d
   return cast(constant(w, Shape{length}), dtype);
 }
 
+// The sample each element of [frames, frame_length] frames reads: i * frame_step + j.
+Tensor frame_positions(int64_t frames, int64_t frame_length, int64_t frame_step) {
+  std::vector<int64_t> positions(static_cast<size_t>(frames * frame_length));
+  for (int64_t i = 0; i < frames; ++i)
+    for (int64_t j = 0; j < frame_length; ++j)
+      positions[static_cast<size_t>(i * frame_length + j)] = i * frame_step + j;
+  return constant(positions, Shape{frames, frame_length});
+}
+
 int64_t default_fft_length(int64_t frame_length) {
   int64_t n = 1;
   while (n < frame_length) n *= 2;
@@ -90,12 +99,7 @@ Tensor frame(const Tensor& signal, int64_t frame_length, int64_t frame_step, boo
     } else {
       frames = length >= frame_length ? 1 + (length - frame_length) / frame_step : 0;
     }
-    // Sample j of frame i is sample i * frame_step + j.
-    std::vector<int64_t> positions(static_cast<size_t>(frames * frame_length));
-    for (int64_t i = 0; i < frames; ++i)
-      for (int64_t j = 0; j < frame_length; ++j)
-        positions[static_cast<size_t>(i * frame_length + j)] = i * frame_step + j;
-    return gather(padded, constant(positions, Shape{frames, frame_length}), a);
+    return gather(padded, frame_positions(frames, frame_length, frame_step), a);
   });
 }
 
@@ -114,16 +118,12 @@ Tensor overlap_and_add(const Tensor& signal, int64_t frame_step, CallSite where)
     const int64_t length = std::max<int64_t>(0, (frames - 1) * frame_step + frame_length);
     // Sum sample j of frame i into output sample i * frame_step + j: the frame axes first,
     // as segment ids, then the output axis back to the end.
-    std::vector<int64_t> positions(static_cast<size_t>(frames * frame_length));
-    for (int64_t i = 0; i < frames; ++i)
-      for (int64_t j = 0; j < frame_length; ++j)
-        positions[static_cast<size_t>(i * frame_length + j)] = i * frame_step + j;
     std::vector<int64_t> to_front(static_cast<size_t>(rank));
     to_front[0] = rank - 2;
     to_front[1] = rank - 1;
     for (int i = 0; i < rank - 2; ++i) to_front[static_cast<size_t>(i + 2)] = i;
     const Tensor summed = unsorted_segment_sum(transpose(signal, to_front),
-                                               constant(positions, Shape{frames, frame_length}), length);
+                                               frame_positions(frames, frame_length, frame_step), length);
     return transpose(summed, moving_axis(rank - 1, 0, rank - 2));
   });
 }
